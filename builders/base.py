@@ -1,0 +1,200 @@
+"""The builder interface and the release-folder pipeline every dataset shares.
+
+A dataset's builder only implements :meth:`DatasetBuilder.generate` (sources -> rows per
+config and split). :meth:`DatasetBuilder.build` does the rest, identically for every
+dataset: encode with the declared features, write deterministic Parquet, the changelog,
+the build report, the card and Croissant, validate, write the manifest, and only then
+rename the staged folder into ``<out>/<dataset>/<version>``. On any failure nothing is left
+behind.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import shutil
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from culturebench.builders.buildlog import BuildLog
+from culturebench.builders.parquet_io import to_table, write_split
+from culturebench.builders.sources import SourceSet, resolve_sources
+
+from culturebench.atomic import publish_dir, staging_dir, write_text_atomic
+from culturebench.errors import BuildError, ValidationFailed
+from culturebench.manifest import MANIFEST_FORMAT, dumps, write_manifest
+from culturebench.spec import DatasetSpec, load_spec
+
+logger = logging.getLogger("culturebench.build")
+
+Rows = dict[str, dict[str, list[dict[str, Any]]]]  # config -> split -> rows
+StepCallback = Callable[[str], None]
+
+
+@dataclass
+class BuildResult:
+    """What a build produced."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    log: BuildLog
+    report: Any  # culturebench.validation.report.ValidationReport
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the libraries whose behaviour shapes the release bytes."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import babel.core
+
+    out = {}
+    for name in (
+        "culturebench",
+        "datasets",
+        "pyarrow",
+        "openpyxl",
+        "babel",
+        "pycountry",
+        "mlcroissant",
+        "pandera",
+    ):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:  # pragma: no cover
+            out[name] = "not installed"
+    out["cldr"] = str(babel.core.get_cldr_version())
+    return out
+
+
+class DatasetBuilder(ABC):
+    """Base class of every dataset builder (one module per dataset in ``builders/``)."""
+
+    name: ClassVar[str]
+    #: Version of the builder code. Bump it when the same sources would give other bytes.
+    CODE_VERSION: ClassVar[str] = "1.0"
+
+    def __init__(self, spec: DatasetSpec | None = None) -> None:
+        self.spec = spec or load_spec(self.name)
+
+    @abstractmethod
+    def generate(self, sources: SourceSet, log: BuildLog) -> Rows:
+        """Turn resolved sources into rows, ``{config: {split: [row, ...]}}``, in a fixed order."""
+
+    # ------------------------------------------------------------------ pipeline
+    def build(
+        self,
+        *,
+        source: str | None = None,
+        out_root: str | Path = "dist",
+        overwrite: bool = False,
+        on_step: StepCallback | None = None,
+    ) -> BuildResult:
+        """Build, validate and atomically publish ``<out_root>/<name>/<version>``.
+
+        Raises :class:`~culturebench.errors.SourceError` for bad input,
+        :class:`~culturebench.errors.ValidationFailed` when the built release fails
+        validation, :class:`~culturebench.errors.BuildError` otherwise; in every case no
+        release folder (and no staging folder) is left behind.
+        """
+        step = on_step or (lambda _msg: None)
+        spec = self.spec
+        final = Path(out_root) / spec.name / spec.version
+        if final.exists() and not overwrite:
+            raise BuildError(f"{final} already exists (use --overwrite to rebuild it)")
+        changelog = spec.changelog_entry(spec.version)
+        if changelog is None:
+            raise BuildError(
+                f"{spec.changelog_path}: no entry for version {spec.version}; "
+                "add one before building this version"
+            )
+
+        step("resolving sources")
+        sources = resolve_sources(spec, source)
+        log = BuildLog()
+        step(f"reading {len(sources.files)} source files")
+        rows = self.generate(sources, log)
+        self._check_configs(rows, sources)
+
+        with staging_dir(final) as tmp:
+            step("writing parquet")
+            configs_manifest = self._write_data(tmp, rows)
+            shutil.copyfile(spec.changelog_path, tmp / "CHANGELOG.md")
+            write_text_atomic(tmp / "build_report.json", dumps(log.to_dict()))
+            manifest = self._manifest(sources, configs_manifest)
+            write_manifest(tmp, manifest)
+
+            step("writing card and croissant")
+            from culturebench.cards import write_card_files
+
+            write_card_files(tmp, spec, manifest)
+
+            step("validating")
+            from culturebench.validation import validate_release
+
+            report = validate_release(tmp, spec=spec)
+            manifest["validation"] = report.summary()
+            write_manifest(tmp, manifest)
+            if not report.ok:
+                raise ValidationFailed(report, f"{spec.name} {spec.version}: validation failed")
+            step("publishing release folder")
+            publish_dir(tmp, final, overwrite=overwrite)
+        logger.info("built %s", final)
+        return BuildResult(folder=final, manifest=manifest, log=log, report=report)
+
+    # ------------------------------------------------------------------ helpers
+    def _check_configs(self, rows: Rows, sources: SourceSet) -> None:
+        declared = self.spec.configs
+        if set(rows) != set(declared):
+            raise BuildError(f"builder produced configs {sorted(rows)}, declared {sorted(declared)}")
+        for name, cfg in declared.items():
+            got = sum(len(split_rows) for split_rows in rows[name].values())
+            if not sources.is_sample and cfg.expected_rows is not None and got != cfg.expected_rows:
+                raise BuildError(
+                    f"config {name!r}: {got} rows built, {cfg.expected_rows} expected from the "
+                    "full upstream (dataset.yaml expected_rows)"
+                )
+
+    def _write_data(self, folder: Path, rows: Rows) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, cfg in self.spec.configs.items():
+            splits = {}
+            for split in self.spec.splits:
+                split_rows = rows[name].get(split, [])
+                table = to_table(split_rows, cfg.features)
+                files = write_split(table, folder, name, split)
+                splits[split] = {"num_rows": table.num_rows, "num_bytes": table.nbytes, "files": files}
+            out[name] = {"splits": splits}
+        return out
+
+    def _manifest(self, sources: SourceSet, configs: dict[str, Any]) -> dict[str, Any]:
+        spec = self.spec
+        return {
+            "format": MANIFEST_FORMAT,
+            "dataset": spec.name,
+            "version": spec.version,
+            "schema_version": spec.schema_version,
+            "sample": sources.is_sample,
+            "builder": {
+                "class": f"{type(self).__module__}:{type(self).__name__}",
+                "code_version": self.CODE_VERSION,
+            },
+            "libraries": library_versions(),
+            "upstream": spec.upstream,
+            "source": sources.to_manifest(),
+            "configs": configs,
+            "validation": {"status": "pending"},
+        }
+
+
+def get_builder(name: str) -> DatasetBuilder:
+    """Instantiate the builder declared in ``datasets/<name>/dataset.yaml``."""
+    spec = load_spec(name)
+    target = spec.raw.get("builder")
+    if not target:
+        raise BuildError(f"dataset {name!r} declares no builder yet")
+    module_name, _, class_name = target.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(spec)

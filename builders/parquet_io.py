@@ -1,0 +1,75 @@
+"""Deterministic Parquet writing with Hugging Face ``datasets`` features.
+
+Same rows + same features + same library versions -> byte-identical files: rows keep the
+builder's order, no timestamps are written, compression and row-group size are fixed, and
+the features travel in the schema metadata (``huggingface`` key) so ``load_dataset`` reads
+them back exactly as declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from culturebench.hashing import sha256_file
+
+ROW_GROUP_SIZE = 1000
+MAX_SHARD_BYTES = 256 * 1024 * 1024
+COMPRESSION = "zstd"
+COMPRESSION_LEVEL = 9
+
+
+def to_table(rows: Sequence[dict[str, Any]], features) -> pa.Table:
+    """Encode rows with ``features`` (a ``datasets.Features``) into an Arrow table."""
+    encoded = [features.encode_example(row) for row in rows]
+    return pa.Table.from_pylist(encoded, schema=features.arrow_schema)
+
+
+def _shards(table: pa.Table) -> list[pa.Table]:
+    if table.num_rows == 0 or table.nbytes <= MAX_SHARD_BYTES:
+        return [table]
+    count = -(-table.nbytes // MAX_SHARD_BYTES)
+    step = -(-table.num_rows // count)
+    return [table.slice(i, step) for i in range(0, table.num_rows, step)]
+
+
+def write_split(table: pa.Table, folder: Path, config: str, split: str) -> list[dict[str, Any]]:
+    """Write ``table`` as ``data/<config>/<split>-NNNNN-of-NNNNN.parquet`` under ``folder``.
+
+    Returns one record per file: relative path, sha256, size and row count.
+    """
+    out_dir = folder / "data" / config
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shards = _shards(table)
+    records = []
+    for index, shard in enumerate(shards):
+        rel = f"data/{config}/{split}-{index:05d}-of-{len(shards):05d}.parquet"
+        path = folder / rel
+        pq.write_table(
+            shard,
+            path,
+            compression=COMPRESSION,
+            compression_level=COMPRESSION_LEVEL,
+            row_group_size=ROW_GROUP_SIZE,
+            use_dictionary=True,
+            write_statistics=True,
+        )
+        records.append(
+            {
+                "path": rel,
+                "sha256": sha256_file(path),
+                "size": path.stat().st_size,
+                "num_rows": shard.num_rows,
+            }
+        )
+    return records
+
+
+def read_split(folder: Path, files: Sequence[str]) -> pa.Table:
+    """Read and concatenate the Parquet files of one split."""
+    tables = [pq.read_table(folder / f) for f in files]
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]

@@ -1,0 +1,225 @@
+"""Resolve a dataset's upstream sources to local files with verified checksums.
+
+Three ways in, one result (:class:`SourceSet`):
+
+* a local folder (``--source PATH``): the snapshot layout (``RU_DATA.xlsx`` at the top) or
+  the upstream repository layout (``data/RU/RU_DATA.xlsx``);
+* a base URL (``--source URL``): each file is downloaded from ``URL + upstream_path`` into a
+  content-addressed cache and must match its pinned sha256;
+* nothing: the shared upstream snapshot if one is found (``$CULTUREBENCH_UPSTREAM``, then
+  ``../shared/upstream`` beside the working directory or the source checkout), else the
+  small sample shipped in ``datasets/<name>/sample/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+from culturebench.errors import ChecksumError, Location, SourceError
+from culturebench.hashing import sha256_file
+from culturebench.spec import DatasetSpec, SourceFile
+
+logger = logging.getLogger("culturebench.sources")
+
+DOWNLOAD_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class ResolvedFile:
+    """One source file on local disk with its actual and pinned checksums."""
+
+    key: str
+    name: str
+    path: Path
+    sha256: str
+    size: int
+    pinned_sha256: str | None
+    origin: str
+
+    @property
+    def matches_pin(self) -> bool:
+        return self.pinned_sha256 is not None and self.sha256 == self.pinned_sha256
+
+
+@dataclass
+class SourceSet:
+    """All source files of one build, and where they came from."""
+
+    origin: str
+    kind: str  # "path", "url", "shared", "sample"
+    files: dict[str, ResolvedFile] = field(default_factory=dict)
+
+    @property
+    def is_sample(self) -> bool:
+        return self.kind == "sample"
+
+    def __getitem__(self, key: str) -> ResolvedFile:
+        return self.files[key]
+
+    def to_manifest(self) -> dict:
+        return {
+            "origin": self.origin,
+            "kind": self.kind,
+            "files": {
+                key: {
+                    "file": f.name,
+                    "sha256": f.sha256,
+                    "size": f.size,
+                    "pinned_sha256": f.pinned_sha256,
+                    "matches_pin": f.matches_pin,
+                    "origin": f.origin,
+                }
+                for key, f in sorted(self.files.items())
+            },
+        }
+
+
+def cache_root() -> Path:
+    """Root of culturebench's download cache (``$CULTUREBENCH_CACHE`` or ``~/.cache``)."""
+    env = os.environ.get("CULTUREBENCH_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "culturebench"
+
+
+def _shared_candidates(name: str) -> list[Path]:
+    out = []
+    env = os.environ.get("CULTUREBENCH_UPSTREAM")
+    if env:
+        out.append(Path(env) / name)
+    out.append(Path.cwd().parent / "shared" / "upstream" / name)
+    out.append(Path.cwd() / "shared" / "upstream" / name)
+    # Source checkout: <repo>/culturebench/sources.py -> <repo>/../shared/upstream
+    repo = Path(__file__).resolve().parent.parent
+    out.append(repo.parent / "shared" / "upstream" / name)
+    return out
+
+
+def default_source(spec: DatasetSpec) -> tuple[Path, str]:
+    """The folder a build uses when no ``--source`` is given, and its kind."""
+    env = os.environ.get("CULTUREBENCH_UPSTREAM")
+    for cand in _shared_candidates(spec.name):
+        if (cand / spec.sources[next(iter(spec.sources))].file).exists():
+            return cand, "shared"
+    if env:
+        logger.warning("CULTUREBENCH_UPSTREAM=%s has no %s snapshot", env, spec.name)
+    if spec.sample_dir.is_dir():
+        return spec.sample_dir, "sample"
+    raise SourceError(Location(str(spec.folder)), "no upstream snapshot found and no sample shipped")
+
+
+def is_url(source: str) -> bool:
+    return urlparse(source).scheme in {"http", "https"}
+
+
+def resolve_sources(spec: DatasetSpec, source: str | None = None) -> SourceSet:
+    """Resolve every declared source of ``spec`` to a local, checksummed file."""
+    if source is None:
+        folder, kind = default_source(spec)
+        return _from_folder(spec, folder, kind)
+    if is_url(source):
+        return _from_url(spec, source)
+    folder = Path(source)
+    if not folder.is_dir():
+        raise SourceError(Location(source), "source is neither a folder nor an http(s) URL")
+    kind = "sample" if folder.resolve() == spec.sample_dir.resolve() else "path"
+    return _from_folder(spec, folder, kind)
+
+
+def _resolved(spec_file: SourceFile, path: Path, origin: str, pin: bool) -> ResolvedFile:
+    size = path.stat().st_size
+    return ResolvedFile(
+        key=spec_file.key,
+        name=spec_file.file,
+        path=path,
+        sha256=sha256_file(path),
+        size=size,
+        pinned_sha256=spec_file.sha256 if pin else None,
+        origin=origin,
+    )
+
+
+def _shipped(spec: DatasetSpec, src: SourceFile) -> Path | None:
+    if src.shipped and (spec.folder / src.shipped).exists():
+        return spec.folder / src.shipped
+    return None
+
+
+def _from_folder(spec: DatasetSpec, folder: Path, kind: str) -> SourceSet:
+    out = SourceSet(origin=str(folder), kind=kind)
+    pin = kind != "sample"
+    for key, src in spec.sources.items():
+        candidates = [folder / src.file]
+        if src.upstream_path:
+            candidates.append(folder / src.upstream_path)
+        path = next((c for c in candidates if c.is_file()), None)
+        if path is None:
+            path = _shipped(spec, src)
+            if path is None:
+                raise SourceError(
+                    Location(str(folder / src.file)),
+                    f"source file for {key!r} not found (looked for "
+                    + ", ".join(str(c) for c in candidates)
+                    + ")",
+                )
+            logger.info("%s: using the copy shipped with culturebench (%s)", src.file, path)
+        out.files[key] = _resolved(src, path, str(path), pin)
+        if pin and not out.files[key].matches_pin:
+            logger.warning(
+                "%s: sha256 %s differs from the pinned %s (recorded in the manifest)",
+                path,
+                out.files[key].sha256,
+                src.sha256,
+            )
+    return out
+
+
+def _download(url: str, dest: Path, expected_sha256: str) -> None:
+    import requests
+
+    tmp_fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+    try:
+        with os.fdopen(tmp_fd, "wb") as handle:
+            try:
+                resp = requests.get(url, stream=True, timeout=DOWNLOAD_TIMEOUT_S)
+                resp.raise_for_status()
+                for chunk in resp.iter_content(1 << 16):
+                    handle.write(chunk)
+            except requests.RequestException as exc:
+                raise SourceError(Location(url), f"download failed: {exc}") from exc
+        got = sha256_file(tmp_name)
+        if got != expected_sha256:
+            raise ChecksumError(
+                f"{url}: sha256 {got} does not match the pinned {expected_sha256}; "
+                "refusing to build from an unpinned download"
+            )
+        os.replace(tmp_name, dest)
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+
+
+def _from_url(spec: DatasetSpec, base_url: str) -> SourceSet:
+    base = base_url if base_url.endswith("/") else base_url + "/"
+    out = SourceSet(origin=base, kind="url")
+    cache = cache_root() / "sources" / spec.name
+    cache.mkdir(parents=True, exist_ok=True)
+    for key, src in spec.sources.items():
+        if not src.upstream_path:
+            shipped = _shipped(spec, src)
+            if shipped is None:
+                raise SourceError(Location(src.file), "no upstream path and no shipped copy")
+            out.files[key] = _resolved(src, shipped, str(shipped), True)
+            continue
+        url = urljoin(base, src.upstream_path)
+        dest = cache / f"{src.sha256}-{src.file}"
+        if not (dest.exists() and sha256_file(dest) == src.sha256):
+            logger.info("downloading %s", url)
+            _download(url, dest, src.sha256)
+        out.files[key] = _resolved(src, dest, url, True)
+    return out

@@ -1,0 +1,271 @@
+"""The ``culturebench`` command line (typer + rich)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from culturebench import __version__
+from culturebench.errors import CultureBenchError, SourceError, ValidationFailed
+
+app = typer.Typer(
+    name="culturebench",
+    help="Build, validate, document, publish and evaluate cultural-knowledge benchmarks.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+EXIT_VALIDATION = 1
+EXIT_BAD_INPUT = 2
+
+
+def _setup_logging(verbose: int) -> None:
+    from rich.logging import RichHandler
+
+    level = logging.WARNING if verbose == 0 else (logging.INFO if verbose == 1 else logging.DEBUG)
+    logging.basicConfig(
+        level=level,
+        format="%(message)s",
+        handlers=[RichHandler(console=err_console, show_path=False)],
+        force=True,
+    )
+
+
+@app.callback()
+def _main(
+    verbose: Annotated[
+        int, typer.Option("--verbose", "-v", count=True, help="-v info, -vv debug (every quirk).")
+    ] = 0,
+) -> None:
+    _setup_logging(verbose)
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the package version."""
+    console.print(__version__)
+
+
+@app.command("list")
+def list_cmd() -> None:
+    """List the datasets this package knows, with version and configs."""
+    from culturebench.spec import available_datasets, load_spec
+
+    table = Table(title="culturebench datasets")
+    for col in ("dataset", "version", "configs", "languages", "licence", "builder"):
+        table.add_column(col)
+    for name in available_datasets():
+        spec = load_spec(name)
+        table.add_row(
+            name,
+            spec.version,
+            ", ".join(spec.configs),
+            ", ".join(spec.languages),
+            str(spec.raw.get("license", "")),
+            "yes" if spec.raw.get("builder") else "not yet",
+        )
+    console.print(table)
+
+
+@app.command("info")
+def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")]) -> None:
+    """Show a dataset's version, configs, features, licence and pinned sources."""
+    from culturebench.builders.sources import default_source
+    from culturebench.cards.card import describe_type
+    from culturebench.spec import load_spec
+
+    spec = _or_exit(lambda: load_spec(name))
+    console.print(f"[bold]{spec.pretty_name}[/] ({spec.name} {spec.version}, schema {spec.schema_version})")
+    console.print(
+        f"licence: {spec.raw.get('license')}  languages: {', '.join(spec.languages)}  "
+        f"splits: {', '.join(spec.splits)}"
+    )
+    upstream = spec.upstream
+    if upstream:
+        console.print(f"upstream: {upstream.get('repo')} @ {upstream.get('commit')}")
+    for cfg in spec.configs.values():
+        table = Table(title=f"config {cfg.name} ({cfg.expected_rows or '?'} rows): {cfg.description}")
+        table.add_column("field")
+        table.add_column("type")
+        table.add_column("description", overflow="fold")
+        for feat in cfg.features_yaml:
+            table.add_row(feat["name"], describe_type(feat), spec.field_docs.get(feat["name"], ""))
+        console.print(table)
+    sources = Table(title="pinned sources")
+    for col in ("key", "file", "upstream path", "sha256"):
+        sources.add_column(col)
+    for src in spec.sources.values():
+        sources.add_row(src.key, src.file, src.upstream_path or "(shipped)", src.sha256)
+    console.print(sources)
+    try:
+        folder, kind = default_source(spec)
+        console.print(f"default source: {folder} ({kind})")
+    except CultureBenchError as exc:
+        console.print(f"default source: none ({exc})")
+
+
+@contextmanager
+def _steps(title: str):
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(title, total=None)
+        yield lambda msg: progress.update(task, description=f"{title}: {msg}")
+
+
+def _or_exit(fn):
+    try:
+        return fn()
+    except SourceError as exc:
+        err_console.print(f"[red]bad input:[/] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except ValidationFailed as exc:
+        exc.report.render(err_console)
+        err_console.print(f"[red]{exc}[/]: nothing was written")
+        raise typer.Exit(EXIT_VALIDATION) from exc
+    except CultureBenchError as exc:
+        err_console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+
+
+def _print_build(result) -> None:
+    stats = result.log.stats
+    counts = result.log.counts()
+    if counts:
+        table = Table(title="upstream quirks handled (details: build_report.json, or -vv)")
+        table.add_column("quirk")
+        table.add_column("count", justify="right")
+        table.add_column("action", overflow="fold")
+        actions = result.log.actions()
+        for code, count in counts.items():
+            table.add_row(code, str(count), actions[code])
+        console.print(table)
+    rows = Table(title="rows per config")
+    for col in ("config", "split", "rows", "images", "dishes with images"):
+        rows.add_column(col, justify="right" if col != "config" else "left")
+    for config, info in result.manifest["configs"].items():
+        for split, split_info in info["splits"].items():
+            cstats = stats.get(config, {})
+            rows.add_row(
+                config,
+                split,
+                str(split_info["num_rows"]),
+                str(cstats.get("images", "")),
+                str(cstats.get("dishes_with_images", "")),
+            )
+    console.print(rows)
+    for config, cstats in stats.items():
+        if isinstance(cstats, dict) and "per_country" in cstats:
+            per = ", ".join(f"{code} {n}" for code, n in cstats["per_country"].items())
+            console.print(f"[bold]{config}[/] dishes per country of origin: {per}")
+    summary = result.report.summary()
+    console.print(
+        f"validation {summary['status']}: {summary['checks']} checks, {summary['errors']} errors, "
+        f"{summary['warnings']} warnings"
+    )
+    sample = " [yellow](SAMPLE data, not the full dataset)[/]" if result.manifest["sample"] else ""
+    console.print(f"[green]release folder:[/] {result.folder}{sample}")
+
+
+@app.command("build")
+def build_cmd(
+    name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
+    source: Annotated[
+        str | None,
+        typer.Option(
+            help="Folder with the upstream files, or base URL of the upstream repo at a pinned "
+            "commit. Default: ../shared/upstream/<name> if present, else the shipped sample."
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing release folder.")] = False,
+) -> None:
+    """Build, validate and write dist/<name>/<version>/ atomically."""
+    from culturebench.builders import get_builder
+
+    builder = _or_exit(lambda: get_builder(name))
+    with _steps(f"building {name} {builder.spec.version}") as step:
+        result = _or_exit(
+            lambda: builder.build(source=source, out_root=out, overwrite=overwrite, on_step=step)
+        )
+    _print_build(result)
+
+
+@app.command("validate")
+def validate_cmd(
+    folder: Annotated[Path, typer.Argument(help="A release folder, e.g. dist/borsch/1.0.0.")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON.")] = None,
+    records: Annotated[bool, typer.Option(help="Load records through mlcroissant.")] = True,
+) -> None:
+    """Validate a release folder; exit 1 when any check fails."""
+    from culturebench.validation import validate_release
+
+    if not folder.is_dir():
+        err_console.print(f"[red]error:[/] {folder} is not a folder")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    with _steps(f"validating {folder}"):
+        report = validate_release(folder, croissant_records=records)
+    report.render(console)
+    if json_out:
+        json_out.write_text(json.dumps(report.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
+    if not report.ok:
+        raise typer.Exit(EXIT_VALIDATION)
+
+
+@app.command("card")
+def card_cmd(
+    folder: Annotated[Path, typer.Argument(help="A release folder, e.g. dist/borsch/1.0.0.")],
+    check: Annotated[
+        bool, typer.Option(help="Only report whether the card/Croissant are stale (exit 1).")
+    ] = False,
+) -> None:
+    """Regenerate README.md (card + datasheet) and croissant.json of a release folder."""
+    from culturebench.cards.write import render_card_files, write_card_files
+    from culturebench.manifest import read_manifest
+    from culturebench.spec import load_spec
+
+    manifest = _or_exit(lambda: read_manifest(folder))
+    spec = _or_exit(lambda: load_spec(manifest["dataset"]))
+    if spec.version != manifest["version"]:
+        err_console.print(
+            f"[red]error:[/] {folder} is version {manifest['version']}, this checkout "
+            f"declares {spec.version}; check out the matching version to regenerate"
+        )
+        raise typer.Exit(EXIT_BAD_INPUT)
+    rendered = render_card_files(folder, spec, manifest)
+    stale = [
+        n
+        for n, text in rendered.items()
+        if not (folder / n).exists() or (folder / n).read_text(encoding="utf-8") != text
+    ]
+    if check:
+        if stale:
+            console.print(f"[red]stale:[/] {', '.join(stale)}")
+            raise typer.Exit(EXIT_VALIDATION)
+        console.print("card and croissant are up to date")
+        return
+    write_card_files(folder, spec, manifest)
+    console.print(f"wrote {', '.join(rendered)} ({'changed: ' + ', '.join(stale) if stale else 'unchanged'})")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,56 @@
+"""Run pandera schemas lazily and turn their failure cases into :class:`Finding` rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import pandera.pandas as pa
+from culturebench.validation.report import Finding
+from pandera.errors import SchemaError, SchemaErrors
+
+
+def each(predicate: Callable[[Any], bool], name: str, error: str) -> pa.Check:
+    """An element-wise check with a readable name (used for list/struct cells)."""
+    return pa.Check(predicate, element_wise=True, name=name, error=error)
+
+
+def run_schema(schema: pa.DataFrameSchema, frame: pd.DataFrame, config: str) -> list[Finding]:
+    """Validate ``frame`` with ``schema`` collecting every failure (lazy mode)."""
+    check = f"schema:{config}"
+    try:
+        schema.validate(frame, lazy=True)
+    except SchemaErrors as exc:
+        return _findings(exc.failure_cases, frame, check, config)
+    except SchemaError as exc:  # pragma: no cover - lazy mode raises SchemaErrors
+        return [Finding(check, str(exc), config=config)]
+    return []
+
+
+def _findings(cases: pd.DataFrame, frame: pd.DataFrame, check: str, config: str) -> list[Finding]:
+    out = []
+    ids = frame["id"] if "id" in frame.columns else None
+    for case in cases.to_dict("records"):
+        index = case.get("index")
+        row = int(index) if index is not None and not pd.isna(index) else None
+        row_id = str(ids.iloc[row]) if ids is not None and row is not None and row < len(ids) else None
+        column = case.get("column")
+        failure = case.get("failure_case")
+        what = case.get("check")
+        out.append(
+            Finding(
+                check=check,
+                message=f"{what} failed (value: {_short(failure)})",
+                config=config,
+                row=row,
+                row_id=row_id,
+                field=None if column is None or pd.isna(column) else str(column),
+            )
+        )
+    return out
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,263 @@
+"""Validate a release folder: layout, checksums, card, features, row counts, per-dataset
+schemas and cross-field rules, and Croissant (metadata and records)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from culturebench.validation.pandera_utils import run_schema
+from culturebench.validation.report import Finding, ValidationReport
+
+from culturebench.errors import CultureBenchError
+from culturebench.hashing import sha256_file
+from culturebench.manifest import MANIFEST_NAME, data_files, read_manifest
+from culturebench.spec import DatasetSpec, changelog_section, load_spec
+
+logger = logging.getLogger("culturebench.validation")
+
+REQUIRED_FILES = ("README.md", "croissant.json", "CHANGELOG.md", MANIFEST_NAME)
+REQUIRED_CARD_KEYS = (
+    "pretty_name",
+    "license",
+    "language",
+    "task_categories",
+    "size_categories",
+    "configs",
+    "dataset_info",
+)
+CROISSANT_RECORDS_CHECKED = 3
+
+
+def validate_release(
+    folder: str | Path, *, spec: DatasetSpec | None = None, croissant_records: bool = True
+) -> ValidationReport:
+    """Run every check on ``folder`` and return the report (never raises for bad data)."""
+    folder = Path(folder)
+    report = ValidationReport(target=str(folder))
+    report.ran("layout")
+    for name in REQUIRED_FILES:
+        if not (folder / name).is_file():
+            report.add(Finding("layout", f"missing {name}", field=name))
+    if not (folder / MANIFEST_NAME).is_file():
+        return report
+    try:
+        manifest = read_manifest(folder)
+        spec = spec or load_spec(manifest["dataset"])
+    except (CultureBenchError, KeyError) as exc:
+        report.add(Finding("manifest", f"unusable manifest: {exc}"))
+        return report
+
+    _check_checksums(folder, manifest, report)
+    _check_changelog(folder, manifest, report)
+    features = _check_card(folder, manifest, report)
+    frames = _check_data(folder, spec, manifest, features, report)
+    _check_dataset_rules(spec, manifest, frames, report)
+    _check_croissant(folder, spec, report, records=croissant_records)
+    return report
+
+
+def _check_checksums(folder: Path, manifest: dict[str, Any], report: ValidationReport) -> None:
+    report.ran("checksums")
+    listed = data_files(manifest)
+    for rel, info in sorted(listed.items()):
+        path = folder / rel
+        if not path.is_file():
+            report.add(Finding("checksums", f"listed data file {rel} is missing", field=rel))
+        elif sha256_file(path) != info["sha256"]:
+            report.add(Finding("checksums", f"{rel}: sha256 differs from the manifest", field=rel))
+    for path in sorted((folder / "data").rglob("*")) if (folder / "data").is_dir() else []:
+        rel = path.relative_to(folder).as_posix()
+        if path.is_file() and rel not in listed:
+            report.add(Finding("checksums", f"{rel} is not listed in the manifest", field=rel))
+    for rel, sha in sorted(manifest.get("files", {}).items()):
+        path = folder / rel
+        if not path.is_file():
+            report.add(Finding("checksums", f"listed file {rel} is missing", field=rel))
+        elif sha256_file(path) != sha:
+            report.add(Finding("checksums", f"{rel}: sha256 differs from the manifest", field=rel))
+
+
+def _check_changelog(folder: Path, manifest: dict[str, Any], report: ValidationReport) -> None:
+    report.ran("changelog")
+    path = folder / "CHANGELOG.md"
+    if path.is_file() and changelog_section(path.read_text(encoding="utf-8"), manifest["version"]) is None:
+        report.add(Finding("changelog", f"CHANGELOG.md has no entry for {manifest['version']}"))
+
+
+def _check_card(folder: Path, manifest: dict[str, Any], report: ValidationReport) -> dict[str, Any]:
+    """Check the card's YAML header; return {config: Features} declared there."""
+    from culturebench.cards.card import parse_card
+
+    from datasets import Features
+
+    report.ran("card")
+    path = folder / "README.md"
+    if not path.is_file():
+        return {}
+    try:
+        meta, _body = parse_card(path.read_text(encoding="utf-8"))
+    except (ValueError, Exception) as exc:  # yaml.YAMLError and friends
+        report.add(Finding("card", f"README.md header: {exc}"))
+        return {}
+    for key in REQUIRED_CARD_KEYS:
+        if not meta.get(key):
+            report.add(Finding("card", f"README.md header lacks {key!r}", field=key))
+    declared: dict[str, Any] = {}
+    for info in meta.get("dataset_info") or []:
+        try:
+            declared[info["config_name"]] = Features._from_yaml_list(info["features"])
+        except Exception as exc:
+            report.add(
+                Finding("card", f"dataset_info features unreadable: {exc}", config=info.get("config_name"))
+            )
+        for split in info.get("splits", []):
+            expected = manifest["configs"].get(info["config_name"], {}).get("splits", {}).get(split["name"])
+            if expected and split.get("num_examples") != expected["num_rows"]:
+                report.add(
+                    Finding(
+                        "card",
+                        f"num_examples {split.get('num_examples')} != {expected['num_rows']} rows",
+                        config=info["config_name"],
+                    )
+                )
+    cards_configs = {c.get("config_name"): c for c in meta.get("configs") or []}
+    for config, cfg in manifest["configs"].items():
+        entry = cards_configs.get(config)
+        if entry is None:
+            report.add(Finding("card", "config missing from the card's `configs`", config=config))
+            continue
+        for df in entry.get("data_files", []):
+            matched = sorted(p.relative_to(folder).as_posix() for p in folder.glob(df["path"]))
+            listed = sorted(f["path"] for f in cfg["splits"].get(df["split"], {}).get("files", []))
+            if matched != listed:
+                report.add(
+                    Finding(
+                        "card",
+                        f"data_files {df['path']!r} matches {matched}, manifest lists {listed}",
+                        config=config,
+                    )
+                )
+    return declared
+
+
+def _check_data(
+    folder: Path,
+    spec: DatasetSpec,
+    manifest: dict[str, Any],
+    card_features: dict[str, Any],
+    report: ValidationReport,
+) -> dict[str, pd.DataFrame]:
+    """Features and row counts; return one DataFrame per config (splits concatenated)."""
+    from culturebench.builders.parquet_io import read_split
+
+    from datasets import Features
+
+    report.ran("features")
+    report.ran("row_counts")
+    same_schema = manifest.get("schema_version") == spec.schema_version
+    if not same_schema:
+        report.add(
+            Finding(
+                "features",
+                f"release schema_version {manifest.get('schema_version')} differs from "
+                f"this checkout's {spec.schema_version}: declared-feature and pandera checks skipped",
+                severity="warning",
+            )
+        )
+    frames: dict[str, pd.DataFrame] = {}
+    for config, cfg in manifest["configs"].items():
+        parts = []
+        for split, info in cfg["splits"].items():
+            files = [f["path"] for f in info["files"]]
+            if not all((folder / f).is_file() for f in files):
+                continue
+            try:
+                table = read_split(folder, files)
+            except Exception as exc:
+                report.add(Finding("features", f"cannot read parquet: {exc}", config=config))
+                continue
+            got = Features.from_arrow_schema(table.schema)
+            if same_schema and config in spec.configs and got != spec.configs[config].features:
+                report.add(Finding("features", "parquet features differ from dataset.yaml", config=config))
+            if config in card_features and got != card_features[config]:
+                report.add(Finding("features", "parquet features differ from the card", config=config))
+            if table.num_rows != info["num_rows"]:
+                report.add(
+                    Finding(
+                        "row_counts",
+                        f"{split}: {table.num_rows} rows, manifest says {info['num_rows']}",
+                        config=config,
+                    )
+                )
+            expected = spec.configs[config].expected_rows if config in spec.configs else None
+            if same_schema and not manifest.get("sample") and expected and table.num_rows != expected:
+                report.add(
+                    Finding(
+                        "row_counts",
+                        f"{split}: {table.num_rows} rows, the full dataset has {expected}",
+                        config=config,
+                    )
+                )
+            parts.append(pd.DataFrame(table.to_pylist(), columns=table.column_names))
+        if parts:
+            frames[config] = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return frames
+
+
+def _check_dataset_rules(
+    spec: DatasetSpec,
+    manifest: dict[str, Any],
+    frames: dict[str, pd.DataFrame],
+    report: ValidationReport,
+) -> None:
+    try:
+        module = importlib.import_module(f"culturebench.validation.{spec.name}")
+    except ModuleNotFoundError:
+        report.add(Finding("schema", f"no validation module for {spec.name}", severity="warning"))
+        return
+    if manifest.get("schema_version") != spec.schema_version:
+        return
+    for config, schema in module.SCHEMAS.items():
+        report.ran(f"schema:{config}")
+        if config not in frames:
+            report.add(Finding(f"schema:{config}", "config has no readable data", config=config))
+            continue
+        report.extend(run_schema(schema, frames[config], config))
+    if set(module.SCHEMAS) <= set(frames):
+        for check in getattr(module, "CROSS_CHECKS", ("cross-field",)):
+            report.ran(check)
+        report.extend(module.cross_checks(frames))
+
+
+def _check_croissant(folder: Path, spec: DatasetSpec, report: ValidationReport, *, records: bool) -> None:
+    report.ran("croissant")
+    path = folder / "croissant.json"
+    if not path.is_file():
+        return
+    try:
+        import mlcroissant as mlc
+
+        dataset = mlc.Dataset(jsonld=str(path))
+    except Exception as exc:
+        report.add(Finding("croissant", f"mlcroissant rejects croissant.json: {exc}"))
+        return
+    if not records:
+        return
+    report.ran("croissant:records")
+    for record_set in dataset.metadata.record_sets:
+        try:
+            for count, _record in enumerate(dataset.records(record_set=record_set.uuid), start=1):
+                if count >= CROISSANT_RECORDS_CHECKED:
+                    break
+        except Exception as exc:
+            report.add(
+                Finding(
+                    "croissant:records",
+                    f"records of {record_set.name} do not load: {exc}",
+                    config=record_set.name,
+                )
+            )
