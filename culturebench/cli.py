@@ -101,12 +101,9 @@ def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch
         for feat in cfg.features_yaml:
             table.add_row(feat["name"], describe_type(feat), spec.field_docs.get(feat["name"], ""))
         console.print(table)
-    sources = Table(title="pinned sources")
-    for col in ("key", "file", "upstream path", "sha256"):
-        sources.add_column(col)
+    console.print("[bold]pinned sources[/] (key: file, upstream path, sha256)")
     for src in spec.sources.values():
-        sources.add_row(src.key, src.file, src.upstream_path or "(shipped)", src.sha256)
-    console.print(sources)
+        console.print(f"  {src.key}: {src.file}  {src.upstream_path or '(shipped)'}  {src.sha256}", soft_wrap=True)
     try:
         folder, kind = default_source(spec)
         console.print(f"default source: {folder} ({kind})")

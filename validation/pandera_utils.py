@@ -31,23 +31,23 @@ def run_schema(schema: pa.DataFrameSchema, frame: pd.DataFrame, config: str) -> 
 def _findings(cases: pd.DataFrame, frame: pd.DataFrame, check: str, config: str) -> list[Finding]:
     out = []
     ids = frame["id"] if "id" in frame.columns else None
+    seen_wide: set[tuple[str, int]] = set()
     for case in cases.to_dict("records"):
         index = case.get("index")
         row = int(index) if index is not None and not pd.isna(index) else None
         row_id = str(ids.iloc[row]) if ids is not None and row is not None and row < len(ids) else None
         column = case.get("column")
-        failure = case.get("failure_case")
+        field = None if column is None or pd.isna(column) else str(column)
         what = case.get("check")
-        out.append(
-            Finding(
-                check=check,
-                message=f"{what} failed (value: {_short(failure)})",
-                config=config,
-                row=row,
-                row_id=row_id,
-                field=None if column is None or pd.isna(column) else str(column),
-            )
-        )
+        message = f"{what} failed (value: {_short(case.get('failure_case'))})"
+        if case.get("schema_context") == "DataFrameSchema" and row is not None:
+            # A row-wise check over several columns: pandera lists every column of the
+            # failing row; report the row once.
+            if (str(what), row) in seen_wide:
+                continue
+            seen_wide.add((str(what), row))
+            field, message = None, f"{what} failed"
+        out.append(Finding(check=check, message=message, config=config, row=row, row_id=row_id, field=field))
     return out
 
 

@@ -1,0 +1,55 @@
+"""Shared fixtures: the real BORSCH upstream snapshot, one release built from it per
+session, and helpers to make defective copies of the upstream files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+# Nothing in the suite may reach a hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_BORSCH = REPO.parent / "shared" / "upstream" / "borsch"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
+    cache = tmp_path_factory.mktemp("cache")
+    os.environ["CULTUREBENCH_CACHE"] = str(cache / "culturebench")
+    os.environ["HF_HOME"] = str(cache / "hf")
+
+
+@pytest.fixture(scope="session")
+def upstream_borsch() -> Path:
+    """The real upstream snapshot (../shared/upstream/borsch), never modified."""
+    if not (SHARED_BORSCH / "RU_DATA.xlsx").exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run with ../shared beside the clone; {SHARED_BORSCH} is missing")
+        pytest.skip(f"real upstream snapshot not found at {SHARED_BORSCH}")
+    return SHARED_BORSCH
+
+
+@pytest.fixture(scope="session")
+def borsch_release(upstream_borsch: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One full BORSCH release built from the real upstream (shared by read-only tests)."""
+    from culturebench.builders import get_builder
+
+    out = tmp_path_factory.mktemp("dist")
+    return get_builder("borsch").build(source=str(upstream_borsch), out_root=out)
+
+
+@pytest.fixture
+def upstream_copy(upstream_borsch: Path, tmp_path: Path) -> Path:
+    """A writable copy of the upstream snapshot for defect tests."""
+    dest = tmp_path / "upstream"
+    shutil.copytree(upstream_borsch, dest)
+    for path in dest.iterdir():
+        path.chmod(0o644)
+    return dest
+

@@ -1,0 +1,51 @@
+"""Name normalisation and CLDR/ISO country helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from culturebench.countries import all_alpha2, country_name, country_names, is_iso_alpha2
+from culturebench.text import clean_whitespace, fix_homoglyphs, has_mixed_script, normalize_name
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("БОРЩ", "борщ"),
+        ("СТИР-ФРАИ\t", "стир-фраи"),
+        ("ТЭМПYPА", "тэмпура"),  # Latin Y and P inside a Cyrillic word
+        ("КУРАБ’Є", "кураб'є"),
+        ("КУЛЕБ'ЯКА", "кулеб'яка"),
+        ("САЛАТ «ОЛІВ’Є»", "салат олів'є"),
+        ("  ТОРТ   «ПРАГА» ", "торт прага"),
+        ("ЗЕЛЁНЫЕ ЩИ", "зелёные щи"),
+    ],
+)
+def test_normalize_name(raw: str, expected: str) -> None:
+    assert normalize_name(raw) == expected
+
+
+def test_homoglyphs_only_fixed_inside_cyrillic_words() -> None:
+    assert has_mixed_script("ТЭМПYPА")
+    assert not has_mixed_script("PIZZA")
+    assert fix_homoglyphs("PIZZA ТЭМПYPА") == "PIZZA ТЭМПУРА"
+    assert clean_whitespace("a\t b\n") == "a b"
+
+
+def test_iso_codes() -> None:
+    assert is_iso_alpha2("UA")
+    assert is_iso_alpha2("PS")
+    assert not is_iso_alpha2("XX")
+    assert not is_iso_alpha2("ua")
+    assert not is_iso_alpha2("UKR")
+    assert len(all_alpha2()) == 249
+
+
+def test_country_names_come_from_cldr() -> None:
+    assert country_name("UA", "uk") == "Україна"
+    assert country_name("UA", "ru") == "Украина"
+    assert country_name("RU", "uk") == "Росія"
+    assert country_name("BY", "en") == "Belarus"
+    assert country_names(["GE", "AM"], "ru") == ["Грузия", "Армения"]
+    with pytest.raises(KeyError):
+        country_name("XX", "en")
