@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from culturebench.atomic import publish_dir, staging_dir, write_text_atomic
 from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.parquet_io import to_table, write_split
 from culturebench.builders.sources import SourceSet, resolve_sources
-
-from culturebench.atomic import publish_dir, staging_dir, write_text_atomic
 from culturebench.errors import BuildError, ValidationFailed
 from culturebench.manifest import MANIFEST_FORMAT, dumps, write_manifest
 from culturebench.spec import DatasetSpec, load_spec

@@ -42,7 +42,6 @@ from culturebench.builders.base import DatasetBuilder
 from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, read_csv, read_xlsx
-
 from culturebench.countries import country_names, is_iso_alpha2
 from culturebench.errors import SourceError
 from culturebench.text import has_mixed_script, normalize_name

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from culturebench.atomic import write_text_atomic
 from culturebench.cards.card import render_card
 from culturebench.cards.croissant import build_croissant
-
-from culturebench.atomic import write_text_atomic
 from culturebench.hashing import sha256_file
 from culturebench.manifest import dumps, write_manifest
 from culturebench.spec import DatasetSpec

@@ -103,7 +103,9 @@ def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch
         console.print(table)
     console.print("[bold]pinned sources[/] (key: file, upstream path, sha256)")
     for src in spec.sources.values():
-        console.print(f"  {src.key}: {src.file}  {src.upstream_path or '(shipped)'}  {src.sha256}", soft_wrap=True)
+        console.print(
+            f"  {src.key}: {src.file}  {src.upstream_path or '(shipped)'}  {src.sha256}", soft_wrap=True
+        )
     try:
         folder, kind = default_source(spec)
         console.print(f"default source: {folder} ({kind})")

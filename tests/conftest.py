@@ -52,4 +52,3 @@ def upstream_copy(upstream_borsch: Path, tmp_path: Path) -> Path:
     for path in dest.iterdir():
         path.chmod(0o644)
     return dest
-

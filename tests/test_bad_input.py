@@ -126,7 +126,8 @@ def test_image_row_belonging_to_no_dish(upstream_copy: Path, tmp_path: Path) -> 
 def test_cli_reports_bad_input_with_exit_code_2(upstream_copy: Path, tmp_path: Path) -> None:
     (upstream_copy / "PARALLEL_RU_UK.xlsx").write_bytes(b"PK\x03\x04 broken")
     result = CliRunner().invoke(
-        app, ["build", "borsch", "--source", str(upstream_copy), "--out", str(tmp_path / "dist")],
+        app,
+        ["build", "borsch", "--source", str(upstream_copy), "--out", str(tmp_path / "dist")],
         terminal_width=200,
     )
     assert result.exit_code == 2

@@ -38,7 +38,11 @@ def test_row_counts_match_the_paper(borsch_release) -> None:
 
 
 def test_release_folder_layout(borsch_release) -> None:
-    names = {p.relative_to(borsch_release.folder).as_posix() for p in borsch_release.folder.rglob("*") if p.is_file()}
+    names = {
+        p.relative_to(borsch_release.folder).as_posix()
+        for p in borsch_release.folder.rglob("*")
+        if p.is_file()
+    }
     assert {"README.md", "croissant.json", "CHANGELOG.md", "manifest.json", "build_report.json"} <= names
     assert {f"data/{c}/test-00000-of-00001.parquet" for c in ("ru", "uk", "parallel")} <= names
     assert borsch_release.folder.name == load_spec("borsch").version
@@ -70,7 +74,9 @@ def test_origins_and_country_names(borsch_release) -> None:
 
 def test_quirk_empty_country_token(borsch_release) -> None:
     found = quirks(borsch_release, "empty_country_token")
-    assert [(q["file"], q["row"], q["field"]) for q in found] == [("RU_DATA.xlsx", 901, "Countries of Origin")]
+    assert [(q["file"], q["row"], q["field"]) for q in found] == [
+        ("RU_DATA.xlsx", 901, "Countries of Origin")
+    ]
     assert by_id(borsch_release, "ru")["ru-900"]["origins"] == ["ES", "MX"]
 
 
@@ -93,7 +99,9 @@ def test_quirk_whitespace_and_homoglyph_names(borsch_release) -> None:
     assert len(stir) == 1 and stir[0]["name"] == "СТИР-ФРАИ"
     tempura = [r for r in ru if r["name"] == "ТЭМПYPА"]
     assert len(tempura) == 1 and tempura[0]["name_normalized"] == "тэмпура"
-    assert {q["row"] for q in quirks(borsch_release, "mixed_script_name") if q["file"] == "RU_DATA.xlsx"} == {868}
+    assert {q["row"] for q in quirks(borsch_release, "mixed_script_name") if q["file"] == "RU_DATA.xlsx"} == {
+        868
+    }
 
 
 def test_apostrophes_kept_as_published(borsch_release) -> None:
@@ -135,7 +143,10 @@ def test_image_records(borsch_release) -> None:
     commit = "e697041065f09dcf120ffb7ba622b112f3611816"
     images = [i for c in ("ru", "uk") for r in rows(borsch_release, c) for i in r["images"]]
     assert len(images) == 7095
-    assert all(i["url"].startswith(f"https://media.githubusercontent.com/media/alavrouk/BORSch/{commit}/data/") for i in images)
+    assert all(
+        i["url"].startswith(f"https://media.githubusercontent.com/media/alavrouk/BORSch/{commit}/data/")
+        for i in images
+    )
     assert all(i["image"] is None and i["license"] == "unknown" for i in images)
     missing = [i for i in images if i["sha256"] is None]
     assert len(missing) == 9 and all(i["size_bytes"] is None for i in missing)
@@ -157,4 +168,9 @@ def test_headline_country_counts(borsch_release) -> None:
     stats = borsch_release.log.stats
     assert (stats["ru"]["per_country"]["RU"], stats["ru"]["per_country"]["UA"]) == (203, 112)
     assert (stats["uk"]["per_country"]["UA"], stats["uk"]["per_country"]["RU"]) == (167, 157)
-    assert stats["ru"]["per_provenance"] == {"bootstrap-0": 311, "bootstrap-1": 144, "bootstrap-2": 16, "wikidata": 676}
+    assert stats["ru"]["per_provenance"] == {
+        "bootstrap-0": 311,
+        "bootstrap-1": 144,
+        "bootstrap-2": 16,
+        "wikidata": 676,
+    }

@@ -14,7 +14,7 @@ def test_croissant_validates_and_declares_1_1(borsch_release) -> None:
     assert doc["version"] == borsch_release.manifest["version"]
     assert doc["rai:dataCollection"] and doc["rai:dataBiases"] and doc["rai:dataLimitations"]
     shas = {d["@id"]: d["sha256"] for d in doc["distribution"]}
-    for config, info in borsch_release.manifest["configs"].items():
+    for _config, info in borsch_release.manifest["configs"].items():
         for f in info["splits"]["test"]["files"]:
             assert shas[f["path"]] == f["sha256"]
     dataset = mlc.Dataset(jsonld=str(path))

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from datasets import load_dataset
 
 from culturebench.spec import load_spec
+from datasets import load_dataset
 
 
 @pytest.mark.parametrize(("config", "n_rows"), [("ru", 1147), ("uk", 823), ("parallel", 433)])

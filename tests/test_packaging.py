@@ -17,8 +17,21 @@ REPO = Path(__file__).resolve().parent.parent
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return next(out.glob("culturebench-*.whl"))
 
@@ -27,15 +40,26 @@ def test_wheel_has_a_single_top_level_package(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"culturebench"}
-    for module in ("builders/borsch.py", "validation/borsch.py", "cards/croissant.py", "eval/__init__.py", "cli.py"):
+    for module in (
+        "builders/borsch.py",
+        "validation/borsch.py",
+        "cards/croissant.py",
+        "eval/__init__.py",
+        "cli.py",
+    ):
         assert f"culturebench/{module}" in names
 
 
 def test_wheel_ships_declarative_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    for data in ("datasets/borsch/dataset.yaml", "datasets/borsch/datasheet.yaml", "datasets/borsch/CHANGELOG.md",
-                 "datasets/borsch/images_manifest.csv", "datasets/borsch/sample/RU_DATA.xlsx",
-                 "cards/templates/dataset_card.md.j2"):
+    for data in (
+        "datasets/borsch/dataset.yaml",
+        "datasets/borsch/datasheet.yaml",
+        "datasets/borsch/CHANGELOG.md",
+        "datasets/borsch/images_manifest.csv",
+        "datasets/borsch/sample/RU_DATA.xlsx",
+        "cards/templates/dataset_card.md.j2",
+    ):
         assert f"culturebench/{data}" in names
 
 
@@ -43,6 +67,9 @@ def test_repo_datasets_folder_does_not_shadow_hf_datasets() -> None:
     assert not (REPO / "datasets" / "__init__.py").exists()
     found = subprocess.run(
         [sys.executable, "-c", "import datasets; print(datasets.__file__)"],
-        cwd=REPO, check=True, capture_output=True, text=True,
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     assert "site-packages" in found and not found.startswith(str(REPO / "datasets"))

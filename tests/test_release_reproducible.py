@@ -14,7 +14,9 @@ from culturebench.errors import BuildError, ValidationFailed
 
 def release_files(folder: Path) -> dict[str, bytes]:
     """Every file of a release folder, relative path -> bytes."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def test_rebuild_is_byte_identical(borsch_release, upstream_borsch: Path, tmp_path: Path) -> None:

@@ -60,8 +60,9 @@ def test_cli_list_and_info() -> None:
 
 def test_cli_build_validate_card(upstream_borsch: Path, tmp_path: Path) -> None:
     out = tmp_path / "dist"
-    built = runner.invoke(app, ["build", "borsch", "--source", str(upstream_borsch), "--out", str(out)],
-                          terminal_width=250)
+    built = runner.invoke(
+        app, ["build", "borsch", "--source", str(upstream_borsch), "--out", str(out)], terminal_width=250
+    )
     assert built.exit_code == 0, built.output
     assert "empty_country_token" in built.output
     assert "ru dishes per country of origin: RU 203, UA 112" in built.output

@@ -50,7 +50,10 @@ def test_url_source_refuses_a_file_that_is_not_the_pinned_one(
     served = repo_layout(upstream_borsch, tmp_path / "repo")
     target = served / "data" / "UK" / "UK_DATA.xlsx"
     target.write_bytes(target.read_bytes() + b"\0")
-    with http_server.serve_folder(served) as url, pytest.raises(ChecksumError, match="does not match the pinned"):
+    with (
+        http_server.serve_folder(served) as url,
+        pytest.raises(ChecksumError, match="does not match the pinned"),
+    ):
         get_builder("borsch").build(source=url, out_root=tmp_path / "dist")
     assert not (tmp_path / "dist" / "borsch" / "1.0.0").exists()
 

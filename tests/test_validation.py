@@ -24,9 +24,21 @@ from culturebench.validation import validate_release
 def test_good_release_passes(borsch_release) -> None:
     report = validate_release(borsch_release.folder)
     assert report.ok, report.errors
-    for check in ("layout", "checksums", "card", "features", "row_counts", "schema:ru", "schema:uk",
-                  "schema:parallel", "cross:parallel_link_exists", "cross:image_belongs_to_dish",
-                  "cross:unique_ids", "croissant", "croissant:records"):
+    for check in (
+        "layout",
+        "checksums",
+        "card",
+        "features",
+        "row_counts",
+        "schema:ru",
+        "schema:uk",
+        "schema:parallel",
+        "cross:parallel_link_exists",
+        "cross:image_belongs_to_dish",
+        "cross:unique_ids",
+        "croissant",
+        "croissant:records",
+    ):
         assert check in report.checks_run
 
 
@@ -78,7 +90,9 @@ def test_parallel_id_pointing_nowhere_is_named(borsch_release, tmp_path: Path) -
 
     found = errors(tamper(borsch_release, tmp_path, "parallel", edit))
     link = [f for f in found if f.check == "cross:parallel_link_exists"]
-    assert [(f.config, f.row, f.row_id, f.field) for f in link] == [("parallel", 0, "par-ru99999-uk61", "ru_id")]
+    assert [(f.config, f.row, f.row_id, f.field) for f in link] == [
+        ("parallel", 0, "par-ru99999-uk61", "ru_id")
+    ]
     assert "points nowhere" in link[0].message
 
 
@@ -140,7 +154,9 @@ def test_cli_validate_exit_codes_and_report(borsch_release, tmp_path: Path) -> N
 
     bad = tamper(borsch_release, tmp_path, "uk", edit)
     out_json = tmp_path / "report.json"
-    result = runner.invoke(app, ["validate", str(bad), "--no-records", "--json", str(out_json)], terminal_width=200)
+    result = runner.invoke(
+        app, ["validate", str(bad), "--no-records", "--json", str(out_json)], terminal_width=200
+    )
     assert result.exit_code == 1
     assert "FAIL schema:uk" in result.output and "uk-4" in result.output
     assert '"status": "failed"' in out_json.read_text(encoding="utf-8")

@@ -12,11 +12,11 @@ from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
-from culturebench.validation.pandera_utils import each
-from culturebench.validation.report import Finding
 
 from culturebench.countries import is_iso_alpha2
 from culturebench.text import normalize_name
+from culturebench.validation.pandera_utils import each
+from culturebench.validation.report import Finding
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 PROVENANCE = r"^(wikidata|bootstrap-\d+)$"
@@ -100,15 +100,24 @@ def _names_lined_up(frame: pd.DataFrame) -> pd.Series:
     return ok
 
 
+def _origin_names_aligned() -> pa.Check:
+    return pa.Check(
+        _names_lined_up,
+        name="origin_names_aligned",
+        error="origin name lists must have one name per origin code",
+    )
+
+
 def language_schema(language: str) -> pa.DataFrameSchema:
     """Schema of the ``ru`` / ``uk`` configs."""
+    common = _common_columns()
     return pa.DataFrameSchema(
         {
             "id": pa.Column(str, pa.Check.str_matches(rf"^{language}-[1-9]\d*$"), unique=True),
             "upstream_id": pa.Column(int, pa.Check.gt(0), unique=True),
             "name": pa.Column(str, each(_stripped, "non_empty_stripped", "empty or padded name")),
             "name_normalized": pa.Column(str),
-            **{k: v for k, v in _common_columns().items() if k != "images"},
+            **{k: v for k, v in common.items() if k != "images"},
             "provenance": pa.Column(str, pa.Check.str_matches(PROVENANCE)),
             "parallel_ids": pa.Column(
                 object,
@@ -118,7 +127,7 @@ def language_schema(language: str) -> pa.DataFrameSchema:
                     "parallel_ids must be a list of par-* ids",
                 ),
             ),
-            "images": _common_columns()["images"],
+            "images": common["images"],
         },
         checks=[
             pa.Check(
@@ -131,11 +140,7 @@ def language_schema(language: str) -> pa.DataFrameSchema:
                 name="name_normalized_rule",
                 error="name_normalized != normalize_name(name)",
             ),
-            pa.Check(
-                _names_lined_up,
-                name="origin_names_aligned",
-                error="origin name lists must have one name per origin code",
-            ),
+            _origin_names_aligned(),
         ],
         strict=True,
         ordered=True,
@@ -153,6 +158,7 @@ def _parallel_id(row: pd.Series) -> str:
 
 def parallel_schema() -> pa.DataFrameSchema:
     """Schema of the ``parallel`` config."""
+    common = _common_columns()
     nullable_id = pa.Column(float, pa.Check.gt(0), nullable=True, coerce=True)
     nullable_ref = pa.Column(str, nullable=True)
     return pa.DataFrameSchema(
@@ -166,11 +172,10 @@ def parallel_schema() -> pa.DataFrameSchema:
             "uk_id": nullable_id,
             "ru_ref": nullable_ref,
             "uk_ref": nullable_ref,
-            "origins": _common_columns()["origins"],
-            **{n: _common_columns()[n] for n in ORIGIN_NAME_FIELDS},
+            **{k: v for k, v in common.items() if k != "images"},
             "provenance_ru": pa.Column(str, pa.Check.str_matches(PROVENANCE), nullable=True),
             "provenance_uk": pa.Column(str, pa.Check.str_matches(PROVENANCE), nullable=True),
-            "images": _common_columns()["images"],
+            "images": common["images"],
         },
         checks=[
             pa.Check(
@@ -201,11 +206,7 @@ def parallel_schema() -> pa.DataFrameSchema:
                 name="name_normalized_rule",
                 error="name_*_normalized != normalize_name(name_*)",
             ),
-            pa.Check(
-                _names_lined_up,
-                name="origin_names_aligned",
-                error="origin name lists must have one name per origin code",
-            ),
+            _origin_names_aligned(),
         ],
         strict=True,
         ordered=True,

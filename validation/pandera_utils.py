@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
-from culturebench.validation.report import Finding
 from pandera.errors import SchemaError, SchemaErrors
+
+from culturebench.validation.report import Finding
 
 
 def each(predicate: Callable[[Any], bool], name: str, error: str) -> pa.Check:

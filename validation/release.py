@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from culturebench.validation.pandera_utils import run_schema
-from culturebench.validation.report import Finding, ValidationReport
 
 from culturebench.errors import CultureBenchError
 from culturebench.hashing import sha256_file
 from culturebench.manifest import MANIFEST_NAME, data_files, read_manifest
 from culturebench.spec import DatasetSpec, changelog_section, load_spec
+from culturebench.validation.pandera_utils import run_schema
+from culturebench.validation.report import Finding, ValidationReport
 
 logger = logging.getLogger("culturebench.validation")
 
@@ -91,7 +91,6 @@ def _check_changelog(folder: Path, manifest: dict[str, Any], report: ValidationR
 def _check_card(folder: Path, manifest: dict[str, Any], report: ValidationReport) -> dict[str, Any]:
     """Check the card's YAML header; return {config: Features} declared there."""
     from culturebench.cards.card import parse_card
-
     from datasets import Features
 
     report.ran("card")
@@ -153,7 +152,6 @@ def _check_data(
 ) -> dict[str, pd.DataFrame]:
     """Features and row counts; return one DataFrame per config (splits concatenated)."""
     from culturebench.builders.parquet_io import read_split
-
     from datasets import Features
 
     report.ran("features")
