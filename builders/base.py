@@ -11,6 +11,7 @@ behind.
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import shutil
 from abc import ABC, abstractmethod
@@ -24,7 +25,9 @@ from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.parquet_io import to_table, write_split
 from culturebench.builders.sources import SourceSet, resolve_sources
 from culturebench.errors import BuildError, ValidationFailed
+from culturebench.hashing import sha256_text
 from culturebench.manifest import MANIFEST_FORMAT, dumps, write_manifest
+from culturebench.release.versioning import declared_kind
 from culturebench.spec import DatasetSpec, load_spec
 
 logger = logging.getLogger("culturebench.build")
@@ -110,6 +113,13 @@ class DatasetBuilder(ABC):
                 "add one before building this version"
             )
 
+        kind = declared_kind(changelog)
+        if kind is None:
+            raise BuildError(
+                f"{spec.changelog_path}: the {spec.version} entry must state the change kind "
+                "('Kind: major|minor|patch', see docs/versioning.md)"
+            )
+
         step("resolving sources")
         sources = resolve_sources(spec, source)
         log = BuildLog()
@@ -123,6 +133,7 @@ class DatasetBuilder(ABC):
             shutil.copyfile(spec.changelog_path, tmp / "CHANGELOG.md")
             write_text_atomic(tmp / "build_report.json", dumps(log.to_dict()))
             manifest = self._manifest(sources, configs_manifest)
+            manifest["release_kind"] = kind
             write_manifest(tmp, manifest)
 
             step("writing card and croissant")
@@ -165,7 +176,10 @@ class DatasetBuilder(ABC):
                 table = to_table(split_rows, cfg.features)
                 files = write_split(table, folder, name, split)
                 splits[split] = {"num_rows": table.num_rows, "num_bytes": table.nbytes, "files": files}
-            out[name] = {"splits": splits}
+            out[name] = {
+                "splits": splits,
+                "features_sha256": sha256_text(json.dumps(cfg.features_yaml, sort_keys=True)),
+            }
         return out
 
     def _manifest(self, sources: SourceSet, configs: dict[str, Any]) -> dict[str, Any]:

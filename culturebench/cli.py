@@ -27,6 +27,9 @@ err_console = Console(stderr=True)
 
 EXIT_VALIDATION = 1
 EXIT_BAD_INPUT = 2
+EXIT_REFUSED = 3
+EXIT_PUBLISH_FAILED = 4
+EXIT_VERIFY_FAILED = 5
 
 
 def _setup_logging(verbose: int) -> None:
@@ -137,6 +140,11 @@ def _or_exit(fn):
         err_console.print(f"[red]{exc}[/]: nothing was written")
         raise typer.Exit(EXIT_VALIDATION) from exc
     except CultureBenchError as exc:
+        from culturebench.release.pipeline import ReleaseRefused
+
+        if isinstance(exc, ReleaseRefused):
+            err_console.print(f"[red]release refused:[/] {exc}")
+            raise typer.Exit(EXIT_REFUSED) from exc
         err_console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
 
@@ -259,6 +267,80 @@ def card_cmd(
         return
     write_card_files(folder, spec, manifest)
     console.print(f"wrote {', '.join(rendered)} ({'changed: ' + ', '.join(stale) if stale else 'unchanged'})")
+
+
+@app.command("release")
+def release_cmd(
+    name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
+    version: Annotated[
+        str, typer.Option("--version", help="Version to release, X.Y.Z (must match dataset.yaml).")
+    ],
+    repo: Annotated[str | None, typer.Option(help="Hub dataset repo ORG/NAME.")] = None,
+    to: Annotated[str | None, typer.Option(help="Local git target instead of the Hub: git:PATH.")] = None,
+    private: Annotated[bool, typer.Option(help="Create the Hub repo private.")] = False,
+    gated: Annotated[bool, typer.Option(help="Gate access on the Hub (users accept terms).")] = False,
+    endpoint: Annotated[
+        str | None, typer.Option(help="Hub-compatible endpoint (default: HF_ENDPOINT).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the files, tag and flags; touch nothing.")] = False,
+    source: Annotated[str | None, typer.Option(help="Upstream folder or URL for the build.")] = None,
+    out: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
+    rebuild: Annotated[bool, typer.Option(help="Rebuild the release folder even if it exists.")] = False,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the plan as JSON.")] = None,
+) -> None:
+    """Build -> validate (blocking) -> gate -> publish one commit + tag vX.Y.Z -> verify."""
+    from culturebench.release import plan_release, publish_release
+    from culturebench.release.pipeline import VerificationFailed
+    from culturebench.release.targets import PublishError, parse_target
+
+    target = _or_exit(lambda: parse_target(repo, to, private=private, gated=gated, endpoint=endpoint))
+    with _steps(f"planning {name} {version}"):
+        plan = _or_exit(
+            lambda: plan_release(name, version, target, source=source, out_root=out, rebuild=rebuild)
+        )
+    _print_plan(plan)
+    if json_out:
+        json_out.write_text(json.dumps(plan.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
+    if plan.action == "noop":
+        console.print(f"[green]{plan.tag} already published with identical content:[/] nothing to do")
+        return
+    if dry_run:
+        console.print("[yellow]dry run:[/] nothing was uploaded or tagged")
+        return
+    try:
+        with _steps(f"publishing {plan.tag} to {plan.target}"):
+            result = publish_release(plan, target)
+    except PublishError as exc:
+        err_console.print(f"[red]publish failed:[/] {exc}")
+        raise typer.Exit(EXIT_PUBLISH_FAILED) from exc
+    except VerificationFailed as exc:
+        err_console.print(f"[bold red]VERIFICATION FAILED[/] for {plan.tag} on {plan.target}:")
+        for problem in exc.problems:
+            err_console.print(f"  [red]{problem}[/]")
+        raise typer.Exit(EXIT_VERIFY_FAILED) from exc
+    console.print(
+        f"[green]published[/] {plan.tag} = commit {result.commit} on {plan.target}; "
+        "verified: files and row counts match the manifest"
+    )
+
+
+def _print_plan(plan) -> None:
+    data = plan.to_dict()
+    console.print(
+        f"[bold]{data['dataset']} {data['version']}[/] -> {data['target']}  tag [bold]{data['tag']}[/]"
+    )
+    console.print(
+        f"change: {data['change_kind']} ({data['change_reason']}); previous: {data['previous'] or 'none'}"
+    )
+    flags = data["repo_flags"]
+    console.print(f"repo flags: private={flags['private']} gated={flags['gated']}")
+    table = Table(title=f"files ({len(data['files'])}, {data['total_bytes']} bytes)")
+    table.add_column("path")
+    table.add_column("size", justify="right")
+    table.add_column("sha256", no_wrap=True)
+    for f in data["files"]:
+        table.add_row(f["path"], str(f["size"]), f["sha256"])
+    console.print(table)
 
 
 def main() -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-# Nothing in the suite may reach a hub.
+# Nothing in the suite may reach a hub, or see a real token. HF_HOME must be set before
+# huggingface_hub is first imported (its paths are read at import time).
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="cb-hf-home-")
+os.environ.pop("HF_TOKEN", None)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -22,7 +26,6 @@ SHARED_BORSCH = REPO.parent / "shared" / "upstream" / "borsch"
 def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
     cache = tmp_path_factory.mktemp("cache")
     os.environ["CULTUREBENCH_CACHE"] = str(cache / "culturebench")
-    os.environ["HF_HOME"] = str(cache / "hf")
 
 
 @pytest.fixture(scope="session")
