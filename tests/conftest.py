@@ -3,8 +3,10 @@ session, and helpers to make defective copies of the upstream files."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -55,3 +57,24 @@ def upstream_copy(upstream_borsch: Path, tmp_path: Path) -> Path:
     for path in dest.iterdir():
         path.chmod(0o644)
     return dest
+
+
+def _helper(name: str):
+    """Load a helper module that sits beside this file (tests/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def http_server():
+    """tests/http_server.py: a real HTTP server on 127.0.0.1 serving a folder."""
+    return _helper("http_server")
+
+
+@pytest.fixture(scope="session")
+def hub_server():
+    """tests/hub_server.py: olah (local Hub-compatible server) and the failing-upload fake."""
+    return _helper("hub_server")

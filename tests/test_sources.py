@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -12,10 +11,6 @@ from culturebench.builders import get_builder
 from culturebench.builders.sources import resolve_sources
 from culturebench.errors import ChecksumError, SourceError
 from culturebench.spec import load_spec
-
-_spec = importlib.util.spec_from_file_location("http_server", Path(__file__).with_name("http_server.py"))
-http_server = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(http_server)
 
 
 def repo_layout(upstream: Path, dest: Path) -> Path:
@@ -32,7 +27,9 @@ def parquet_bytes(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.parquet"))}
 
 
-def test_url_source_builds_the_same_release(borsch_release, upstream_borsch: Path, tmp_path: Path) -> None:
+def test_url_source_builds_the_same_release(
+    borsch_release, upstream_borsch: Path, tmp_path: Path, http_server
+) -> None:
     served = repo_layout(upstream_borsch, tmp_path / "repo")
     with http_server.serve_folder(served) as url:
         result = get_builder("borsch").build(source=url, out_root=tmp_path / "dist")
@@ -44,7 +41,7 @@ def test_url_source_builds_the_same_release(borsch_release, upstream_borsch: Pat
 
 
 def test_url_source_refuses_a_file_that_is_not_the_pinned_one(
-    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server
 ) -> None:
     monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path / "fresh-cache"))
     served = repo_layout(upstream_borsch, tmp_path / "repo")
@@ -59,7 +56,7 @@ def test_url_source_refuses_a_file_that_is_not_the_pinned_one(
 
 
 def test_cached_download_is_reused_offline(
-    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server
 ) -> None:
     monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path / "cache"))
     served = repo_layout(upstream_borsch, tmp_path / "repo")
@@ -72,7 +69,7 @@ def test_cached_download_is_reused_offline(
 
 
 def test_url_source_missing_file(
-    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server
 ) -> None:
     monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path / "fresh-cache"))
     served = repo_layout(upstream_borsch, tmp_path / "repo")

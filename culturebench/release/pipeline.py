@@ -186,8 +186,9 @@ def verify_release(target: PublishTarget, plan: ReleasePlan) -> list[str]:
     """Load the published revision back; compare file hashes and row counts with the manifest."""
     import tempfile
 
-    from datasets import load_dataset
     from datasets.utils.logging import disable_progress_bar
+
+    from datasets import load_dataset
 
     disable_progress_bar()
     problems = []

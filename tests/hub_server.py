@@ -1,0 +1,157 @@
+"""A local Hub-compatible server for tests: ``olah`` (a real implementation of the Hub's
+download API) serving plain git repositories from ``mirrors-path``, fully offline.
+
+Started and stopped by the tests; clients reach it through ``HF_ENDPOINT``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class LocalHub:
+    url: str
+    mirrors: Path
+
+    def repo_path(self, repo_id: str) -> Path:
+        """Where a dataset repo must live for the server to serve it."""
+        return self.mirrors / "datasets" / repo_id
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _olah_cli() -> str:
+    found = shutil.which("olah-cli") or str(Path(sys.executable).with_name("olah-cli"))
+    if not Path(found).exists():
+        raise RuntimeError("olah-cli not installed (pip install -e '.[dev]')")
+    return found
+
+
+@contextmanager
+def local_hub(root: Path, timeout_s: float = 60.0) -> Iterator[LocalHub]:
+    """Start olah on a free loopback port with ``root/mirrors`` as its mirrors path."""
+    port = _free_port()
+    mirrors = root / "mirrors"
+    (mirrors / "datasets").mkdir(parents=True, exist_ok=True)
+    config = root / "olah.toml"
+    config.write_text(
+        "[basic]\n"
+        'host = "127.0.0.1"\n'
+        f"port = {port}\n"
+        f'repos-path = "{root / "repos"}"\n'
+        'mirror-scheme = "http"\n'
+        f'mirror-netloc = "127.0.0.1:{port}"\n'
+        f'mirror-lfs-netloc = "127.0.0.1:{port}"\n'
+        f'mirrors-path = ["{mirrors}"]\n'
+        "[accessibility]\n"
+        "offline = true\n",
+        encoding="utf-8",
+    )
+    log = open(root / "olah.out", "w")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen(
+        [_olah_cli(), "-c", str(config), "--log-path", str(root / "logs")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=root,
+        env={**os.environ, "HF_HUB_OFFLINE": "0"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"olah exited: {(root / 'olah.out').read_text()[-2000:]}")
+            try:
+                urllib.request.urlopen(url + "/api/datasets/none/none", timeout=2)
+            except urllib.error.HTTPError:
+                break  # answering (401/404 for an unknown repo)
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("olah did not start in time") from None
+                time.sleep(0.3)
+            else:
+                break
+        yield LocalHub(url, mirrors)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+class _FailingHubHandler(BaseHTTPRequestHandler):
+    """FAKE of the Hub's write API, for one purpose: failing mid-upload. It accepts repo
+    creation, then drops the connection on the upload (preupload/commit) requests, and
+    records every request so a test can assert that no tag was ever requested."""
+
+    requests: list[tuple[str, str]]
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _record(self) -> None:
+        self.server.requests.append((self.command, self.path))  # type: ignore[attr-defined]
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+
+    def _json(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        self._record()
+        if self.path.startswith("/api/repos/create"):
+            self._json(200, {"url": f"http://{self.headers['Host']}/datasets/org/x", "name": "org/x"})
+            return
+        if self.path.startswith("/api/validate-yaml"):
+            self._json(200, {"errors": [], "warnings": []})
+            return
+        # Upload requests: the network "fails" mid-upload.
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def do_GET(self) -> None:
+        self._record()
+        self._json(404, {"error": "not found"})
+
+    do_HEAD = do_GET
+
+
+@contextmanager
+def failing_hub() -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """Start the failure-injecting fake on a free loopback port; yield (url, requests)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FailingHubHandler)
+    server.requests = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", server.requests  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
