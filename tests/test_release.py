@@ -228,7 +228,9 @@ def test_refuses_version_not_greater_than_latest(
     publish("1.1.0", target, out, str(v110))
     datasets, source = make_version(tmp_path, upstream_borsch, "1.0.5", kind="minor")
     monkeypatch.setenv("CULTUREBENCH_DATASETS", str(datasets))
-    with pytest.raises(ReleaseRefused, match=re.escape("1.0.5 is not greater than the latest published 1.1.0")):
+    with pytest.raises(
+        ReleaseRefused, match=re.escape("1.0.5 is not greater than the latest published 1.1.0")
+    ):
         plan_release("borsch", "1.0.5", target, source=str(source), out_root=out)
     assert sorted(target.tags()) == ["v1.0.0", "v1.1.0"]
 
