@@ -209,15 +209,20 @@ class HubTarget(PublishTarget):
             refs = self.api.list_repo_refs(self.repo_id, repo_type="dataset")
         except RepositoryNotFoundError:
             return []
+        except Exception as exc:
+            raise PublishError(f"cannot list the tags of {self.describe()}: {exc}") from exc
         return [t.name for t in refs.tags]
 
     def checkout(self, tag: str, dest: Path) -> None:
         from huggingface_hub import snapshot_download
 
         with tempfile.TemporaryDirectory() as cache:
-            local = snapshot_download(
-                self.repo_id, repo_type="dataset", revision=tag, cache_dir=cache, endpoint=self.endpoint
-            )
+            try:
+                local = snapshot_download(
+                    self.repo_id, repo_type="dataset", revision=tag, cache_dir=cache, endpoint=self.endpoint
+                )
+            except Exception as exc:
+                raise PublishError(f"cannot download {tag} from {self.describe()}: {exc}") from exc
             shutil.copytree(local, dest, dirs_exist_ok=True, symlinks=False)
             cached = dest / ".cache"
             if cached.exists():
