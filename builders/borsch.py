@@ -43,7 +43,7 @@ from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, read_csv, read_xlsx
 from culturebench.countries import country_names, is_iso_alpha2
-from culturebench.errors import SourceError
+from culturebench.errors import Location, SourceError
 from culturebench.text import has_mixed_script, normalize_name
 
 LANGUAGES = ("ru", "uk")
@@ -100,9 +100,7 @@ class BorschBuilder(DatasetBuilder):
                 "country_token_whitespace",
                 f"outer whitespace in {text!r}",
                 action="tokens stripped",
-                file=row.file,
-                row=row.row,
-                field=field,
+                where=row.loc(field),
                 severity="info",
             )
         codes: list[str] = []
@@ -113,9 +111,7 @@ class BorschBuilder(DatasetBuilder):
                     "empty_country_token",
                     f"empty token in {text!r}",
                     action="token dropped",
-                    file=row.file,
-                    row=row.row,
-                    field=field,
+                    where=row.loc(field),
                 )
                 continue
             if not is_iso_alpha2(code):
@@ -127,9 +123,7 @@ class BorschBuilder(DatasetBuilder):
                     "duplicate_country",
                     f"{code!r} repeated in {text!r}",
                     action="kept once",
-                    file=row.file,
-                    row=row.row,
-                    field=field,
+                    where=row.loc(field),
                 )
                 continue
             codes.append(code)
@@ -147,9 +141,7 @@ class BorschBuilder(DatasetBuilder):
                 "name_whitespace",
                 f"outer whitespace in {name!r}",
                 action="stripped from name",
-                file=row.file,
-                row=row.row,
-                field=field,
+                where=row.loc(field),
             )
             name = name.strip()
         if any(has_mixed_script(w) for w in name.split()):
@@ -157,18 +149,14 @@ class BorschBuilder(DatasetBuilder):
                 "mixed_script_name",
                 f"Latin look-alike letters in {name!r} (normalised: {normalize_name(name)!r})",
                 action="kept in name; letters fixed in name_normalized",
-                file=row.file,
-                row=row.row,
-                field=field,
+                where=row.loc(field),
             )
         if any(ch in name for ch in "’ʼ‘`"):
             log.quirk(
                 "apostrophe_variant",
                 f"non-ASCII apostrophe in {name!r}",
                 action="unified to ' in name_normalized",
-                file=row.file,
-                row=row.row,
-                field=field,
+                where=row.loc(field),
                 severity="info",
             )
         return name
@@ -210,7 +198,7 @@ class BorschBuilder(DatasetBuilder):
                 "images": [],
                 "_row": row.row,
             }
-        self._report_duplicate_names(out, src.name, log)
+        self._report_duplicate_names(out, src.name, name_col, log)
         return out
 
     @staticmethod
@@ -223,7 +211,9 @@ class BorschBuilder(DatasetBuilder):
         }
 
     @staticmethod
-    def _report_duplicate_names(rows: dict[int, dict[str, Any]], file: str, log: BuildLog) -> None:
+    def _report_duplicate_names(
+        rows: dict[int, dict[str, Any]], file: str, name_column: str, log: BuildLog
+    ) -> None:
         by_name: dict[str, list[int]] = defaultdict(list)
         for upstream_id, rec in rows.items():
             by_name[rec["name_normalized"]].append(upstream_id)
@@ -233,9 +223,7 @@ class BorschBuilder(DatasetBuilder):
                     "duplicate_name",
                     f"{name!r} appears under IDs {ids}",
                     action="all rows kept (distinct upstream dishes)",
-                    file=file,
-                    row=rows[ids[1]]["_row"],
-                    field="name",
+                    where=Location(file, rows[ids[1]]["_row"], name_column),
                 )
 
     def attach_images(
@@ -273,9 +261,7 @@ class BorschBuilder(DatasetBuilder):
                     "image_missing_checksum",
                     f"{row['path']} has no sha256/size in the snapshot",
                     action="sha256 and size_bytes left null",
-                    file=row.file,
-                    row=row.row,
-                    field="sha256",
+                    where=row.loc("sha256"),
                 )
             dish["images"].append(
                 {
@@ -301,8 +287,7 @@ class BorschBuilder(DatasetBuilder):
                         "dish_without_images",
                         f"{dish['id']} has no image rows",
                         action="images is an empty list",
-                        file=sources[language].name,
-                        row=dish["_row"],
+                        where=Location(sources[language].name, dish["_row"]),
                         severity="info",
                     )
                 if len(images) > DOCUMENTED_MAX_IMAGES:
@@ -364,9 +349,7 @@ class BorschBuilder(DatasetBuilder):
                     "parallel_one_side",
                     f"{record['id']} has no {missing[0]} row ({pair_raw!r})",
                     action="the missing side's *_id, *_ref and provenance_* are null",
-                    file=row.file,
-                    row=row.row,
-                    field="ID RU,UK",
+                    where=row.loc("ID RU,UK"),
                     severity="info",
                 )
             images: list[dict[str, Any]] = []
@@ -395,9 +378,7 @@ class BorschBuilder(DatasetBuilder):
                         f"{record['id']}: {lang.upper()} name {names[lang]!r} vs {target['name']!r} "
                         f"in {target['id']}",
                         action="both kept as published",
-                        file=row.file,
-                        row=row.row,
-                        field=f"{lang.upper()}_NAME",
+                        where=row.loc(f"{lang.upper()}_NAME"),
                         severity="info",
                     )
                 if set(target["origins"]) != set(origins):
@@ -405,9 +386,7 @@ class BorschBuilder(DatasetBuilder):
                         "parallel_origins_differ",
                         f"{record['id']}: {origins} vs {target['origins']} in {target['id']}",
                         action="each table keeps its own origins",
-                        file=row.file,
-                        row=row.row,
-                        field=COUNTRY_COLUMN,
+                        where=row.loc(COUNTRY_COLUMN),
                         severity="info",
                     )
                 for image in target["images"]:

@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from culturebench.errors import Location
+
 logger = logging.getLogger("culturebench.build")
 
 Severity = Literal["info", "warning"]
@@ -49,12 +51,20 @@ class BuildLog:
         message: str,
         *,
         action: str,
+        where: Location | None = None,
         file: str | None = None,
-        row: int | None = None,
         field: str | None = None,
         severity: Severity = "warning",
     ) -> None:
-        """Record a quirk and log it (``warning`` level for warnings, ``debug`` for info)."""
+        """Record a quirk and log it (``info`` level for warnings, ``debug`` for info).
+
+        ``where`` is a source location (file, row, field); ``file``/``field`` alone describe
+        quirks that concern a whole file or column.
+        """
+        if where is not None:
+            file, row, field = where.file, where.row, where.field
+        else:
+            row = None
         item = Quirk(code, message, action, file, row, field, severity)
         self.quirks.append(item)
         level = logging.INFO if severity == "warning" else logging.DEBUG
