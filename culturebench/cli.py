@@ -343,6 +343,120 @@ def _print_plan(plan) -> None:
     console.print(table)
 
 
+eval_app = typer.Typer(
+    help="Run the papers' evaluations against pinned dataset revisions.", no_args_is_help=True
+)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("list")
+def eval_list_cmd() -> None:
+    """List evaluation tasks per dataset."""
+    from culturebench.eval.tasks import registry
+
+    table = Table(title="evaluation tasks")
+    for col in ("dataset", "task", "config", "images", "languages", "description"):
+        table.add_column(col)
+    for dataset, tasks in registry().items():
+        for name, cls in tasks.items():
+            task = cls()
+            table.add_row(
+                dataset,
+                name,
+                task.config,
+                "yes" if task.needs_images else "no",
+                ", ".join(task.languages),
+                task.describe(),
+            )
+    console.print(table)
+
+
+@eval_app.command("run")
+def eval_run_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
+    task: Annotated[str, typer.Option(help="Task name (see `culturebench eval list`).")],
+    model: Annotated[str, typer.Option(help="Model id on the Hub or a local folder.")],
+    backend: Annotated[str, typer.Option(help="transformers, vllm or openai.")] = "transformers",
+    revision: Annotated[
+        str | None, typer.Option(help="Dataset revision on the Hub (tag, branch, sha).")
+    ] = None,
+    repo: Annotated[
+        str | None, typer.Option(help="Dataset repo id (default culturebench/<dataset>).")
+    ] = None,
+    local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
+    lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder (resumes if it holds the same run).")] = Path(
+        "runs/eval"
+    ),
+    model_revision: Annotated[str | None, typer.Option(help="Model revision (Hub models).")] = None,
+    batch_size: Annotated[int, typer.Option(help="Prompts per backend call.")] = 8,
+    max_new_tokens: Annotated[int, typer.Option(help="Generation length (paper: 200).")] = 200,
+    seed: Annotated[int, typer.Option(help="Seed recorded and passed to the backend.")] = 0,
+    base_url: Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")] = None,
+    concurrency: Annotated[int, typer.Option(help="openai backend: requests in flight.")] = 4,
+) -> None:
+    """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md."""
+    from rich.progress import BarColumn, MofNCompleteColumn
+
+    from culturebench.eval.backends import SamplingParams, make_backend
+    from culturebench.eval.runner import run_eval
+
+    sampling = SamplingParams(max_new_tokens=max_new_tokens, seed=seed)
+    options: dict = {"revision": model_revision, "sampling": sampling}
+    if backend == "openai":
+        options.update(base_url=base_url, concurrency=concurrency)
+    elif backend == "transformers":
+        options.update(batch_size=batch_size)
+    engine = _or_exit(lambda: make_backend(backend, model, **options))
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        job = bar.add_task(f"{dataset}/{task}", total=None)
+        results = _or_exit(
+            lambda: run_eval(
+                dataset,
+                task,
+                engine,
+                out,
+                revision=revision,
+                local=str(local) if local else None,
+                repo=repo,
+                langs=lang,
+                limit=limit,
+                batch_size=batch_size,
+                progress=lambda done, total: bar.update(job, completed=done, total=total),
+            )
+        )
+    console.print(
+        f"{results['samples']} samples; results: {out / 'results.json'}; report: {out / 'report.md'}"
+    )
+    for language, metrics in results["metrics"].items():
+        shown = {k: round(v["mean"], 4) for k, v in metrics.items() if isinstance(v, dict) and "mean" in v}
+        console.print(f"  {language}: {shown}")
+
+
+@eval_app.command("report")
+def eval_report_cmd(
+    folders: Annotated[list[Path], typer.Argument(help="Result folders of `eval run`.")],
+    out: Annotated[Path, typer.Option(help="Report file.")] = Path("report.md"),
+) -> None:
+    """Write one Markdown report (tables with 95% CIs, plots) over several runs."""
+    from culturebench.eval.report import write_report
+
+    missing = [str(f) for f in folders if not (f / "results.json").is_file()]
+    if missing:
+        err_console.print(f"[red]error:[/] no results.json in {', '.join(missing)}")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    console.print(f"wrote {write_report(folders, out)}")
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -45,7 +45,9 @@ class CountryExtractor:
 
     def __init__(self, aliases_path: Path = _ALIASES) -> None:
         data = yaml.safe_load(aliases_path.read_text(encoding="utf-8"))
-        self.ambiguous = {lang: {w.lower() for w in words} for lang, words in data.get("ambiguous", {}).items()}
+        self.ambiguous = {
+            lang: {w.lower() for w in words} for lang, words in data.get("ambiguous", {}).items()
+        }
         self.index: dict[tuple[str, ...], str] = {}
         self.max_len = 1
         for code in all_alpha2():
@@ -80,7 +82,9 @@ class CountryExtractor:
         if not tokens:
             return
         lemmas = [self._lemmas(t, lang) for t in tokens]
-        key = tuple(options[1] if len(options) > 1 else _clean(t) for t, options in zip(tokens, lemmas, strict=True))
+        key = tuple(
+            options[1] if len(options) > 1 else _clean(t) for t, options in zip(tokens, lemmas, strict=True)
+        )
         surface = tuple(_clean(t) for t in tokens)
         for form in {key, surface}:
             self.index.setdefault(form, code)
@@ -129,13 +133,13 @@ class CountryExtractor:
 
 def _sentence_start(text: str, offset: int) -> bool:
     before = text[:offset].rstrip()
-    return not before or before[-1] in ".!?:;\n\"«(—-"
+    return not before or before[-1] in '.!?:;\n"«(—-'
 
 
 def _product(window: list[list[str]], limit: int = 64) -> list[tuple[str, ...]]:
     keys: list[tuple[str, ...]] = [()]
     for options in window:
-        keys = [k + (o,) for k in keys for o in options][:limit]
+        keys = [(*k, o) for k in keys for o in options][:limit]
     return keys
 
 

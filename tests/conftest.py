@@ -78,3 +78,9 @@ def http_server():
 def hub_server():
     """tests/hub_server.py: olah (local Hub-compatible server) and the failing-upload fake."""
     return _helper("hub_server")
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Llama + locally trained tokenizer, saved to a folder (no hub)."""
+    return _helper("tiny_model").build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))

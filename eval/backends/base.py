@@ -1,0 +1,116 @@
+"""The backend interface: batched generation for text and image+text prompts."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Decoding settings. Defaults follow the BORSCH paper: greedy, 200 new tokens."""
+
+    max_new_tokens: int = 200
+    temperature: float = 0.0
+    seed: int = 0
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One prompt: a user message, optionally with images (encoded bytes, in order)."""
+
+    id: str
+    prompt: str
+    images: tuple[bytes, ...] = field(default=(), repr=False)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """OpenAI-style chat messages; images as base64 data URLs before the text."""
+        if not self.images:
+            return [{"role": "user", "content": self.prompt}]
+        content: list[dict[str, Any]] = [
+            {"type": "image_url", "image_url": {"url": image_data_url(img)}} for img in self.images
+        ]
+        content.append({"type": "text", "text": self.prompt})
+        return [{"role": "user", "content": content}]
+
+    def pil_images(self) -> list:
+        from PIL import Image
+
+        return [Image.open(io.BytesIO(data)).convert("RGB") for data in self.images]
+
+
+def image_data_url(data: bytes) -> str:
+    """A ``data:`` URL for encoded image bytes (format sniffed with Pillow)."""
+    from PIL import Image
+
+    fmt = (Image.open(io.BytesIO(data)).format or "PNG").lower()
+    return f"data:image/{fmt};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def package_versions(names: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def weights_sha256(path: str | Path) -> str | None:
+    """sha256 over a local model folder (relative paths + contents), or None if not local."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return None
+    digest = hashlib.sha256()
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(file.relative_to(folder).as_posix().encode())
+        with open(file, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+class Backend(ABC):
+    """Generates one completion per request, in request order."""
+
+    name: str = "base"
+
+    def __init__(
+        self, model: str, *, revision: str | None = None, sampling: SamplingParams | None = None
+    ) -> None:
+        self.model = model
+        self.revision = revision
+        self.sampling = sampling or SamplingParams()
+
+    @abstractmethod
+    def generate(self, requests: Sequence[Request]) -> list[str]:
+        """Completions for ``requests`` (same order)."""
+
+    def describe(self) -> dict[str, Any]:
+        """Model and backend identity for the results file."""
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "model_revision": self.revision,
+            "weights_sha256": weights_sha256(self.model),
+            "sampling": self.sampling.to_dict(),
+            "versions": self.versions(),
+        }
+
+    def versions(self) -> dict[str, str]:
+        return package_versions(["culturebench"])

@@ -1,0 +1,109 @@
+"""OpenAI-compatible chat-completions backend (``vllm serve``, ``transformers serve``, ...):
+concurrent requests with a bounded pool, timeouts, retries with exponential backoff on
+429/5xx and connection errors (``Retry-After`` honoured)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from culturebench.errors import CultureBenchError
+from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions
+
+RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class EndpointError(CultureBenchError):
+    """The endpoint kept failing (or answered with a non-retryable error)."""
+
+
+class OpenAIBackend(Backend):
+    """Calls ``POST {base_url}/chat/completions``; the API key comes from ``OPENAI_API_KEY``."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        revision: str | None = None,
+        sampling: SamplingParams | None = None,
+        concurrency: int = 4,
+        timeout_s: float = 120.0,
+        max_retries: int = 5,
+        backoff_s: float = 1.0,
+    ) -> None:
+        super().__init__(model, revision=revision, sampling=sampling)
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1").rstrip(
+            "/"
+        )
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self._session = None
+
+    def payload(self, request: Request) -> dict[str, Any]:
+        """The JSON body for one request (greedy: temperature 0, fixed seed)."""
+        return {
+            "model": self.model,
+            "messages": request.messages(),
+            "max_tokens": self.sampling.max_new_tokens,
+            "temperature": self.sampling.temperature,
+            "seed": self.sampling.seed,
+        }
+
+    def _post(self, request: Request) -> str:
+        import requests
+
+        if self._session is None:
+            self._session = requests.Session()
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get("OPENAI_API_KEY")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        url = f"{self.base_url}/chat/completions"
+        last: str = ""
+        for attempt in range(self.max_retries + 1):
+            try:
+                resp = self._session.post(
+                    url, json=self.payload(request), headers=headers, timeout=self.timeout_s
+                )
+            except requests.RequestException as exc:
+                last = f"{type(exc).__name__}: {exc}"
+                delay = self.backoff_s * 2**attempt
+            else:
+                if resp.status_code == 200:
+                    return str(resp.json()["choices"][0]["message"]["content"] or "").strip()
+                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                if resp.status_code not in RETRY_STATUS:
+                    raise EndpointError(f"{url}: {last} (request {request.id})")
+                delay = _retry_after(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
+            if attempt < self.max_retries:
+                time.sleep(delay)
+        raise EndpointError(
+            f"{url}: gave up after {self.max_retries + 1} attempts: {last} (request {request.id})"
+        )
+
+    def generate(self, requests: Sequence[Request]) -> list[str]:
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(self._post, requests))
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "base_url": self.base_url}
+
+    def versions(self) -> dict[str, str]:
+        return package_versions(["culturebench", "requests"])
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        return None

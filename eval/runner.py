@@ -1,0 +1,224 @@
+"""Run one evaluation: resolve the dataset to an immutable revision, build the task's
+requests, generate with a backend, append each scored sample to ``samples.jsonl`` as it
+arrives (fsync per batch), then aggregate into ``results.json`` and ``report.md``.
+
+A killed run resumes: samples already on disk are kept (a torn last line is dropped) and only
+the missing ones are generated. Greedy decoding makes a resumed run end with the same
+outputs as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from culturebench.errors import CultureBenchError
+from culturebench.eval.backends import Backend
+from culturebench.eval.backends.base import package_versions
+from culturebench.eval.tasks import TaskRequest, get_task
+from culturebench.hashing import sha256_file, sha256_text
+
+SAMPLES = "samples.jsonl"
+RUN = "run.json"
+RESULTS = "results.json"
+
+
+class RunMismatch(CultureBenchError):
+    """The output folder holds a different run (other dataset revision, model, prompts...)."""
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """An immutable dataset revision: a Hub commit sha or a local release's manifest hash."""
+
+    dataset: str
+    source: str  # "hub" or "local"
+    location: str  # repo id or folder
+    requested_revision: str | None
+    commit_sha: str | None
+    manifest_sha256: str | None
+    version: str | None
+
+
+def resolve_dataset(dataset: str, *, revision: str | None, local: str | None, repo: str | None) -> DatasetRef:
+    """Pin the dataset before any model runs: a Hub revision becomes its commit sha."""
+    if local:
+        folder = Path(local)
+        manifest = folder / "manifest.json"
+        if not manifest.is_file():
+            raise CultureBenchError(f"{folder} is not a release folder (no manifest.json)")
+        version = json.loads(manifest.read_text(encoding="utf-8")).get("version")
+        return DatasetRef(dataset, "local", str(folder.resolve()), None, None, sha256_file(manifest), version)
+    from huggingface_hub import HfApi
+
+    repo_id = repo or f"culturebench/{dataset}"
+    info = HfApi().dataset_info(repo_id, revision=revision or "main")
+    version = revision if revision and revision.startswith("v") else None
+    return DatasetRef(dataset, "hub", repo_id, revision, info.sha, None, version)
+
+
+def load_rows(ref: DatasetRef, config: str, split: str, limit: int | None) -> list[dict[str, Any]]:
+    """Rows of one split, in file order, from the pinned revision."""
+    from datasets.utils.logging import disable_progress_bar
+
+    from datasets import Image, load_dataset
+
+    disable_progress_bar()
+    if ref.source == "local":
+        ds = load_dataset(ref.location, config, split=split)
+    else:
+        ds = load_dataset(ref.location, config, split=split, revision=ref.commit_sha)
+    if limit is not None:
+        ds = ds.select(range(min(limit, ds.num_rows)))
+    if "images" in ds.features:  # keep encoded bytes; backends decode themselves
+        feature = ds.features["images"]
+        inner = dict(feature.feature)
+        inner["image"] = Image(decode=False)
+        ds = ds.cast_column("images", type(feature)(inner))
+    return list(ds)
+
+
+def git_sha() -> str | None:
+    """Commit of the culturebench checkout running this (None outside a git checkout)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(Path(__file__).resolve().parent), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return sha + ("-dirty" if dirty else "")
+
+
+def read_samples(path: Path) -> list[dict[str, Any]]:
+    """Samples on disk; a torn last line (killed mid-write) is cut off the file."""
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    keep = raw if raw.endswith(b"\n") or not raw else raw[: raw.rfind(b"\n") + 1]
+    if keep != raw:
+        with open(path, "r+b") as handle:
+            handle.truncate(len(keep))
+    return [json.loads(line) for line in keep.decode("utf-8").splitlines() if line.strip()]
+
+
+def run_eval(
+    dataset: str,
+    task_name: str,
+    backend: Backend,
+    out_dir: str | Path,
+    *,
+    revision: str | None = None,
+    local: str | None = None,
+    repo: str | None = None,
+    langs: Sequence[str] | None = None,
+    limit: int | None = None,
+    batch_size: int = 8,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) one evaluation and return the results dict (also on disk)."""
+    task = get_task(dataset, task_name)
+    langs = list(langs or task.languages)
+    ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
+    rows = load_rows(ref, task.config, task.split, limit)
+    requests, skipped = task.build(rows, langs)
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    run_info = {
+        "dataset": asdict(ref),
+        "task": task_name,
+        "config": task.config,
+        "split": task.split,
+        "languages": langs,
+        "limit": limit,
+        "model": backend.describe(),
+        "prompt_sha256": task.prompt_hashes(langs),
+        "requests": len(requests),
+        "requests_sha256": sha256_text("\n".join(r.request.id + "\t" + r.request.prompt for r in requests)),
+    }
+    _check_or_write_run(out / RUN, run_info)
+
+    samples_path = out / SAMPLES
+    done = {s["id"] for s in read_samples(samples_path)}
+    pending = [r for r in requests if r.request.id not in done]
+    if progress:
+        progress(len(requests) - len(pending), len(requests))
+    with open(samples_path, "a", encoding="utf-8") as handle:
+        for start in range(0, len(pending), batch_size):
+            batch = pending[start : start + batch_size]
+            outputs = backend.generate([r.request for r in batch])
+            for item, output in zip(batch, outputs, strict=True):
+                handle.write(
+                    json.dumps(_sample(task, item, output), ensure_ascii=False, sort_keys=True) + "\n"
+                )
+            handle.flush()
+            os.fsync(handle.fileno())
+            if progress:
+                progress(len(requests) - len(pending) + start + len(batch), len(requests))
+
+    order = {r.request.id: i for i, r in enumerate(requests)}
+    samples = sorted(read_samples(samples_path), key=lambda s: order.get(s["id"], len(order)))
+    results = {
+        "provenance": {
+            **run_info,
+            "culturebench_git": git_sha(),
+            "packages": package_versions(
+                ["culturebench", "datasets", "huggingface_hub", "pyarrow", "pymorphy3", "babel", "rapidfuzz"]
+            ),
+        },
+        "skipped_rows": skipped,
+        "samples": len(samples),
+        "metrics": task.aggregate(samples),
+    }
+    (out / RESULTS).write_text(
+        json.dumps(results, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    from culturebench.eval.report import write_report
+
+    write_report([out], out / "report.md")
+    return results
+
+
+def _sample(task, item: TaskRequest, output: str) -> dict[str, Any]:
+    return {
+        "id": item.request.id,
+        **item.meta,
+        "prompt": item.request.prompt,
+        "n_images": len(item.request.images),
+        "output": output,
+        **task.score(item.meta, output),
+    }
+
+
+def _check_or_write_run(path: Path, info: dict[str, Any]) -> None:
+    """Refuse to mix runs: everything that determines the outputs must match to resume."""
+    if path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256")
+        diff = [k for k in keys if old.get(k) != info.get(k)]
+        old_model = {k: v for k, v in old.get("model", {}).items() if k != "versions"}
+        new_model = {k: v for k, v in info["model"].items() if k != "versions"}
+        if old_model != new_model:
+            diff.append("model")
+        if diff:
+            raise RunMismatch(
+                f"{path.parent} holds a different run (differs in: {', '.join(diff)}); use another --out"
+            )
+        return
+    path.write_text(json.dumps(info, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -1,0 +1,25 @@
+"""Evaluation tasks, one module per dataset (lm-evaluation-harness style: a task knows its
+dataset config, its prompt templates, how to score one output and how to aggregate)."""
+
+from __future__ import annotations
+
+from culturebench.eval.tasks.base import Task, TaskRequest
+
+
+def registry() -> dict[str, dict[str, type[Task]]]:
+    """dataset -> task name -> task class."""
+    from culturebench.eval.tasks import borsch
+
+    return {"borsch": borsch.TASKS}
+
+
+def get_task(dataset: str, name: str) -> Task:
+    tasks = registry().get(dataset)
+    if not tasks:
+        raise KeyError(f"no evaluation tasks for dataset {dataset!r} (have: {', '.join(registry())})")
+    if name not in tasks:
+        raise KeyError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
+    return tasks[name]()
+
+
+__all__ = ["Task", "TaskRequest", "get_task", "registry"]

@@ -1,0 +1,70 @@
+"""Task interface and prompt sets (templates live in ``datasets/<name>/prompts.yaml``)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+import yaml
+
+from culturebench.eval.backends.base import Request
+from culturebench.hashing import sha256_text
+from culturebench.spec import load_spec
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """A backend request plus what scoring needs (row id, language, gold answer, ...)."""
+
+    request: Request
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Task(ABC):
+    """One evaluation task of one dataset."""
+
+    dataset: ClassVar[str]
+    name: ClassVar[str]
+    config: ClassVar[str]
+    split: ClassVar[str] = "test"
+    needs_images: ClassVar[bool] = False
+    languages: ClassVar[tuple[str, ...]] = ()
+
+    @cached_property
+    def prompt_file(self) -> dict[str, Any]:
+        path = load_spec(self.dataset).folder / "prompts.yaml"
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+    def templates(self, lang: str) -> list[str]:
+        try:
+            return list(self.prompt_file["tasks"][self.name][lang])
+        except KeyError:
+            raise KeyError(f"no {lang!r} prompts for task {self.name!r} of {self.dataset}") from None
+
+    def prompt_hashes(self, langs: Sequence[str]) -> dict[str, str]:
+        """sha256 of every template used, keyed ``<task>/<lang>/<index>``."""
+        return {
+            f"{self.name}/{lang}/{i}": sha256_text(t)
+            for lang in langs
+            for i, t in enumerate(self.templates(lang))
+        }
+
+    def describe(self) -> str:
+        return str(self.prompt_file["tasks"][self.name].get("description", ""))
+
+    @abstractmethod
+    def build(
+        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
+    ) -> tuple[list[TaskRequest], dict[str, int]]:
+        """Requests for ``rows`` in ``langs`` (fixed order) and counts of skipped rows by reason."""
+
+    @abstractmethod
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        """Per-sample scores for one output (stored in the sample line)."""
+
+    @abstractmethod
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Task metrics over all samples."""

@@ -1,0 +1,198 @@
+"""BORSCH tasks (paper sections 4.1, 4.2 and Appendix H): country-of-origin QA, VQA,
+VQA with the dish name, and dish-name VQA, on the `parallel` config, in Russian and
+Ukrainian, five prompt variants each."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from culturebench.eval.backends.base import Request
+from culturebench.eval.metrics import SET_METRICS, bootstrap_ci, contains_within_edits, multilabel_confusion
+from culturebench.eval.tasks.base import Task, TaskRequest
+
+POST_SOVIET = ("RU", "UA", "BY", "MD", "LT", "LV", "EE", "AM", "AZ", "GE", "KZ", "KG", "TJ", "TM", "UZ")
+LANGUAGE_COUNTRY = {"ru": "RU", "uk": "UA"}
+OTHER = "other"
+
+
+def display_name(name: str) -> str:
+    """Dish names are published in upper case; prompts use sentence case (БОРЩ -> Борщ)."""
+    return name[:1].upper() + name[1:].lower()
+
+
+def row_images(row: dict[str, Any]) -> tuple[bytes, ...]:
+    """Encoded bytes of a row's images that have been fetched (``image`` not null)."""
+    out = []
+    for image in row.get("images") or []:
+        data = image.get("image")
+        if isinstance(data, dict) and data.get("bytes"):
+            out.append(data["bytes"])
+    return tuple(out)
+
+
+class _BorschTask(Task):
+    dataset = "borsch"
+    config = "parallel"
+    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    uses_name: ClassVar[bool] = True
+
+    def build(
+        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
+    ) -> tuple[list[TaskRequest], dict[str, int]]:
+        requests: list[TaskRequest] = []
+        skipped: dict[str, int] = defaultdict(int)
+        for row in rows:
+            images = row_images(row) if self.needs_images else ()
+            if self.needs_images and not images:
+                skipped["no image bytes"] += 1
+                continue
+            for lang in langs:
+                name = row[f"name_{lang}"]
+                for index, template in enumerate(self.templates(lang)):
+                    prompt = template.format(dish=display_name(name)) if self.uses_name else template
+                    meta = {
+                        "row_id": row["id"],
+                        "lang": lang,
+                        "prompt_index": index,
+                        "gold_origins": list(row["origins"]),
+                        "gold_name": name,
+                    }
+                    requests.append(TaskRequest(Request(f"{row['id']}:{lang}:{index}", prompt, images), meta))
+        return requests, dict(skipped)
+
+
+class OriginTask(_BorschTask):
+    """Country of origin from the dish name (QA); scored by set overlap with the gold origins."""
+
+    name = "origin-qa"
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        from culturebench.eval.countries import default_extractor
+
+        predicted = default_extractor().extract(output, meta["lang"])
+        gold = meta["gold_origins"]
+        return {"predicted": predicted, **{k: fn(gold, predicted) for k, fn in SET_METRICS.items()}}
+
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for sample in samples:
+            by_lang[sample["lang"]].append(sample)
+        out: dict[str, Any] = {}
+        for lang, group in sorted(by_lang.items()):
+            entry: dict[str, Any] = {"n": len(group)}
+            for metric in SET_METRICS:
+                mean, lo, hi = bootstrap_ci([s[metric] for s in group])
+                entry[metric] = {"mean": mean, "ci95": [lo, hi]}
+            entry["per_country"] = self._per_country(group)
+            entry["per_prompt"] = {
+                str(i): sum(s["jaccard"] for s in group if s["prompt_index"] == i)
+                / max(1, sum(1 for s in group if s["prompt_index"] == i))
+                for i in sorted({s["prompt_index"] for s in group})
+            }
+            entry["confusion"] = self._confusion(group)
+            entry["over_prediction"] = self._over_prediction(group, lang)
+            entry["no_country_rate"] = sum(1 for s in group if not s["predicted"]) / len(group)
+            out[lang] = entry
+        return out
+
+    @staticmethod
+    def _per_country(group: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        per: dict[str, list[float]] = defaultdict(list)
+        for sample in group:
+            for code in sample["gold_origins"]:
+                per[code].append(sample["jaccard"])
+        out = {}
+        for code in sorted(per, key=lambda c: (-len(per[c]), c)):
+            mean, lo, hi = bootstrap_ci(per[code])
+            out[code] = {"n": len(per[code]), "jaccard": mean, "ci95": [lo, hi]}
+        return out
+
+    @staticmethod
+    def _confusion(group: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        labels = [*POST_SOVIET, OTHER]
+
+        def fold(codes: Sequence[str]) -> list[str]:
+            return sorted({c if c in POST_SOVIET else OTHER for c in codes})
+
+        matrix = multilabel_confusion(
+            [fold(s["gold_origins"]) for s in group], [fold(s["predicted"]) for s in group], labels
+        )
+        return {"labels": labels, "columns": [*labels, "none"], "matrix": matrix}
+
+    @staticmethod
+    def _over_prediction(group: Sequence[dict[str, Any]], lang: str) -> dict[str, Any]:
+        """Figure 4: on dishes whose origins include both Russia and Ukraine, how often the
+        answer names Russia, Ukraine, or both; and how often the prompt language's country is
+        predicted for dishes that are not from it."""
+        both = [s for s in group if {"RU", "UA"} <= set(s["gold_origins"])]
+        own = LANGUAGE_COUNTRY.get(lang)
+        not_own = [s for s in group if own and own not in s["gold_origins"]]
+
+        def rate(items: Sequence[dict[str, Any]], code: str) -> float | None:
+            return sum(1 for s in items if code in s["predicted"]) / len(items) if items else None
+
+        return {
+            "ru_ua_dishes": len(both),
+            "predicts_RU": rate(both, "RU"),
+            "predicts_UA": rate(both, "UA"),
+            "predicts_both": (sum(1 for s in both if {"RU", "UA"} <= set(s["predicted"])) / len(both))
+            if both
+            else None,
+            "language_country": own,
+            "false_language_country_rate": rate(not_own, own) if own else None,
+        }
+
+
+class OriginVQATask(OriginTask):
+    """Country of origin from the dish's images only."""
+
+    name = "origin-vqa"
+    needs_images = True
+    uses_name = False
+
+
+class OriginVQADishTask(OriginTask):
+    """Country of origin from the images and the dish name (Appendix H)."""
+
+    name = "origin-vqa-dish"
+    needs_images = True
+
+
+class DishNameTask(_BorschTask):
+    """Name the dish in the images; correct when the answer contains the language's name
+    within one Levenshtein edit."""
+
+    name = "dish-name-vqa"
+    needs_images = True
+    uses_name = False
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        return {"correct": float(contains_within_edits(output, meta["gold_name"], 1))}
+
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for sample in samples:
+            by_lang[sample["lang"]].append(sample)
+        out: dict[str, Any] = {}
+        for lang, group in sorted(by_lang.items()):
+            mean, lo, hi = bootstrap_ci([s["correct"] for s in group])
+            per: dict[str, list[float]] = defaultdict(list)
+            for sample in group:
+                for code in sample["gold_origins"]:
+                    per[code].append(sample["correct"])
+            out[lang] = {
+                "n": len(group),
+                "accuracy": {"mean": mean, "ci95": [lo, hi]},
+                "per_country": {
+                    code: {"n": len(v), "accuracy": sum(v) / len(v)}
+                    for code, v in sorted(per.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+                },
+            }
+        return out
+
+
+TASKS: dict[str, type[Task]] = {
+    task.name: task for task in (OriginTask, OriginVQATask, OriginVQADishTask, DishNameTask)
+}
