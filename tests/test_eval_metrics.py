@@ -95,3 +95,13 @@ def test_country_extraction_accuracy_on_the_written_set() -> None:
 )
 def test_inflections_aliases_adjectives(text: str, lang: str, expected: list[str]) -> None:
     assert default_extractor().extract(text, lang) == expected
+
+
+def test_country_extraction_accuracy_on_held_out_sentences() -> None:
+    held_out = yaml.safe_load(
+        (Path(__file__).parent / "data" / "country_extraction_heldout.yaml").read_text(encoding="utf-8")
+    )
+    extractor = default_extractor()
+    hits = sum(set(extractor.extract(c["text"], c["lang"])) == set(c["expected"]) for c in held_out)
+    print(f"country extraction (held out): {hits}/{len(held_out)}")
+    assert hits / len(held_out) >= 0.9

@@ -218,3 +218,67 @@ def test_vqa_tasks_attach_images_and_skip_rows_without_bytes() -> None:
     name_task = get_task("borsch", "dish-name-vqa")
     assert name_task.score({"gold_name": "БОРЩ"}, "Це, мабуть, борщ.") == {"correct": 1.0}
     assert name_task.score({"gold_name": "БОРЩ"}, "Це вареники.") == {"correct": 0.0}
+
+
+def test_eval_pins_a_hub_revision_to_its_commit(
+    borsch_release, tiny_model: Path, tmp_path: Path, hub_server
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from culturebench.release import plan_release, publish_release
+    from culturebench.release.targets import GitTarget
+
+    out_root = tmp_path / "dist"
+    shutil.copytree(borsch_release.folder, out_root / "borsch" / "1.0.0")
+    with hub_server.local_hub(tmp_path / "hub") as hub:
+        target = GitTarget(hub.repo_path("culturebench/borsch"))
+        published = publish_release(plan_release("borsch", "1.0.0", target, out_root=out_root), target)
+        env = {
+            **os.environ,
+            "HF_ENDPOINT": hub.url,
+            "HF_HUB_OFFLINE": "0",
+            "HF_DATASETS_OFFLINE": "0",
+            "HF_HOME": str(tmp_path / "hf"),
+        }
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "culturebench.cli",
+                "eval",
+                "run",
+                "borsch",
+                "--task",
+                "origin-qa",
+                "--repo",
+                "culturebench/borsch",
+                "--revision",
+                "v1.0.0",
+                "--model",
+                str(tiny_model),
+                "--limit",
+                "1",
+                "--lang",
+                "ru",
+                "--max-new-tokens",
+                "4",
+                "--out",
+                str(tmp_path / "hub-run"),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((tmp_path / "hub-run" / "results.json").read_text(encoding="utf-8"))
+    ref = results["provenance"]["dataset"]
+    assert (ref["source"], ref["location"], ref["requested_revision"]) == (
+        "hub",
+        "culturebench/borsch",
+        "v1.0.0",
+    )
+    assert ref["commit_sha"] == published.commit
+    assert results["samples"] == 5

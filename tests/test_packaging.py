@@ -46,6 +46,10 @@ def test_wheel_has_a_single_top_level_package(wheel: Path) -> None:
         "cards/croissant.py",
         "eval/__init__.py",
         "cli.py",
+        "release/pipeline.py",
+        "eval/runner.py",
+        "eval/backends/vllm_backend.py",
+        "eval/tasks/borsch.py",
     ):
         assert f"culturebench/{module}" in names
 
@@ -59,6 +63,8 @@ def test_wheel_ships_declarative_data(wheel: Path) -> None:
         "datasets/borsch/images_manifest.csv",
         "datasets/borsch/sample/RU_DATA.xlsx",
         "cards/templates/dataset_card.md.j2",
+        "datasets/borsch/prompts.yaml",
+        "eval/data/country_aliases.yaml",
     ):
         assert f"culturebench/{data}" in names
 
