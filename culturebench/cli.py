@@ -442,6 +442,17 @@ def eval_run_cmd(
         console.print(f"  {language}: {shown}")
 
 
+@eval_app.command("tiny-model")
+def eval_tiny_model_cmd(
+    path: Annotated[Path, typer.Argument(help="Folder to create.")],
+    seed: Annotated[int, typer.Option(help="Weight initialisation seed.")] = 0,
+) -> None:
+    """Build a tiny random model locally (no download) for offline smoke runs."""
+    from culturebench.eval.tiny import build_tiny_llama
+
+    console.print(f"tiny model written to {build_tiny_llama(path, seed=seed)}")
+
+
 @eval_app.command("report")
 def eval_report_cmd(
     folders: Annotated[list[Path], typer.Argument(help="Result folders of `eval run`.")],
