@@ -69,15 +69,10 @@ def _helper(name: str):
 
 
 @pytest.fixture(scope="session")
-def http_server():
-    """tests/http_server.py: a real HTTP server on 127.0.0.1 serving a folder."""
-    return _helper("http_server")
-
-
-@pytest.fixture(scope="session")
-def hub_server():
-    """tests/hub_server.py: olah (local Hub-compatible server) and the failing-upload fake."""
-    return _helper("hub_server")
+def servers():
+    """tests/servers.py: static HTTP server, olah (local Hub), the failing-upload fake, and a
+    generic server-process starter; all on 127.0.0.1, started and stopped by the tests."""
+    return _helper("servers")
 
 
 @pytest.fixture(scope="session")

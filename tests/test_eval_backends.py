@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -23,44 +20,18 @@ from culturebench.eval.backends.vllm_backend import VLLMBackend
 from culturebench.eval.runner import run_eval
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def served_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory):
+def served_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory, servers):
     """`transformers serve` on 127.0.0.1 serving the tiny model (started and stopped here)."""
-    port = _free_port()
-    log = open(tmp_path_factory.mktemp("serve") / "serve.log", "w")  # noqa: SIM115
+    port = servers.free_port()
     exe = Path(sys.executable).with_name("transformers")
-    proc = subprocess.Popen(
+    with servers.serve_process(
         [str(exe), "serve", str(tiny_model), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
+        health_url=f"http://127.0.0.1:{port}/health",
+        log_path=tmp_path_factory.mktemp("serve") / "serve.log",
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            if proc.poll() is not None:
-                pytest.fail(f"transformers serve exited: {Path(log.name).read_text()[-2000:]}")
-            try:
-                urllib.request.urlopen(url + "/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("transformers serve did not start")
-        yield url + "/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    ):
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 def test_openai_backend_against_a_real_server(served_model: str, tiny_model: Path) -> None:

@@ -221,7 +221,7 @@ def test_vqa_tasks_attach_images_and_skip_rows_without_bytes() -> None:
 
 
 def test_eval_pins_a_hub_revision_to_its_commit(
-    borsch_release, tiny_model: Path, tmp_path: Path, hub_server
+    borsch_release, tiny_model: Path, tmp_path: Path, servers
 ) -> None:
     import os
     import subprocess
@@ -232,7 +232,7 @@ def test_eval_pins_a_hub_revision_to_its_commit(
 
     out_root = tmp_path / "dist"
     shutil.copytree(borsch_release.folder, out_root / "borsch" / "1.0.0")
-    with hub_server.local_hub(tmp_path / "hub") as hub:
+    with servers.local_hub(tmp_path / "hub") as hub:
         target = GitTarget(hub.repo_path("culturebench/borsch"))
         published = publish_release(plan_release("borsch", "1.0.0", target, out_root=out_root), target)
         env = {

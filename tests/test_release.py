@@ -95,9 +95,9 @@ def publish(version: str, target, out: Path, source: str | None = None):
 
 # --------------------------------------------------------------------------- over HTTP
 def test_two_versions_load_by_revision_over_http(
-    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub_server
+    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers
 ) -> None:
-    with hub_server.local_hub(tmp_path / "hub") as hub:
+    with servers.local_hub(tmp_path / "hub") as hub:
         target = GitTarget(hub.repo_path(REPO_ID))
         out = tmp_path / "dist"
         plan1, result1 = publish("1.0.0", target, out, str(upstream_borsch))
@@ -392,9 +392,9 @@ def test_missing_token_refuses_before_any_request(borsch_release, monkeypatch: p
         target.publish(borsch_release.folder, "Release borsch 1.0.0", "v1.0.0")
 
 
-def test_network_failure_mid_upload_creates_no_tag(borsch_release, tmp_path: Path, hub_server) -> None:
+def test_network_failure_mid_upload_creates_no_tag(borsch_release, tmp_path: Path, servers) -> None:
     token = "hf_culturebench_test_not_a_real_token"
-    with hub_server.failing_hub() as (url, requests):
+    with servers.failing_hub() as (url, requests):
         got = run_py(
             f"""
             import json

@@ -28,10 +28,10 @@ def parquet_bytes(folder: Path) -> dict[str, bytes]:
 
 
 def test_url_source_builds_the_same_release(
-    borsch_release, upstream_borsch: Path, tmp_path: Path, http_server
+    borsch_release, upstream_borsch: Path, tmp_path: Path, servers
 ) -> None:
     served = repo_layout(upstream_borsch, tmp_path / "repo")
-    with http_server.serve_folder(served) as url:
+    with servers.serve_folder(served) as url:
         result = get_builder("borsch").build(source=url, out_root=tmp_path / "dist")
     assert result.manifest["source"]["kind"] == "url"
     files = result.manifest["source"]["files"]
@@ -41,14 +41,14 @@ def test_url_source_builds_the_same_release(
 
 
 def test_url_source_refuses_a_file_that_is_not_the_pinned_one(
-    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server
+    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers
 ) -> None:
     monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path / "fresh-cache"))
     served = repo_layout(upstream_borsch, tmp_path / "repo")
     target = served / "data" / "UK" / "UK_DATA.xlsx"
     target.write_bytes(target.read_bytes() + b"\0")
     with (
-        http_server.serve_folder(served) as url,
+        servers.serve_folder(served) as url,
         pytest.raises(ChecksumError, match="does not match the pinned"),
     ):
         get_builder("borsch").build(source=url, out_root=tmp_path / "dist")
@@ -56,11 +56,11 @@ def test_url_source_refuses_a_file_that_is_not_the_pinned_one(
 
 
 def test_cached_download_is_reused_offline(
-    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server
+    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers
 ) -> None:
     monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path / "cache"))
     served = repo_layout(upstream_borsch, tmp_path / "repo")
-    with http_server.serve_folder(served) as url:
+    with servers.serve_folder(served) as url:
         first = resolve_sources(load_spec("borsch"), url)
     # The server is gone: the same URL still resolves from the content-addressed cache.
     again = resolve_sources(load_spec("borsch"), url)
@@ -69,12 +69,12 @@ def test_cached_download_is_reused_offline(
 
 
 def test_url_source_missing_file(
-    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server
+    upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers
 ) -> None:
     monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path / "fresh-cache"))
     served = repo_layout(upstream_borsch, tmp_path / "repo")
     (served / "data" / "PARALLEL" / "PARALLEL_RU_UK.xlsx").unlink()
-    with http_server.serve_folder(served) as url, pytest.raises(SourceError, match="404"):
+    with servers.serve_folder(served) as url, pytest.raises(SourceError, match="404"):
         resolve_sources(load_spec("borsch"), url)
 
 

@@ -32,6 +32,28 @@ def row_images(row: dict[str, Any]) -> tuple[bytes, ...]:
     return tuple(out)
 
 
+def by_language(samples: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Samples grouped by prompt language, languages sorted."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for sample in samples:
+        groups[sample["lang"]].append(sample)
+    return sorted(groups.items())
+
+
+def per_country(group: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
+    """Mean of ``metric`` per gold country (a sample counts for each of its origins), with
+    bootstrap 95% CIs; most frequent countries first."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for sample in group:
+        for code in sample["gold_origins"]:
+            values[code].append(sample[metric])
+    out = {}
+    for code in sorted(values, key=lambda c: (-len(values[c]), c)):
+        mean, lo, hi = bootstrap_ci(values[code])
+        out[code] = {"n": len(values[code]), metric: mean, "ci95": [lo, hi]}
+    return out
+
+
 class _BorschTask(Task):
     dataset = "borsch"
     config = "parallel"
@@ -76,16 +98,13 @@ class OriginTask(_BorschTask):
         return {"predicted": predicted, **{k: fn(gold, predicted) for k, fn in SET_METRICS.items()}}
 
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for sample in samples:
-            by_lang[sample["lang"]].append(sample)
         out: dict[str, Any] = {}
-        for lang, group in sorted(by_lang.items()):
+        for lang, group in by_language(samples):
             entry: dict[str, Any] = {"n": len(group)}
             for metric in SET_METRICS:
                 mean, lo, hi = bootstrap_ci([s[metric] for s in group])
                 entry[metric] = {"mean": mean, "ci95": [lo, hi]}
-            entry["per_country"] = self._per_country(group)
+            entry["per_country"] = per_country(group, "jaccard")
             entry["per_prompt"] = {
                 str(i): sum(s["jaccard"] for s in group if s["prompt_index"] == i)
                 / max(1, sum(1 for s in group if s["prompt_index"] == i))
@@ -95,18 +114,6 @@ class OriginTask(_BorschTask):
             entry["over_prediction"] = self._over_prediction(group, lang)
             entry["no_country_rate"] = sum(1 for s in group if not s["predicted"]) / len(group)
             out[lang] = entry
-        return out
-
-    @staticmethod
-    def _per_country(group: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        per: dict[str, list[float]] = defaultdict(list)
-        for sample in group:
-            for code in sample["gold_origins"]:
-                per[code].append(sample["jaccard"])
-        out = {}
-        for code in sorted(per, key=lambda c: (-len(per[c]), c)):
-            mean, lo, hi = bootstrap_ci(per[code])
-            out[code] = {"n": len(per[code]), "jaccard": mean, "ci95": [lo, hi]}
         return out
 
     @staticmethod
@@ -172,23 +179,13 @@ class DishNameTask(_BorschTask):
         return {"correct": float(contains_within_edits(output, meta["gold_name"], 1))}
 
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for sample in samples:
-            by_lang[sample["lang"]].append(sample)
         out: dict[str, Any] = {}
-        for lang, group in sorted(by_lang.items()):
+        for lang, group in by_language(samples):
             mean, lo, hi = bootstrap_ci([s["correct"] for s in group])
-            per: dict[str, list[float]] = defaultdict(list)
-            for sample in group:
-                for code in sample["gold_origins"]:
-                    per[code].append(sample["correct"])
             out[lang] = {
                 "n": len(group),
                 "accuracy": {"mean": mean, "ci95": [lo, hi]},
-                "per_country": {
-                    code: {"n": len(v), "accuracy": sum(v) / len(v)}
-                    for code, v in sorted(per.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-                },
+                "per_country": per_country(group, "correct"),
             }
         return out
 

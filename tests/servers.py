@@ -1,11 +1,15 @@
-"""A local Hub-compatible server for tests: ``olah`` (a real implementation of the Hub's
-download API) serving plain git repositories from ``mirrors-path``, fully offline.
+"""Servers the tests start and stop themselves, all on 127.0.0.1:
 
-Started and stopped by the tests; clients reach it through ``HF_ENDPOINT``.
+* ``serve_folder``: the standard library's HTTP server serving a folder (real bytes);
+* ``local_hub``: ``olah``, a real implementation of the Hub's download API, serving plain git
+  repositories from ``mirrors-path`` fully offline (clients reach it through ``HF_ENDPOINT``);
+* ``failing_hub``: a FAKE of the Hub's write API whose only job is to fail mid-upload;
+* ``serve_process``: start any server process and wait until its health URL answers.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -14,12 +18,78 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def serve_process(
+    cmd: list[str],
+    *,
+    health_url: str,
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout_s: float = 120.0,
+) -> Iterator[subprocess.Popen]:
+    """Run a server process until the block ends; wait until ``health_url`` answers (any HTTP
+    status counts as up). Its output goes to ``log_path``, shown if it dies on start."""
+    log = open(log_path, "w")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{cmd[0]} exited on start: {log_path.read_text()[-2000:]}")
+            try:
+                urllib.request.urlopen(health_url, timeout=2)
+                break
+            except urllib.error.HTTPError:
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{cmd[0]} did not answer {health_url} in {timeout_s} s") from None
+                time.sleep(0.3)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serve_folder(folder: Path) -> Iterator[str]:
+    """Serve ``folder`` over HTTP on a free loopback port; yield the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 @dataclass(frozen=True)
@@ -32,12 +102,6 @@ class LocalHub:
         return self.mirrors / "datasets" / repo_id
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _olah_cli() -> str:
     found = shutil.which("olah-cli") or str(Path(sys.executable).with_name("olah-cli"))
     if not Path(found).exists():
@@ -48,7 +112,7 @@ def _olah_cli() -> str:
 @contextmanager
 def local_hub(root: Path, timeout_s: float = 60.0) -> Iterator[LocalHub]:
     """Start olah on a free loopback port with ``root/mirrors`` as its mirrors path."""
-    port = _free_port()
+    port = free_port()
     mirrors = root / "mirrors"
     (mirrors / "datasets").mkdir(parents=True, exist_ok=True)
     config = root / "olah.toml"
@@ -65,38 +129,15 @@ def local_hub(root: Path, timeout_s: float = 60.0) -> Iterator[LocalHub]:
         "offline = true\n",
         encoding="utf-8",
     )
-    log = open(root / "olah.out", "w")  # noqa: SIM115 - closed in finally
-    proc = subprocess.Popen(
+    with serve_process(
         [_olah_cli(), "-c", str(config), "--log-path", str(root / "logs")],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=root,
+        health_url=f"http://127.0.0.1:{port}/api/datasets/none/none",
+        log_path=root / "olah.out",
         env={**os.environ, "HF_HUB_OFFLINE": "0"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"olah exited: {(root / 'olah.out').read_text()[-2000:]}")
-            try:
-                urllib.request.urlopen(url + "/api/datasets/none/none", timeout=2)
-            except urllib.error.HTTPError:
-                break  # answering (401/404 for an unknown repo)
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("olah did not start in time") from None
-                time.sleep(0.3)
-            else:
-                break
-        yield LocalHub(url, mirrors)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        cwd=root,
+        timeout_s=timeout_s,
+    ):
+        yield LocalHub(f"http://127.0.0.1:{port}", mirrors)
 
 
 class _FailingHubHandler(BaseHTTPRequestHandler):
