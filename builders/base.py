@@ -171,7 +171,7 @@ class DatasetBuilder(ABC):
         out: dict[str, Any] = {}
         for name, cfg in self.spec.configs.items():
             splits = {}
-            for split in self.spec.splits:
+            for split in cfg.splits:
                 split_rows = rows[name].get(split, [])
                 table = to_table(split_rows, cfg.features)
                 files = write_split(table, folder, name, split)

@@ -109,8 +109,31 @@ def render_card(spec: DatasetSpec, manifest: dict[str, Any], build_report: dict[
         field_docs=spec.field_docs,
         features={name: cfg.features_yaml for name, cfg in spec.configs.items()},
         describe_type=describe_type,
+        stats_lines={
+            name: stats_lines(value)
+            for name, value in build_report.get("stats", {}).items()
+            if isinstance(value, dict)
+        },
     )
     return "---\n" + _yaml(card_metadata(spec, manifest)) + "---\n\n" + body
+
+
+def stats_lines(stats: dict[str, Any]) -> list[str]:
+    """Readable lines for one config's statistics: scalars as ``key: value``; count tables
+    (dicts of numbers) sorted by count; lists joined."""
+    lines = []
+    for key, value in stats.items():
+        label = key.replace("_", " ")
+        if isinstance(value, dict):
+            items = list(value.items())
+            if all(isinstance(v, (int, float)) for _, v in items):
+                items.sort(key=lambda kv: (-kv[1], str(kv[0])))
+            lines.append(f"{label}: " + ", ".join(f"{k} {v}" for k, v in items))
+        elif isinstance(value, list):
+            lines.append(f"{label}: " + (", ".join(map(str, value)) or "none"))
+        else:
+            lines.append(f"{label}: {value}")
+    return lines
 
 
 def describe_type(feature: dict[str, Any]) -> str:

@@ -64,6 +64,7 @@ class ConfigSpec:
     description: str
     features_yaml: list[dict[str, Any]]
     expected_rows: int | None = None
+    splits: tuple[str, ...] = ("test",)
 
     @cached_property
     def features(self):  # -> datasets.Features (imported lazily: heavy)
@@ -109,6 +110,7 @@ class DatasetSpec:
                 description=str(cfg.get("description", "")).strip(),
                 features_yaml=cfg["features"],
                 expected_rows=cfg.get("expected_rows"),
+                splits=tuple(cfg.get("splits") or self.splits),
             )
         return out
 

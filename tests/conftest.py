@@ -22,6 +22,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_BORSCH = REPO.parent / "shared" / "upstream" / "borsch"
+SHARED_WWD = REPO.parent / "shared" / "upstream" / "wwd"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -47,6 +48,24 @@ def borsch_release(upstream_borsch: Path, tmp_path_factory: pytest.TempPathFacto
 
     out = tmp_path_factory.mktemp("dist")
     return get_builder("borsch").build(source=str(upstream_borsch), out_root=out)
+
+
+@pytest.fixture(scope="session")
+def upstream_wwd() -> Path:
+    """The real World Wide Dishes snapshot (../shared/upstream/wwd), never modified."""
+    if not (SHARED_WWD / "countries_with_continent.csv").exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run with ../shared beside the clone; {SHARED_WWD} is missing")
+        pytest.skip(f"real upstream snapshot not found at {SHARED_WWD}")
+    return SHARED_WWD
+
+
+@pytest.fixture(scope="session")
+def wwd_release(upstream_wwd: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One World Wide Dishes release built from the real CSV."""
+    from culturebench.builders import get_builder
+
+    return get_builder("wwd").build(source=str(upstream_wwd), out_root=tmp_path_factory.mktemp("dist-wwd"))
 
 
 @pytest.fixture

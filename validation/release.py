@@ -169,6 +169,7 @@ def _check_data(
     frames: dict[str, pd.DataFrame] = {}
     for config, cfg in manifest["configs"].items():
         parts = []
+        split_ids: dict[str, list[str]] = {}
         for split, info in cfg["splits"].items():
             files = [f["path"] for f in info["files"]]
             if not all((folder / f).is_file() for f in files):
@@ -200,9 +201,13 @@ def _check_data(
                         config=config,
                     )
                 )
-            parts.append(pd.DataFrame(table.to_pylist(), columns=table.column_names))
+            part = pd.DataFrame(table.to_pylist(), columns=table.column_names)
+            if "id" in part.columns:
+                split_ids[split] = list(part["id"])
+            parts.append(part)
         if parts:
             frames[config] = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+            frames[config].attrs["split_ids"] = split_ids
     return frames
 
 
