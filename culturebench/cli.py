@@ -343,6 +343,107 @@ def _print_plan(plan) -> None:
     console.print(table)
 
 
+def _resolve_release(target: str, dist: Path) -> Path:
+    """A release folder, a dataset name (latest version under ``dist``), or hub:ORG/NAME[@REV]."""
+    from culturebench.release.versioning import Version, VersionError
+
+    if target.startswith("hub:"):
+        from huggingface_hub import snapshot_download
+
+        repo, _, revision = target[4:].partition("@")
+        return Path(snapshot_download(repo, repo_type="dataset", revision=revision or None))
+    path = Path(target)
+    if (path / "manifest.json").is_file():
+        return path
+    versions = []
+    for child in (dist / target).glob("*") if (dist / target).is_dir() else []:
+        try:
+            versions.append((Version.parse(child.name), child))
+        except VersionError:
+            continue
+    if not versions:
+        raise CultureBenchError(
+            f"{target!r} is neither a release folder nor a dataset with releases under {dist}"
+        )
+    return max(versions)[1]
+
+
+@app.command("check-urls")
+def check_urls_cmd(
+    target: Annotated[
+        str, typer.Argument(help="Release folder, dataset name (latest in --dist), or hub:ORG/NAME[@REV].")
+    ],
+    sample: Annotated[int | None, typer.Option(help="Check a random sample of N URLs.")] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Report folder (default url-reports/<dataset>).")
+    ] = None,
+    history: Annotated[
+        Path | None, typer.Option(help="History file (default <report>/history.json).")
+    ] = None,
+    dist: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
+    allow: Annotated[
+        list[str] | None, typer.Option(help="Private address/network to allow (e.g. 127.0.0.1).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight overall.")] = 16,
+    per_host: Annotated[int, typer.Option(help="Requests in flight per host.")] = 2,
+    delay: Annotated[float, typer.Option(help="Seconds between request starts to one host.")] = 0.5,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = 15.0,
+    retries: Annotated[int, typer.Option(help="Retries on 5xx/429/timeouts.")] = 3,
+    backoff: Annotated[float, typer.Option(help="First retry delay in seconds (doubles).")] = 1.0,
+) -> None:
+    """Check every external URL of a release; exit 1 if anything is newly broken."""
+    from datetime import datetime, timezone
+
+    from rich.progress import BarColumn, MofNCompleteColumn
+
+    from culturebench.manifest import read_manifest
+    from culturebench.urlcheck import CheckConfig, UrlChecker, collect_urls
+    from culturebench.urlcheck.history import baseline_phashes, load_history, save_history, update_history
+    from culturebench.urlcheck.report import write_reports
+
+    folder = _or_exit(lambda: _resolve_release(target, dist))
+    manifest = _or_exit(lambda: read_manifest(folder))
+    report_dir = report or Path("url-reports") / manifest["dataset"]
+    history_path = history or report_dir / "history.json"
+    past = load_history(history_path)
+    items = collect_urls(folder, sample=sample)
+    config = CheckConfig(
+        timeout_s=timeout,
+        retries=retries,
+        backoff_s=backoff,
+        concurrency=concurrency,
+        per_host=per_host,
+        per_host_delay_s=delay,
+        allow=tuple(allow or ()),
+    )
+    checker = UrlChecker(config, baseline_phash=baseline_phashes(past))
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        job = bar.add_task(f"checking {manifest['dataset']} {manifest['version']}", total=len(items))
+        results = checker.check_all(items, progress=lambda done, total: bar.update(job, completed=done))
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    diff = update_history(past, results, now)
+    save_history(history_path, past)
+    written = write_reports(report_dir, f"{manifest['dataset']} {manifest['version']}", results, diff, now)
+    summary = written["summary"]
+    console.print(
+        f"checked {summary['checked']} URLs: {summary['by_status']}; problems: {summary['by_problem']}"
+    )
+    console.print(
+        f"newly broken {len(diff.newly_broken)}, newly fixed {len(diff.newly_fixed)}, "
+        f"still broken {len(diff.still_broken)}; report: {report_dir / 'summary.md'}"
+    )
+    if diff.newly_broken:
+        raise typer.Exit(1)
+
+
 eval_app = typer.Typer(
     help="Run the papers' evaluations against pinned dataset revisions.", no_args_is_help=True
 )

@@ -196,3 +196,126 @@ def failing_hub() -> Iterator[tuple[str, list[tuple[str, str]]]]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def png_bytes(size: tuple[int, int] = (64, 64), seed: int = 0) -> bytes:
+    """A real PNG (a smooth gradient with a seeded pattern) made with Pillow."""
+    import io
+    import random
+
+    from PIL import Image, ImageDraw
+
+    rng = random.Random(seed)
+    img = Image.linear_gradient("L").resize(size).convert("RGB")
+    draw = ImageDraw.Draw(img)
+    for _ in range(6):
+        x, y = rng.randrange(size[0]), rng.randrange(size[1])
+        r = max(size) // 6
+        draw.ellipse(
+            (x - r, y - r, x + r, y + r), fill=(rng.randrange(256), rng.randrange(256), rng.randrange(256))
+        )
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+class _LinkHandler(BaseHTTPRequestHandler):
+    """Routes for the URL checker's tests; ``server.state`` lets a test change answers."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _send(
+        self, status: int, body: bytes = b"", ctype: str = "image/png", headers: dict | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        server = self.server
+        path = self.path.split("?")[0]
+        with server.lock:  # type: ignore[attr-defined]
+            server.hits[path] = server.hits.get(path, 0) + 1  # type: ignore[attr-defined]
+            hits = server.hits[path]  # type: ignore[attr-defined]
+        state = server.state  # type: ignore[attr-defined]
+        image, other = state["image"], state["other_image"]
+        port = server.server_address[1]
+        routes = {
+            "/ok.png": lambda: self._send(200, image),
+            "/404.png": lambda: self._send(404, b"gone", "text/plain"),
+            "/410.png": lambda: self._send(410, b"gone for good", "text/plain"),
+            "/flaky.png": lambda: (
+                self._send(500, b"oops", "text/plain") if hits == 1 else self._send(200, image)
+            ),
+            "/ratelimited.png": lambda: (
+                self._send(429, b"slow down", "text/plain", {"Retry-After": "1"})
+                if hits == 1
+                else self._send(200, image)
+            ),
+            "/slow.png": lambda: (time.sleep(state["slow_s"]), self._send(200, image)),
+            "/other-host.png": lambda: self._send(
+                302, b"", "text/plain", {"Location": f"http://localhost:{port}/ok.png"}
+            ),
+            "/loop-a": lambda: self._send(302, b"", "text/plain", {"Location": "/loop-b"}),
+            "/loop-b": lambda: self._send(302, b"", "text/plain", {"Location": "/loop-a"}),
+            "/soft404.png": lambda: self._send(200, b"<html><body>Page not found</body></html>", "text/html"),
+            "/wrong-type.png": lambda: self._send(200, b"this is not an image at all", "text/plain"),
+            "/octet.png": lambda: self._send(200, image, "application/octet-stream"),
+            "/changed.png": lambda: self._send(200, other),
+            "/truncated.png": lambda: self._send(200, image[: len(image) // 2]),
+            "/huge.png": lambda: self._send(200, state["huge_image"]),
+            "/page.html": lambda: self._send(200, b"<html>recipe</html>", "text/html"),
+            "/nohead.html": lambda: (
+                self._send(405, b"", "text/plain")
+                if self.command == "HEAD"
+                else self._send(200, b"<html>ok</html>", "text/html")
+            ),
+            "/toggle.png": lambda: (
+                self._send(200, image) if state.get("toggle_ok") else self._send(404, b"", "text/plain")
+            ),
+        }
+        routes.get(path, lambda: self._send(404, b"no such route", "text/plain"))()
+
+
+@contextmanager
+def link_server() -> Iterator[tuple[str, ThreadingHTTPServer]]:
+    """The URL checker's test server on 127.0.0.1; yields (base URL, server)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _LinkHandler)
+    server.daemon_threads = True
+    server.lock = threading.Lock()  # type: ignore[attr-defined]
+    server.hits = {}  # type: ignore[attr-defined]
+    server.state = {  # type: ignore[attr-defined]
+        "image": png_bytes(seed=1),
+        "other_image": png_bytes(seed=2),
+        "huge_image": _solid_png(3000, 3000),
+        "slow_s": 1.5,
+        "toggle_ok": False,
+    }
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _solid_png(width: int, height: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(buf, format="PNG")
+    return buf.getvalue()
