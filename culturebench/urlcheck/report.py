@@ -70,8 +70,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         )
         for url in urls:
             r = by_url.get(url, {})
-            problems = ", ".join(r.get("problems", []))
-            row = f"| {url} | {r.get('row_id')} | {problems} | {r.get('http_status')} | {r.get('final_url') or ''} |"
+            cells = [
+                url,
+                r.get("row_id"),
+                ", ".join(r.get("problems", [])),
+                r.get("http_status"),
+                r.get("final_url") or "",
+            ]
+            row = "| " + " | ".join(str(c) for c in cells) + " |"
             lines.append(row + (f" {since[url]} |" if since else ""))
         lines.append("")
 
