@@ -350,8 +350,14 @@ def _resolve_release(target: str, dist: Path) -> Path:
     if target.startswith("hub:"):
         from huggingface_hub import snapshot_download
 
+        from culturebench.release.targets import HubTarget
+        from culturebench.release.versioning import latest
+
         repo, _, revision = target[4:].partition("@")
-        return Path(snapshot_download(repo, repo_type="dataset", revision=revision or None))
+        if not revision:  # the latest release tag, else main
+            newest = latest(HubTarget(repo).tags())
+            revision = newest.tag if newest else "main"
+        return Path(snapshot_download(repo, repo_type="dataset", revision=revision))
     path = Path(target)
     if (path / "manifest.json").is_file():
         return path

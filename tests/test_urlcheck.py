@@ -233,3 +233,17 @@ def test_collect_urls_from_real_releases(borsch_release, wwd_release) -> None:
     assert not [u for u in wwd if not u.url.startswith("http")]
     sample = collect_urls(wwd_release.folder, sample=25)
     assert len(sample) == 25 and sample == collect_urls(wwd_release.folder, sample=25)
+
+
+def test_scheduled_workflow_runs_check_urls() -> None:
+    import yaml
+
+    path = Path(__file__).resolve().parent.parent / ".github" / "workflows" / "check-urls.yml"
+    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
+    assert triggers["schedule"][0]["cron"].split()[2] == "1"  # monthly, on the 1st
+    steps = workflow["jobs"]["check"]["steps"]
+    commands = "\n".join(step.get("run", "") for step in steps)
+    assert "culturebench check-urls" in commands and "gh issue create" in commands
+    assert any(step.get("uses", "").startswith("actions/upload-artifact") for step in steps)
+    assert set(workflow["jobs"]["check"]["strategy"]["matrix"]["dataset"]) >= {"borsch", "wwd"}
