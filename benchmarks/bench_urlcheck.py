@@ -99,7 +99,7 @@ def main() -> None:
     ok = sum(r.status == "ok" for r in results)
     print(f"{args.urls} URLs on {args.hosts} hosts, each answering in ~{LATENCY_S:.0f} s")
     print(
-        f"politeness: {args.per_host} requests in flight per host, >= {args.delay} s between starts per host, "
+        f"politeness: {args.per_host} in flight per host, >= {args.delay} s between starts per host, "
         f"{args.concurrency} overall"
     )
     print(f"{'run':40s} {'seconds':>8s} {'x baseline':>11s}")
