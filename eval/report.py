@@ -91,6 +91,28 @@ def _name_sections(results: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _continent_sections(results: dict[str, Any]) -> list[str]:
+    """World Wide Dishes: the task metric per continent, mean ± standard error (Table H.9/H.10)."""
+    lines: list[str] = []
+    for lang, m in results["metrics"].items():
+        metric = next(k for k, v in m.items() if isinstance(v, dict) and "sem" in v)
+        overall = m[metric]
+        lines += [
+            f"{metric} ({lang}): {100 * overall['mean']:.1f} ± {100 * overall['sem']:.1f} % (n={m['n']})",
+            "",
+            "| continent | dishes | " + metric + " (%) |",
+            "| --- | ---: | --- |",
+        ]
+        for continent, e in m["per_continent"].items():
+            lines.append(f"| {continent} | {e['n']} | {100 * e['mean']:.1f} ± {100 * e['sem']:.1f} |")
+        lines.append("")
+        for mode, per in m.get("failure_modes", {}).items():
+            cells = ", ".join(f"{c} {100 * e['mean']:.2f}±{100 * e['sem']:.2f}" for c, e in per.items())
+            lines.append(f'- "{mode}" rate (%): {cells}')
+        lines.append("")
+    return lines
+
+
 def plot_confusion(confusion: dict[str, Any], path: Path, title: str) -> None:
     """Row-normalised multi-label confusion matrix as a heat map."""
     import matplotlib
@@ -146,7 +168,9 @@ def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
     for folder in map(Path, folders):
         results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         lines += _header(results)
-        if results["provenance"]["task"] == "dish-name-vqa":
+        if results["provenance"]["dataset"]["dataset"] == "wwd":
+            lines += _continent_sections(results)
+        elif results["provenance"]["task"] == "dish-name-vqa":
             lines += _name_sections(results)
         elif results["samples"]:
             lines += _origin_sections(results, folder, Path(os.path.relpath(folder, out.parent)).as_posix())

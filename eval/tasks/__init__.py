@@ -8,9 +8,9 @@ from culturebench.eval.tasks.base import Task, TaskRequest
 
 def registry() -> dict[str, dict[str, type[Task]]]:
     """dataset -> task name -> task class."""
-    from culturebench.eval.tasks import borsch
+    from culturebench.eval.tasks import borsch, wwd
 
-    return {"borsch": borsch.TASKS}
+    return {"borsch": borsch.TASKS, "wwd": wwd.TASKS}
 
 
 def get_task(dataset: str, name: str) -> Task:

@@ -1,0 +1,245 @@
+"""World Wide Dishes tasks (paper, Appendix H): country, time of day, meal type, utensils,
+ingredients, and failure-mode keyword rates of free descriptions; every metric per continent
+with its standard error of the mean, as in Tables H.9 and H.10."""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from culturebench.eval.backends.base import Request
+from culturebench.eval.tasks.base import Task, TaskRequest
+
+_LIST = re.compile(r"\[[^\[\]]*\]", re.DOTALL)
+FUZZY_THRESHOLD = 80
+
+
+def parse_list(text: str) -> list[str] | None:
+    """The first Python-style list of strings in a model answer (None if there is none)."""
+    for candidate in _LIST.findall(text or ""):
+        try:
+            value = ast.literal_eval(candidate)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(value, list):
+            return [str(v).strip() for v in value if str(v).strip()]
+    return None
+
+
+def _key(option: str) -> str:
+    return re.sub(r"[^a-z]", "", option.lower())
+
+
+def choose(answer: str, options: Sequence[str]) -> list[str]:
+    """Options named in an answer: from its list when it has one, else by keyword matching."""
+    by_key = {_key(o): o for o in options}
+    items = parse_list(answer)
+    if items is not None:
+        return list(dict.fromkeys(by_key[_key(i)] for i in items if _key(i) in by_key))
+    lowered = (answer or "").lower()
+    return [o for o in options if re.search(r"\b" + re.escape(o.lower()) + r"\b", lowered)]
+
+
+def iou(a: Sequence[str], b: Sequence[str]) -> float:
+    x, y = set(a), set(b)
+    return len(x & y) / len(x | y) if x | y else 1.0
+
+
+def fuzzy_iou(pred: Sequence[str], gold: Sequence[str], threshold: int = FUZZY_THRESHOLD) -> float:
+    """IoU where two ingredients match when their rapidfuzz token-set ratio >= ``threshold``
+    (greedy one-to-one matching, best pairs first)."""
+    from rapidfuzz import fuzz
+
+    p = list(dict.fromkeys(s.lower().strip() for s in pred if s.strip()))
+    g = list(dict.fromkeys(s.lower().strip() for s in gold if s.strip()))
+    if not p and not g:
+        return 1.0
+    pairs = sorted(
+        ((fuzz.token_set_ratio(a, b), i, j) for i, a in enumerate(p) for j, b in enumerate(g)), reverse=True
+    )
+    used_p, used_g, matches = set(), set(), 0
+    for score, i, j in pairs:
+        if score < threshold:
+            break
+        if i not in used_p and j not in used_g:
+            used_p.add(i)
+            used_g.add(j)
+            matches += 1
+    return matches / (len(p) + len(g) - matches)
+
+
+def sem(values: Sequence[float]) -> float:
+    n = len(values)
+    if n < 2:
+        return 0.0
+    mean = sum(values) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) / math.sqrt(n)
+
+
+def per_continent(samples: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
+    """Mean and SEM of ``metric`` per continent (a dish counts for each of its continents)."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for sample in samples:
+        for continent in sample["continents"]:
+            groups[continent].append(float(sample[metric]))
+    return {
+        c: {"n": len(v), "mean": sum(v) / len(v), "sem": sem(v)}
+        for c, v in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    }
+
+
+class _WWDTask(Task):
+    dataset = "wwd"
+    config = "default"
+    languages: ClassVar[tuple[str, ...]] = ("en",)
+    metric: ClassVar[str] = "score"
+
+    def build(
+        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
+    ) -> tuple[list[TaskRequest], dict[str, int]]:
+        initial = self.prompt_file["initial"]
+        requests = []
+        for row in rows:
+            countries = ", ".join(c["name"] for c in row["countries"])
+            for index, template in enumerate(self.templates("en")):
+                prompt = (initial + " " + template).format(dish=row["local_name"], country=countries)
+                meta = {
+                    "row_id": row["id"],
+                    "lang": "en",
+                    "prompt_index": index,
+                    "continents": list(row["continents"]),
+                    "gold_countries": list(row["country_codes"]),
+                    "gold": self.gold(row),
+                }
+                requests.append(TaskRequest(Request(f"{row['id']}:en:{index}", prompt), meta))
+        return requests, {}
+
+    def gold(self, row: dict[str, Any]) -> list[str]:
+        return []
+
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        values = [float(s[self.metric]) for s in samples]
+        return {
+            "en": {
+                "n": len(samples),
+                self.metric: {
+                    "mean": sum(values) / len(values) if values else float("nan"),
+                    "sem": sem(values),
+                },
+                "per_continent": per_continent(samples, self.metric),
+            }
+        }
+
+
+class CountryTask(_WWDTask):
+    name = "country"
+    metric = "correct"
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        from culturebench.eval.countries import default_extractor
+
+        named = default_extractor().extract(output, "en")
+        return {"predicted": named, "correct": float(bool(named) and named[0] in meta["gold_countries"])}
+
+
+class _ChoiceTask(_WWDTask):
+    metric = "iou"
+    option_key: ClassVar[str]
+
+    def options(self) -> list[str]:
+        return list(self.prompt_file["options"][self.option_key])
+
+    def normalise(self, values: Sequence[str]) -> list[str]:
+        return list(dict.fromkeys(_key(v) for v in values))
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        predicted = self.normalise(choose(output, self.options()))
+        return {
+            "predicted": predicted,
+            "parsed_list": parse_list(output) is not None,
+            "iou": iou(predicted, self.normalise(meta["gold"])),
+        }
+
+
+class TimeOfDayTask(_ChoiceTask):
+    name = "time-of-day"
+    option_key = "time_of_day"
+
+    def gold(self, row: dict[str, Any]) -> list[str]:
+        return list(row["time_of_day"])
+
+    def normalise(self, values: Sequence[str]) -> list[str]:
+        return [v for v in super().normalise(values) if v != "other"]
+
+
+class MealTypeTask(_ChoiceTask):
+    name = "meal-type"
+    option_key = "meal_type"
+
+    def gold(self, row: dict[str, Any]) -> list[str]:
+        return list(row["type_of_dish"])
+
+
+class UtensilsTask(_ChoiceTask):
+    name = "utensils"
+    option_key = "utensils"
+
+    def gold(self, row: dict[str, Any]) -> list[str]:
+        return list(row["utensils"])
+
+    def normalise(self, values: Sequence[str]) -> list[str]:
+        merged = ["hand" if _key(v) in ("righthand", "lefthand", "hand") else _key(v) for v in values]
+        return [v for v in dict.fromkeys(merged) if v not in ("other", "otherfood")]
+
+
+class IngredientsTask(_WWDTask):
+    name = "ingredients"
+    metric = "iou"
+
+    def gold(self, row: dict[str, Any]) -> list[str]:
+        return list(row["ingredients"])
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        items = parse_list(output)
+        predicted = (
+            items
+            if items is not None
+            else [s.strip(" -*•") for s in re.split(r"[\n,]", output or "") if s.strip(" -*•")]
+        )
+        return {
+            "predicted": predicted[:10],
+            "parsed_list": items is not None,
+            "iou": fuzzy_iou(predicted[:10], meta["gold"]),
+        }
+
+
+class DescriptionTask(_WWDTask):
+    """Free description; failure-mode keyword rates per continent (Table H.10)."""
+
+    name = "description"
+    metric = "any_failure"
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        text = (output or "").lower()
+        flags = {
+            mode: float(any(k.lower() in text for k in words))
+            for mode, words in self.prompt_file["failure_keywords"].items()
+        }
+        return {**flags, "any_failure": float(any(flags.values()))}
+
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        out = super().aggregate(samples)
+        out["en"]["failure_modes"] = {
+            mode: per_continent(samples, mode) for mode in self.prompt_file["failure_keywords"]
+        }
+        return out
+
+
+TASKS: dict[str, type[Task]] = {
+    t.name: t
+    for t in (DescriptionTask, CountryTask, TimeOfDayTask, MealTypeTask, UtensilsTask, IngredientsTask)
+}
