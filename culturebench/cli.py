@@ -129,6 +129,21 @@ def _steps(title: str):
         yield lambda msg: progress.update(task, description=f"{title}: {msg}")
 
 
+def _progress_bar() -> Progress:
+    """A transient progress bar on stderr (count, bar, elapsed time)."""
+    from rich.progress import BarColumn, MofNCompleteColumn
+
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+
+
 def _or_exit(fn):
     try:
         return fn()
@@ -400,8 +415,6 @@ def check_urls_cmd(
     """Check every external URL of a release; exit 1 if anything is newly broken."""
     from datetime import datetime, timezone
 
-    from rich.progress import BarColumn, MofNCompleteColumn
-
     from culturebench.manifest import read_manifest
     from culturebench.urlcheck import CheckConfig, UrlChecker, collect_urls
     from culturebench.urlcheck.history import baseline_phashes, load_history, save_history, update_history
@@ -423,15 +436,7 @@ def check_urls_cmd(
         allow=tuple(allow or ()),
     )
     checker = UrlChecker(config, baseline_phash=baseline_phashes(past))
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
+    with _progress_bar() as bar:
         job = bar.add_task(f"checking {manifest['dataset']} {manifest['version']}", total=len(items))
         results = checker.check_all(items, progress=lambda done, total: bar.update(job, completed=done))
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -504,8 +509,6 @@ def eval_run_cmd(
     concurrency: Annotated[int, typer.Option(help="openai backend: requests in flight.")] = 4,
 ) -> None:
     """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md."""
-    from rich.progress import BarColumn, MofNCompleteColumn
-
     from culturebench.eval.backends import SamplingParams, make_backend
     from culturebench.eval.runner import run_eval
 
@@ -516,15 +519,7 @@ def eval_run_cmd(
     elif backend == "transformers":
         options.update(batch_size=batch_size)
     engine = _or_exit(lambda: make_backend(backend, model, **options))
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
+    with _progress_bar() as bar:
         job = bar.add_task(f"{dataset}/{task}", total=None)
         results = _or_exit(
             lambda: run_eval(

@@ -247,3 +247,15 @@ def test_scheduled_workflow_runs_check_urls() -> None:
     assert "culturebench check-urls" in commands and "gh issue create" in commands
     assert any(step.get("uses", "").startswith("actions/upload-artifact") for step in steps)
     assert set(workflow["jobs"]["check"]["strategy"]["matrix"]["dataset"]) >= {"borsch", "wwd"}
+
+
+def test_retry_after_parsing() -> None:
+    from datetime import datetime, timedelta, timezone
+    from email.utils import format_datetime
+
+    from culturebench.http import retry_after_seconds
+
+    assert retry_after_seconds("3") == 3.0
+    assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None
+    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    assert 20 < retry_after_seconds(later) <= 30

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from culturebench import __version__
+from culturebench.http import retry_after_seconds
 from culturebench.urlcheck.collect import UrlItem
 from culturebench.urlcheck.safety import BlockedAddress, check_target
 
@@ -150,7 +151,7 @@ class UrlChecker:
                     continue
                 raise
             if resp.status_code in RETRY_STATUS and attempt < self.config.retries:
-                delay = _retry_after(resp.headers.get("Retry-After"))
+                delay = retry_after_seconds(resp.headers.get("Retry-After"))
                 resp.close()
                 if delay is None:
                     delay = self.config.backoff_s * 2**attempt
@@ -316,18 +317,3 @@ def _read_capped(resp, limit: int) -> bytes | None:
         if len(buf) > limit:
             return None
     return bytes(buf)
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        from email.utils import parsedate_to_datetime
-
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)

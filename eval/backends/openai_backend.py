@@ -12,6 +12,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions
+from culturebench.http import retry_after_seconds
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -82,7 +83,7 @@ class OpenAIBackend(Backend):
                 last = f"HTTP {resp.status_code}: {resp.text[:200]}"
                 if resp.status_code not in RETRY_STATUS:
                     raise EndpointError(f"{url}: {last} (request {request.id})")
-                delay = _retry_after(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
+                delay = retry_after_seconds(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
             if attempt < self.max_retries:
                 time.sleep(delay)
         raise EndpointError(
@@ -98,12 +99,3 @@ class OpenAIBackend(Backend):
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench", "requests"])
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        return None
