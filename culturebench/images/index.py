@@ -1,0 +1,112 @@
+"""Near-duplicate search over 64-bit perceptual hashes with multi-index hashing.
+
+Each hash is cut into ``m`` chunks. If two hashes differ in at most ``t`` bits, then by the
+pigeonhole principle at least one chunk differs in at most ``t // m`` bits. So a query
+enumerates, for every chunk, all values within ``t // m`` bits of its own chunk, collects the
+hashes stored under those values, and verifies the true distance: every hash within ``t`` is
+found (recall 1.0), and only candidates are compared.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+BITS = 64
+
+
+def _flips(width: int, radius: int) -> list[int]:
+    """All bit masks of ``width`` bits with at most ``radius`` bits set."""
+    masks = [0]
+    for r in range(1, radius + 1):
+        for bits in combinations(range(width), r):
+            mask = 0
+            for b in bits:
+                mask |= 1 << b
+            masks.append(mask)
+    return masks
+
+
+def brute_force(hashes: np.ndarray, query: int, threshold: int) -> np.ndarray:
+    """Indices of ``hashes`` within ``threshold`` bits of ``query`` (vectorised scan)."""
+    distances = np.bitwise_count(hashes ^ np.uint64(query))
+    return np.flatnonzero(distances <= threshold)
+
+
+class HashIndex:
+    """Multi-index hash table over uint64 hashes for Hamming-radius queries."""
+
+    def __init__(self, hashes: np.ndarray, threshold: int, chunks: int = 4) -> None:
+        if BITS % chunks:
+            raise ValueError("chunks must divide 64")
+        self.hashes = np.asarray(hashes, dtype=np.uint64)
+        self.threshold = threshold
+        self.chunks = chunks
+        self.width = BITS // chunks
+        self.radius = threshold // chunks
+        self._masks = _flips(self.width, self.radius)
+        # Per chunk: chunk value -> (ids, their full hashes), stored contiguously so a query
+        # reads its candidates sequentially instead of gathering from the whole array.
+        self._tables: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
+        self._arrays: list[tuple[np.ndarray, ...]] = []
+        mask = np.uint64((1 << self.width) - 1)
+        for c in range(chunks):
+            values = (self.hashes >> np.uint64(c * self.width)) & mask
+            order = np.argsort(values, kind="stable")
+            sorted_hashes = self.hashes[order]
+            keys, starts, counts = np.unique(values[order], return_index=True, return_counts=True)
+            self._tables.append(
+                {
+                    int(k): (order[s : s + n], sorted_hashes[s : s + n])
+                    for k, s, n in zip(keys.tolist(), starts.tolist(), counts.tolist(), strict=True)
+                }
+            )
+            self._arrays.append((keys, starts, counts, order, sorted_hashes))
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def query(self, query: int) -> np.ndarray:
+        """Sorted indices of stored hashes within ``threshold`` bits of ``query``."""
+        low = (1 << self.width) - 1
+        ids, values = [], []
+        for c, table in enumerate(self._tables):
+            chunk = (query >> (c * self.width)) & low
+            for flip in self._masks:
+                bucket = table.get(chunk ^ flip)
+                if bucket is not None:
+                    ids.append(bucket[0])
+                    values.append(bucket[1])
+        if not ids:
+            return np.empty(0, dtype=np.int64)
+        close = np.bitwise_count(np.concatenate(values) ^ np.uint64(query)) <= self.threshold
+        return np.unique(np.concatenate(ids)[close])
+
+    def query_many(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """All (query index, stored index) pairs within ``threshold`` bits, vectorised over
+        the queries: the work is one pass per (chunk, bit flip), whatever the batch size."""
+        q = np.asarray(queries, dtype=np.uint64)
+        mask = np.uint64((1 << self.width) - 1)
+        pairs_q, pairs_i = [], []
+        for c, (keys, starts, counts, order, sorted_hashes) in enumerate(self._arrays):
+            chunk = (q >> np.uint64(c * self.width)) & mask
+            for flip in self._masks:
+                wanted = chunk ^ np.uint64(flip)
+                pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+                hit = np.flatnonzero(keys[pos] == wanted)
+                if not len(hit):
+                    continue
+                n = counts[pos[hit]]
+                first = starts[pos[hit]]
+                total = int(n.sum())
+                owner = np.repeat(hit, n)
+                at = np.repeat(first - (np.cumsum(n) - n), n) + np.arange(total)
+                close = np.bitwise_count(sorted_hashes[at] ^ q[owner]) <= self.threshold
+                pairs_q.append(owner[close])
+                pairs_i.append(order[at[close]])
+        if not pairs_q:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        qi, ii = np.concatenate(pairs_q), np.concatenate(pairs_i)
+        key = np.unique(qi.astype(np.int64) * len(self.hashes) + ii)
+        return key // len(self.hashes), key % len(self.hashes)
