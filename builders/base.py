@@ -26,6 +26,7 @@ from culturebench.builders.parquet_io import to_table, write_split
 from culturebench.builders.sources import SourceSet, resolve_sources
 from culturebench.errors import BuildError, ValidationFailed
 from culturebench.hashing import sha256_text
+from culturebench.images.stage import ImageOptions
 from culturebench.manifest import MANIFEST_FORMAT, dumps, write_manifest
 from culturebench.release.versioning import declared_kind
 from culturebench.spec import DatasetSpec, load_spec
@@ -93,6 +94,8 @@ class DatasetBuilder(ABC):
         out_root: str | Path = "dist",
         overwrite: bool = False,
         on_step: StepCallback | None = None,
+        images: ImageOptions | None = None,
+        image_progress: Callable[[int, int], None] | None = None,
     ) -> BuildResult:
         """Build, validate and atomically publish ``<out_root>/<name>/<version>``.
 
@@ -126,6 +129,12 @@ class DatasetBuilder(ABC):
         step(f"reading {len(sources.files)} source files")
         rows = self.generate(sources, log)
         self._check_configs(rows, sources)
+        if images is not None:
+            from culturebench.images.policy import load_policy
+            from culturebench.images.stage import run_image_stage
+
+            step("fetching, checking and hashing images")
+            log.stats.update(run_image_stage(rows, load_policy(spec), images, log, image_progress))
 
         with staging_dir(final) as tmp:
             step("writing parquet")

@@ -232,6 +232,9 @@ def validate_cmd(
     folder: Annotated[Path, typer.Argument(help="A release folder, e.g. dist/borsch/1.0.0.")],
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON.")] = None,
     records: Annotated[bool, typer.Option(help="Load records through mlcroissant.")] = True,
+    contact_sheet: Annotated[
+        Path | None, typer.Option(help="Write flagged image pairs to this HTML file.")
+    ] = None,
 ) -> None:
     """Validate a release folder; exit 1 when any check fails."""
     from culturebench.validation import validate_release
@@ -240,7 +243,7 @@ def validate_cmd(
         err_console.print(f"[red]error:[/] {folder} is not a folder")
         raise typer.Exit(EXIT_BAD_INPUT)
     with _steps(f"validating {folder}"):
-        report = validate_release(folder, croissant_records=records)
+        report = validate_release(folder, croissant_records=records, contact_sheet=contact_sheet)
     report.render(console)
     if json_out:
         json_out.write_text(json.dumps(report.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")

@@ -33,7 +33,11 @@ CROISSANT_RECORDS_CHECKED = 3
 
 
 def validate_release(
-    folder: str | Path, *, spec: DatasetSpec | None = None, croissant_records: bool = True
+    folder: str | Path,
+    *,
+    spec: DatasetSpec | None = None,
+    croissant_records: bool = True,
+    contact_sheet: Path | None = None,
 ) -> ValidationReport:
     """Run every check on ``folder`` and return the report (never raises for bad data)."""
     folder = Path(folder)
@@ -56,6 +60,10 @@ def validate_release(
     features = _check_card(folder, manifest, report)
     frames = _check_data(folder, spec, manifest, features, report)
     _check_dataset_rules(spec, manifest, frames, report)
+    if manifest.get("schema_version") == spec.schema_version:
+        from culturebench.validation.images import check_images
+
+        check_images(frames, spec, report, contact_sheet)
     _check_croissant(folder, spec, report, records=croissant_records)
     return report
 

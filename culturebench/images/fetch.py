@@ -1,0 +1,115 @@
+"""Download images into a content-addressed cache (by sha256), verifying the recorded
+checksum when there is one. Cached bytes are reused without network, so offline builds keep
+working with what was fetched before; a run that was killed resumes where it stopped."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from culturebench.hashing import sha256_bytes
+from culturebench.images.decode import MAX_BYTES
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    key: str  # the image's identity in the dataset (its recorded URL)
+    url: str  # where to download it from (the URL itself or a mirror)
+    sha256: str | None = None
+
+
+@dataclass
+class FetchResult:
+    key: str
+    data: bytes | None
+    sha256: str | None
+    error: str | None = None  # checksum_mismatch, too_large, http_<code>, unavailable, blocked
+    from_cache: bool = False
+
+
+class ImageCache:
+    """Files named by their sha256 under ``root`` (``ab/abcdef...``)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def path(self, sha256: str) -> Path:
+        return self.root / sha256[:2] / sha256
+
+    def get(self, sha256: str) -> bytes | None:
+        path = self.path(sha256)
+        return path.read_bytes() if path.is_file() else None
+
+    def put(self, data: bytes) -> str:
+        sha = sha256_bytes(data)
+        path = self.path(sha)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        return sha
+
+
+def default_cache() -> ImageCache:
+    from culturebench.builders.sources import cache_root
+
+    return ImageCache(cache_root() / "images")
+
+
+def fetch_images(
+    requests: Sequence[FetchRequest],
+    *,
+    cache: ImageCache,
+    concurrency: int = 8,
+    timeout_s: float = 30.0,
+    max_bytes: int = MAX_BYTES,
+    allow: tuple[str, ...] = (),
+    offline: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, FetchResult]:
+    """Fetch every request (cache first); failures are results, never exceptions."""
+    import requests as http
+
+    from culturebench.urlcheck.safety import BlockedAddress, check_target
+
+    def one(req: FetchRequest) -> FetchResult:
+        if req.sha256:
+            cached = cache.get(req.sha256)
+            if cached is not None:
+                return FetchResult(req.key, cached, req.sha256, from_cache=True)
+        if offline:
+            return FetchResult(req.key, None, None, "unavailable")
+        try:
+            check_target(req.url, allow)
+            with http.get(req.url, stream=True, timeout=timeout_s) as resp:
+                if resp.status_code != 200:
+                    return FetchResult(req.key, None, None, f"http_{resp.status_code}")
+                buf = bytearray()
+                for chunk in resp.iter_content(1 << 16):
+                    buf.extend(chunk)
+                    if len(buf) > max_bytes:
+                        return FetchResult(req.key, None, None, "too_large")
+        except BlockedAddress:
+            return FetchResult(req.key, None, None, "blocked")
+        except (http.RequestException, OSError):
+            return FetchResult(req.key, None, None, "unavailable")
+        data = bytes(buf)
+        sha = sha256_bytes(data)
+        if req.sha256 and sha != req.sha256:
+            return FetchResult(req.key, None, sha, "checksum_mismatch")
+        cache.put(data)
+        return FetchResult(req.key, data, sha)
+
+    results: dict[str, FetchResult] = {}
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        for done, result in enumerate(pool.map(one, requests), start=1):
+            results[result.key] = result
+            if progress:
+                progress(done, len(requests))
+    return results

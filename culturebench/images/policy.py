@@ -1,0 +1,51 @@
+"""A dataset's image policy (``datasets/<name>/image_policy.yaml``) and reviewed waivers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from culturebench.spec import DatasetSpec
+
+
+@dataclass(frozen=True)
+class ImagePolicy:
+    embed_licenses: list[str] = field(default_factory=list)
+    max_bytes: int = 20_000_000
+    max_pixels: int = 40_000_000
+    near_duplicate_threshold: int = 6
+    contamination_threshold: int = 6
+    reference_lists: list[Path] = field(default_factory=list)
+    waivers: list[dict[str, Any]] = field(default_factory=list)
+
+    def waived(self, check: str, *keys: str | None) -> dict[str, Any] | None:
+        """The waiver covering ``check`` for any of the image keys (sha256 or phash), if any."""
+        for waiver in self.waivers:
+            if waiver.get("check") in (check, "*") and waiver.get("image") in keys:
+                return waiver
+        return None
+
+
+def load_policy(spec: DatasetSpec) -> ImagePolicy:
+    path = spec.folder / "image_policy.yaml"
+    if not path.exists():
+        return ImagePolicy()
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    waivers: list[dict[str, Any]] = []
+    if raw.get("waivers"):
+        wpath = spec.folder / raw["waivers"]
+        if wpath.exists():
+            waivers = (yaml.safe_load(wpath.read_text(encoding="utf-8")) or {}).get("waivers") or []
+    refs = [Path(p) if Path(p).is_absolute() else spec.folder / p for p in raw.get("reference_lists") or []]
+    return ImagePolicy(
+        embed_licenses=list(raw.get("embed_licenses") or []),
+        max_bytes=int(raw.get("max_bytes", 20_000_000)),
+        max_pixels=int(raw.get("max_pixels", 40_000_000)),
+        near_duplicate_threshold=int(raw.get("near_duplicate_threshold", 6)),
+        contamination_threshold=int(raw.get("contamination_threshold", 6)),
+        reference_lists=refs,
+        waivers=waivers,
+    )

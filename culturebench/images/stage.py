@@ -1,0 +1,165 @@
+"""The image stage every builder with images runs: fetch (content-addressed cache, checksum
+verified) -> safe decode -> pHash/dHash -> licence (recorded, or Wikimedia Commons by URL or
+by content SHA-1) -> embed as ``datasets.Image`` bytes when the policy allows the licence,
+else keep a URL-only record with its licence and status."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from culturebench.builders.buildlog import BuildLog
+from culturebench.images.decode import ImageError, safe_decode
+from culturebench.images.fetch import FetchRequest, ImageCache, default_cache, fetch_images
+from culturebench.images.hashing import perceptual_hashes
+from culturebench.images.licenses import UNKNOWN, CommonsClient, LicenseInfo, allowed, commons_title
+from culturebench.images.policy import ImagePolicy
+
+
+@dataclass(frozen=True)
+class ImageOptions:
+    """How a build fetches images (CLI: ``--images --image-mirror --commons-api --allow``)."""
+
+    mirror: str | None = None  # base URL serving the upstream paths (else each record's URL)
+    commons_api: str | None = None  # Commons API URL (None: no licence lookups)
+    allow: tuple[str, ...] = ()
+    offline: bool = False
+    concurrency: int = 8
+    cache: ImageCache | None = None
+
+
+def image_records(rows: dict[str, dict[str, list[dict[str, Any]]]]) -> Iterator[dict[str, Any]]:
+    """Every image record dict in the rows (records shared between configs come once)."""
+    seen: set[int] = set()
+    for splits in rows.values():
+        for split_rows in splits.values():
+            for row in split_rows:
+                for record in row.get("images") or []:
+                    if id(record) not in seen:
+                        seen.add(id(record))
+                        yield record
+
+
+def run_image_stage(
+    rows: dict[str, dict[str, list[dict[str, Any]]]],
+    policy: ImagePolicy,
+    options: ImageOptions,
+    log: BuildLog,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Fill every image record in place; return statistics and the attribution list."""
+    records = list(image_records(rows))
+    by_key: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_key.setdefault(record["url"], []).append(record)
+    base = options.mirror.rstrip("/") + "/" if options.mirror else None
+    requests = [
+        FetchRequest(
+            key=url,
+            url=(base + group[0]["upstream_path"]) if base and group[0].get("upstream_path") else url,
+            sha256=group[0].get("sha256"),
+        )
+        for url, group in by_key.items()
+    ]
+    fetched = fetch_images(
+        requests,
+        cache=options.cache or default_cache(),
+        concurrency=options.concurrency,
+        max_bytes=policy.max_bytes,
+        allow=options.allow,
+        offline=options.offline,
+        progress=progress,
+    )
+    decoded: dict[str, tuple[bytes, dict[str, Any]]] = {}
+    for url, result in fetched.items():
+        group = by_key[url]
+        if result.error:
+            _fail(group, result.error, log)
+            continue
+        try:
+            image = safe_decode(result.data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
+        except ImageError as exc:
+            _fail(group, exc.reason, log)
+            continue
+        decoded[url] = (
+            result.data,
+            {
+                "width": image.width,
+                "height": image.height,
+                "sha256": result.sha256,
+                "size_bytes": len(result.data),
+                **perceptual_hashes(image.image),
+            },
+        )
+    licences = _licences(by_key, decoded, options, log)
+    for url, (data, facts) in decoded.items():
+        info = licences.get(url)
+        for record in by_key[url]:
+            record.update(facts)
+            if info is not None:
+                record.update(info.to_dict())
+            if allowed(record["license"], policy.embed_licenses):
+                record["image"] = {"bytes": data, "path": record.get("file")}
+                record["status"] = "embedded"
+            else:
+                record["image"] = None
+                record["status"] = "url_only"
+    return _statistics(records)
+
+
+def _fail(group: list[dict[str, Any]], reason: str, log: BuildLog) -> None:
+    for record in group:
+        record["image"] = None
+        record["status"] = f"failed:{reason}"
+    log.quirk(
+        f"image_{reason}", f"{group[0]['url']}: {reason}", action="kept as a URL-only record", field="images"
+    )
+
+
+def _licences(by_key, decoded, options: ImageOptions, log: BuildLog) -> dict[str, LicenseInfo]:
+    """Licence info for images whose records say ``unknown``, from Wikimedia Commons."""
+    if not options.commons_api:
+        return {}
+    client = CommonsClient(options.commons_api)
+    titles: dict[str, str] = {}
+    for url, (data, _facts) in decoded.items():
+        if by_key[url][0].get("license", UNKNOWN) != UNKNOWN:
+            continue
+        title = commons_title(url)
+        if title is None:
+            try:
+                title = client.title_for_bytes(data)
+            except Exception as exc:  # a lookup failure must not fail the build
+                log.quirk(
+                    "licence_lookup_failed", f"{url}: {exc}", action="licence stays unknown", field="images"
+                )
+                continue
+        if title:
+            titles[url] = title
+    try:
+        infos = client.licenses(sorted(set(titles.values()))) if titles else {}
+    except Exception as exc:
+        log.quirk("licence_lookup_failed", str(exc), action="licences stay unknown", field="images")
+        return {}
+    return {url: infos[title] for url, title in titles.items() if title in infos}
+
+
+def _statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
+    embedded = [r for r in records if r.get("status") == "embedded"]
+    attributions = sorted(
+        {
+            (r.get("author") or "unknown author", r["license"], r.get("source_page") or r["url"])
+            for r in embedded
+        }
+    )
+    return {
+        "images": {
+            "records": len(records),
+            "per_status": dict(Counter(r.get("status") for r in records).most_common()),
+            "per_license": dict(Counter(r.get("license") for r in records).most_common()),
+            "embedded_per_license": dict(Counter(r.get("license") for r in embedded).most_common()),
+        },
+        "attributions": [{"author": a, "license": lic, "source": src} for a, lic, src in attributions],
+    }

@@ -1,0 +1,246 @@
+"""Image checks of a release: embedded bytes intact (decode, sha256, pHash), licences allowed
+by the dataset's policy, near-duplicate images inside the dataset (all configs and splits),
+and contamination against reference hash lists of known web images (Parquet with columns
+``phash``, ``source``). Waived findings (reviewed, in ``waivers.yaml``) are kept as warnings."""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from culturebench.hashing import sha256_bytes
+from culturebench.images.decode import ImageError, safe_decode
+from culturebench.images.hashing import hamming, perceptual_hashes, to_array
+from culturebench.images.index import HashIndex
+from culturebench.images.licenses import allowed
+from culturebench.images.policy import ImagePolicy, load_policy
+from culturebench.spec import DatasetSpec
+from culturebench.validation.report import Finding, ValidationReport
+
+CHECKS = ("images:integrity", "images:licence_policy", "images:near_duplicates", "images:contamination")
+
+
+def _records(frames: dict[str, pd.DataFrame]) -> list[tuple[str, int, str, dict[str, Any]]]:
+    out = []
+    for config, frame in frames.items():
+        if "images" not in frame.columns:
+            continue
+        for index, row in frame.iterrows():
+            for record in row["images"] or []:
+                if isinstance(record, dict) and "phash" in record:
+                    out.append((config, int(index), str(row.get("id")), record))
+    return out
+
+
+def check_images(
+    frames: dict[str, pd.DataFrame],
+    spec: DatasetSpec,
+    report: ValidationReport,
+    contact_sheet: Path | None = None,
+) -> list[dict[str, Any]]:
+    """Run the image checks; return near-duplicate/contamination pairs (for a contact sheet)."""
+    records = _records(frames)
+    if not records:
+        return []
+    policy = load_policy(spec)
+    for check in CHECKS:
+        report.ran(check)
+    unique: dict[str, tuple[str, int, str, dict[str, Any]]] = {}
+    for item in records:
+        record = item[3]
+        key = record.get("sha256") or record["url"]
+        if key in unique:
+            continue
+        unique[key] = item
+        _integrity(item, policy, report)
+    hashed = [item for item in unique.values() if item[3].get("phash")]
+    pairs = _near_duplicates(hashed, policy, report) + _contamination(hashed, policy, report)
+    if contact_sheet is not None and pairs:
+        write_contact_sheet(pairs, contact_sheet)
+    return pairs
+
+
+def _integrity(item, policy: ImagePolicy, report: ValidationReport) -> None:
+    config, index, row_id, record = item
+    image = record.get("image")
+    data = image.get("bytes") if isinstance(image, dict) else None
+    if not data:
+        if record.get("status") == "embedded":
+            report.add(
+                Finding(
+                    "images:integrity",
+                    "status embedded but no bytes",
+                    config=config,
+                    row=index,
+                    row_id=row_id,
+                    field="images",
+                )
+            )
+        return
+    try:
+        decoded = safe_decode(data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
+    except ImageError as exc:
+        report.add(
+            Finding(
+                "images:integrity",
+                f"{record.get('file')}: {exc}",
+                config=config,
+                row=index,
+                row_id=row_id,
+                field="images",
+            )
+        )
+        return
+    if record.get("sha256") and sha256_bytes(data) != record["sha256"]:
+        report.add(
+            Finding(
+                "images:integrity",
+                f"{record.get('file')}: sha256 of the bytes differs from the record",
+                config=config,
+                row=index,
+                row_id=row_id,
+                field="images",
+            )
+        )
+    if record.get("phash") and perceptual_hashes(decoded.image)["phash"] != record["phash"]:
+        report.add(
+            Finding(
+                "images:integrity",
+                f"{record.get('file')}: pHash differs from the record",
+                config=config,
+                row=index,
+                row_id=row_id,
+                field="images",
+            )
+        )
+    if not allowed(record.get("license") or "unknown", policy.embed_licenses):
+        report.add(
+            Finding(
+                "images:licence_policy",
+                f"{record.get('file')}: licence {record.get('license')!r} is not allowed for embedding",
+                config=config,
+                row=index,
+                row_id=row_id,
+                field="images",
+            )
+        )
+
+
+def _near_duplicates(hashed, policy: ImagePolicy, report: ValidationReport) -> list[dict[str, Any]]:
+    if len(hashed) < 2:
+        return []
+    hashes = to_array([item[3]["phash"] for item in hashed])
+    index = HashIndex(hashes, policy.near_duplicate_threshold)
+    qi, ii = index.query_many(hashes)
+    pairs = []
+    for a, b in zip(qi.tolist(), ii.tolist(), strict=True):
+        if a >= b:
+            continue
+        left, right = hashed[a], hashed[b]
+        distance = hamming(left[3]["phash"], right[3]["phash"])
+        waiver = policy.waived("images:near_duplicates", left[3].get("sha256"), right[3].get("sha256"))
+        message = (
+            f"{left[3].get('file')} ({left[2]}) and {right[3].get('file')} ({right[2]}) are near-duplicates "
+            f"(pHash distance {distance} <= {policy.near_duplicate_threshold})"
+        )
+        if waiver:
+            message += f"; waived by {waiver.get('reviewer')}: {waiver.get('reason')}"
+        report.add(
+            Finding(
+                "images:near_duplicates",
+                message,
+                severity="warning",
+                config=left[0],
+                row=left[1],
+                row_id=left[2],
+                field="images",
+            )
+        )
+        pairs.append(
+            {
+                "kind": "near-duplicate",
+                "distance": distance,
+                "a": left[3],
+                "b": right[3],
+                "a_row": left[2],
+                "b_row": right[2],
+            }
+        )
+    return pairs
+
+
+def _contamination(hashed, policy: ImagePolicy, report: ValidationReport) -> list[dict[str, Any]]:
+    pairs = []
+    for path in policy.reference_lists:
+        reference = pd.read_parquet(path, columns=["phash", "source"])
+        if reference.empty:
+            continue
+        index = HashIndex(to_array(list(reference["phash"])), policy.contamination_threshold)
+        qi, ii = index.query_many(to_array([item[3]["phash"] for item in hashed]))
+        for a, b in zip(qi.tolist(), ii.tolist(), strict=True):
+            config, row, row_id, record = hashed[a]
+            source = reference["source"].iloc[b]
+            distance = hamming(record["phash"], reference["phash"].iloc[b])
+            waiver = policy.waived("images:contamination", record.get("sha256"), record["phash"])
+            message = (
+                f"{record.get('file')} matches known web image {source} in {Path(path).name} "
+                f"(pHash distance {distance} <= {policy.contamination_threshold})"
+            )
+            if waiver:
+                message += f"; waived by {waiver.get('reviewer')}: {waiver.get('reason')}"
+            report.add(
+                Finding(
+                    "images:contamination",
+                    message,
+                    severity="warning" if waiver else "error",
+                    config=config,
+                    row=row,
+                    row_id=row_id,
+                    field="images",
+                )
+            )
+            pairs.append(
+                {
+                    "kind": "contamination",
+                    "distance": distance,
+                    "a": record,
+                    "b": {"url": source},
+                    "a_row": row_id,
+                    "b_row": Path(path).name,
+                }
+            )
+    return pairs
+
+
+def _thumb(record: dict[str, Any]) -> str:
+    image = record.get("image")
+    data = image.get("bytes") if isinstance(image, dict) else None
+    if data:
+        return f'<img src="data:image/png;base64,{base64.b64encode(data).decode()}" width="200">'
+    url = html.escape(record.get("url") or "")
+    return f'<img src="{url}" width="200"><br><small>{url}</small>'
+
+
+def write_contact_sheet(pairs: list[dict[str, Any]], path: Path) -> Path:
+    """An HTML page showing each flagged pair side by side, for a person to judge."""
+    rows = "\n".join(
+        f"<tr><td>{p['kind']}<br>distance {p['distance']}</td>"
+        f"<td>{_thumb(p['a'])}<br>{html.escape(str(p['a_row']))}</td>"
+        f"<td>{_thumb(p['b'])}<br>{html.escape(str(p['b_row']))}</td></tr>"
+        for p in sorted(pairs, key=lambda p: p["distance"])
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "<!doctype html><meta charset='utf-8'><title>Image findings</title>"
+        "<h1>Near-duplicate and contamination findings</h1><table border='1' cellpadding='6'>"
+        f"<tr><th>finding</th><th>image</th><th>match</th></tr>{rows}</table>",
+        encoding="utf-8",
+    )
+    return path
+
+
+__all__ = ["check_images", "write_contact_sheet"]
