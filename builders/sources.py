@@ -27,6 +27,7 @@ from culturebench.spec import DatasetSpec, SourceFile
 logger = logging.getLogger("culturebench.sources")
 
 DOWNLOAD_TIMEOUT_S = 60
+SAMPLE_MARKER = "SAMPLE.md"
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,8 @@ def resolve_sources(spec: DatasetSpec, source: str | None = None) -> SourceSet:
     folder = Path(source)
     if not folder.is_dir():
         raise SourceError(Location(source), "source is neither a folder nor an http(s) URL")
-    kind = "sample" if folder.resolve() == spec.sample_dir.resolve() else "path"
+    # A sample folder (shipped, or a copy of it) is marked by a SAMPLE.md file.
+    kind = "sample" if (folder / SAMPLE_MARKER).is_file() else "path"
     return _from_folder(spec, folder, kind)
 
 

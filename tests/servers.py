@@ -319,3 +319,81 @@ def _solid_png(width: int, height: int) -> bytes:
     buf = io.BytesIO()
     Image.new("RGB", (width, height), (200, 30, 30)).save(buf, format="PNG")
     return buf.getvalue()
+
+
+COMMONS_WIKI = "https://commons.wikimedia.org/wiki/"
+
+
+class _CommonsReplayHandler(BaseHTTPRequestHandler):
+    """REPLAY of the Wikimedia Commons API (api.php), not an implementation of it: it answers
+    the two query shapes culturebench sends (``list=allimages&aisha1=`` and
+    ``prop=imageinfo&iiprop=extmetadata|url&titles=``, formatversion 2) from a fixture, in the
+    documented response shape."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        from urllib.parse import parse_qs, urlsplit
+
+        params = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+        files = self.server.files  # type: ignore[attr-defined]  # title -> {sha1, license, artist, ...}
+        self.server.requests.append(params)  # type: ignore[attr-defined]
+        if params.get("list") == "allimages":
+            hits = [
+                {"name": t[5:], "title": t} for t, f in files.items() if f["sha1"] == params.get("aisha1")
+            ]
+            body = {"batchcomplete": True, "query": {"allimages": hits[:1]}}
+        elif params.get("prop") == "imageinfo":
+            pages = []
+            for title in params.get("titles", "").split("|"):
+                f = files.get(title)
+                if f is None:
+                    pages.append({"ns": 6, "title": title, "missing": True})
+                    continue
+                meta = {
+                    "LicenseShortName": {"value": f["license"], "source": "commons-desc-page"},
+                    "LicenseUrl": {"value": f["license_url"], "source": "commons-desc-page"},
+                    "Artist": {
+                        "value": f'<a href="//commons.wikimedia.org/wiki/User:X">{f["artist"]}</a>',
+                        "source": "commons-desc-page",
+                    },
+                    "Credit": {"value": "Own work", "source": "commons-desc-page"},
+                }
+                pages.append(
+                    {
+                        "ns": 6,
+                        "title": title,
+                        "imageinfo": [
+                            {
+                                "url": f"https://upload.wikimedia.org/wikipedia/commons/x/xx/{title[5:]}",
+                                "descriptionurl": COMMONS_WIKI + title.replace(" ", "_"),
+                                "extmetadata": meta,
+                            }
+                        ],
+                    }
+                )
+            body = {"batchcomplete": True, "query": {"pages": pages}}
+        else:
+            body = {"error": {"code": "badvalue", "info": "unsupported request"}}
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def commons_replay(files: dict[str, dict]) -> Iterator[tuple[str, list[dict]]]:
+    """Start the Commons API replay on 127.0.0.1; yields (api URL, requests seen)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _CommonsReplayHandler)
+    server.files = files  # type: ignore[attr-defined]
+    server.requests = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/w/api.php", server.requests  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -4,6 +4,7 @@ files detected (never silently padded), EXIF orientation applied."""
 from __future__ import annotations
 
 import io
+import warnings
 from dataclasses import dataclass
 
 from culturebench.errors import CultureBenchError
@@ -37,10 +38,12 @@ def safe_decode(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = MA
         raise ImageError("too_large", f"{len(data)} bytes > {max_bytes}")
     ImageFile.LOAD_TRUNCATED_IMAGES = False
     try:
-        img = Image.open(io.BytesIO(data))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(data))
     except UnidentifiedImageError as exc:
         raise ImageError("not_an_image", str(exc)) from exc
-    except Image.DecompressionBombError as exc:
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageError("too_many_pixels", str(exc)) from exc
     width, height = img.size
     if width * height > max_pixels:

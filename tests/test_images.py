@@ -1,0 +1,294 @@
+"""The image stage end to end (BORSCH sample with a local image server and a Commons API
+replay), safe decoding, licences, the hash index against brute force, image validation."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from culturebench.builders import get_builder
+from culturebench.errors import ValidationFailed
+from culturebench.images.decode import ImageError, safe_decode
+from culturebench.images.fetch import ImageCache
+from culturebench.images.index import HashIndex, brute_force
+from culturebench.images.licenses import allowed, commons_title, to_spdx
+from culturebench.images.stage import ImageOptions
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def png(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(array).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def noise(seed: int, size: int = 48) -> bytes:
+    rng = np.random.default_rng(seed)
+    return png(rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8))
+
+
+def bomb() -> bytes:
+    buf = io.BytesIO()
+    Image.new("L", (12000, 12000), 0).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------- units
+def test_safe_decode_refuses_bad_bytes() -> None:
+    good = noise(1)
+    assert safe_decode(good).width == 48
+    with pytest.raises(ImageError) as truncated:
+        safe_decode(good[: len(good) // 2])
+    assert truncated.value.reason == "truncated"
+    with pytest.raises(ImageError) as text:
+        safe_decode(b"<html>not an image</html>")
+    assert text.value.reason == "not_an_image"
+    with pytest.raises(ImageError) as big:
+        safe_decode(bomb(), max_pixels=40_000_000)
+    assert big.value.reason == "too_many_pixels"
+    with pytest.raises(ImageError) as heavy:
+        safe_decode(good, max_bytes=100)
+    assert heavy.value.reason == "too_large"
+
+
+def test_exif_orientation_is_applied() -> None:
+    img = Image.new("RGB", (40, 20), (255, 0, 0))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 degrees clockwise on display
+    buf = io.BytesIO()
+    img.save(buf, format="JPEG", exif=exif)
+    decoded = safe_decode(buf.getvalue())
+    assert (decoded.width, decoded.height) == (20, 40)
+
+
+def test_licence_mapping_and_titles() -> None:
+    assert to_spdx("CC BY-SA 4.0") == "CC-BY-SA-4.0" and to_spdx("CC0") == "CC0-1.0"
+    assert to_spdx(None) == "unknown" and to_spdx("Public domain") == "LicenseRef-PublicDomain"
+    policy = ["CC0-1.0", "CC-BY-[0-9]*", "CC-BY-SA-[0-9]*"]
+    assert allowed("CC-BY-SA-4.0", policy) and allowed("CC-BY-2.0", policy) and allowed("CC0-1.0", policy)
+    assert not allowed("CC-BY-NC-4.0", policy) and not allowed("CC-BY-NC-SA-3.0", policy)
+    assert not allowed("unknown", policy)
+    assert (
+        commons_title("https://upload.wikimedia.org/wikipedia/commons/thumb/a/ab/Plov_1.jpg/320px-Plov_1.jpg")
+        == "File:Plov 1.jpg"
+    )
+    assert commons_title("https://example.org/a.jpg") is None
+
+
+@pytest.mark.parametrize(
+    ("n", "threshold", "chunks"), [(5000, 6, 4), (20000, 4, 4), (5000, 8, 8), (3000, 10, 4)]
+)
+def test_hash_index_recall_equals_brute_force(n: int, threshold: int, chunks: int) -> None:
+    rng = np.random.default_rng(n + threshold)
+    hashes = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+    near = hashes[:200].copy()
+    for k in range(200):  # plant neighbours at every distance up to threshold + 2
+        bits = rng.choice(64, size=k % (threshold + 3), replace=False)
+        for b in bits:
+            near[k] ^= np.uint64(1 << int(b))
+    queries = np.concatenate([near, rng.integers(0, 2**64 - 1, size=100, dtype=np.uint64, endpoint=True)])
+    index = HashIndex(hashes, threshold, chunks=chunks)
+    qi, ii = index.query_many(queries)
+    for k, q in enumerate(queries):
+        expected = brute_force(hashes, int(q), threshold)
+        assert np.array_equal(np.sort(ii[qi == k]), expected)
+        assert np.array_equal(index.query(int(q)), expected)
+
+
+# ---------------------------------------------------------------------------- end to end
+@pytest.fixture
+def image_world(tmp_path: Path, servers):
+    """A BORSCH sample source whose image manifest points at real bytes on a local server."""
+    from skimage import data as skdata
+
+    source = tmp_path / "source"
+    shutil.copytree(REPO / "datasets" / "borsch" / "sample", source)
+    for path in source.iterdir():
+        path.chmod(0o644)
+    served = tmp_path / "served"
+    with open(source / "images_manifest.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+        fields = list(rows[0].keys())
+    astronaut = skdata.astronaut()
+    special = {
+        0: "astronaut",
+        1: "astronaut_small",
+        2: "wrong_checksum",
+        3: "truncated",
+        4: "bomb",
+        5: "not_image",
+    }
+    titles: dict[str, dict] = {}
+    for k, row in enumerate(rows):
+        kind = special.get(k, "noise")
+        if kind == "astronaut":
+            data = png(astronaut)
+        elif kind == "astronaut_small":
+            data = png(np.asarray(Image.fromarray(astronaut).resize((256, 256))))
+        elif kind == "truncated":
+            full = noise(k)
+            data = full[: len(full) // 2]
+        elif kind == "bomb":
+            data = bomb()
+        elif kind == "not_image":
+            data = b"this is not an image"
+        else:
+            data = noise(k)
+        served_bytes = noise(10_000 + k) if kind == "wrong_checksum" else data
+        target = served / row["path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(served_bytes)
+        row["sha256"], row["size"] = hashlib.sha256(data).hexdigest(), str(len(data))
+        if k % 2 == 0 and kind in ("noise", "astronaut", "astronaut_small"):  # half are on Commons
+            titles[f"File:Borsch test {k}.png"] = {
+                "sha1": hashlib.sha1(data).hexdigest(),
+                "license": "CC BY-SA 4.0",
+                "license_url": "https://creativecommons.org/licenses/by-sa/4.0",
+                "artist": f"Author {k}",
+            }
+    titles["File:Borsch test 1.png"] = {
+        "sha1": hashlib.sha1(png(np.asarray(Image.fromarray(astronaut).resize((256, 256))))).hexdigest(),
+        "license": "CC0",
+        "license_url": "",
+        "artist": "Author 1",
+    }
+    with open(source / "images_manifest.csv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    with servers.serve_folder(served) as mirror, servers.commons_replay(titles) as (api, seen):
+        yield {
+            "source": source,
+            "mirror": mirror,
+            "api": api,
+            "seen": seen,
+            "rows": rows,
+            "titles": titles,
+            "cache": ImageCache(tmp_path / "cache"),
+            "tmp": tmp_path,
+        }
+
+
+def _images(result) -> dict[str, dict]:
+    import pyarrow.parquet as pq
+
+    out = {}
+    for config in ("ru", "uk"):
+        for f in result.manifest["configs"][config]["splits"]["test"]["files"]:
+            for row in pq.read_table(result.folder / f["path"]).to_pylist():
+                for record in row["images"]:
+                    out[record["upstream_path"]] = record
+    return out
+
+
+def test_build_embeds_licensed_images_with_hash_checks(image_world) -> None:
+    w = image_world
+    options = ImageOptions(mirror=w["mirror"], commons_api=w["api"], allow=("127.0.0.1",), cache=w["cache"])
+    result = get_builder("borsch").build(source=str(w["source"]), out_root=w["tmp"] / "dist", images=options)
+    records = _images(result)
+    by_path = {row["path"]: row for row in w["rows"]}
+    paths = [row["path"] for row in w["rows"]]
+    status = {p: records[p]["status"] for p in paths}
+    assert status[paths[2]] == "failed:checksum_mismatch"
+    assert status[paths[3]] == "failed:truncated"
+    assert status[paths[4]] == "failed:too_many_pixels"
+    assert status[paths[5]] == "failed:not_an_image"
+    embedded = [p for p in paths if status[p] == "embedded"]
+    assert embedded and all(records[p]["license"] in ("CC-BY-SA-4.0", "CC0-1.0") for p in embedded)
+    first = records[paths[0]]
+    assert first["author"] == "Author 0" and first["source_page"].startswith(
+        "https://commons.wikimedia.org/wiki/File:"
+    )
+    assert first["image"]["bytes"] and first["width"] == 512 and len(first["phash"]) == 16 and first["dhash"]
+    url_only = [p for p in paths if status[p] == "url_only"]
+    assert url_only and all(
+        records[p]["license"] == "unknown" and records[p]["image"] is None for p in url_only
+    )
+    assert all(records[p]["sha256"] == by_path[p]["sha256"] for p in embedded)
+    checks = result.report.checks_run
+    assert {
+        "images:integrity",
+        "images:licence_policy",
+        "images:near_duplicates",
+        "images:contamination",
+    } <= set(checks)
+    near = [f for f in result.report.findings if f.check == "images:near_duplicates"]
+    assert len(near) == 1 and "pHash distance" in near[0].message  # the astronaut and its resized copy
+    card = (result.folder / "README.md").read_text(encoding="utf-8")
+    assert "## Image attributions" in card and "Author 0" in card and "CC-BY-SA-4.0" in card
+    assert result.log.stats["images"]["per_status"]["embedded"] == len(embedded)
+
+
+def test_embedded_images_load_as_pil_and_offline_rebuild_uses_the_cache(image_world, tmp_path: Path) -> None:
+    from datasets import load_dataset
+
+    w = image_world
+    options = ImageOptions(mirror=w["mirror"], commons_api=w["api"], allow=("127.0.0.1",), cache=w["cache"])
+    first = get_builder("borsch").build(source=str(w["source"]), out_root=w["tmp"] / "d1", images=options)
+    ds = load_dataset(str(first.folder), "ru", split="test", cache_dir=str(tmp_path / "hf"))
+    pictures = [img["image"] for row in ds for img in row["images"] if img["image"] is not None]
+    assert pictures and all(isinstance(p, Image.Image) for p in pictures)
+    offline = ImageOptions(offline=True, cache=w["cache"], commons_api=w["api"], allow=("127.0.0.1",))
+    again = get_builder("borsch").build(source=str(w["source"]), out_root=w["tmp"] / "d2", images=offline)
+    a, b = _images(first), _images(again)
+    assert {p: r["status"] for p, r in a.items() if r["status"] == "embedded"} == {
+        p: r["status"] for p, r in b.items() if r["status"] == "embedded"
+    }
+
+
+def test_contamination_fails_the_gate_unless_waived(image_world, tmp_path: Path, monkeypatch) -> None:
+    import pandas as pd
+    import yaml
+
+    from culturebench.images.hashing import perceptual_hashes
+
+    w = image_world
+    datasets = tmp_path / "datasets"
+    shutil.copytree(REPO / "datasets", datasets)
+    monkeypatch.setenv("CULTUREBENCH_DATASETS", str(datasets))
+    # A "known web image": a JPEG re-encode of the embedded astronaut.
+    buf = io.BytesIO()
+    from skimage import data as skdata
+
+    Image.fromarray(skdata.astronaut()).save(buf, format="JPEG", quality=60)
+    web_hash = perceptual_hashes(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))["phash"]
+    pd.DataFrame({"phash": [web_hash], "source": ["https://example.org/astronaut.jpg"]}).to_parquet(
+        datasets / "borsch" / "web_images.parquet"
+    )
+    policy_path = datasets / "borsch" / "image_policy.yaml"
+    policy = yaml.safe_load(policy_path.read_text(encoding="utf-8"))
+    policy["reference_lists"] = ["web_images.parquet"]
+    policy_path.write_text(yaml.safe_dump(policy), encoding="utf-8")
+    options = ImageOptions(mirror=w["mirror"], commons_api=w["api"], allow=("127.0.0.1",), cache=w["cache"])
+    with pytest.raises(ValidationFailed) as info:
+        get_builder("borsch").build(source=str(w["source"]), out_root=tmp_path / "dist", images=options)
+    hits = [f for f in info.value.report.errors if f.check == "images:contamination"]
+    # The astronaut and its resized copy are both near-copies of the web image.
+    assert len(hits) == 2 and all("https://example.org/astronaut.jpg" in f.message for f in hits)
+    assert not (tmp_path / "dist" / "borsch" / "1.0.0").exists()
+    waivers = [
+        {
+            "check": "images:contamination",
+            "image": w["rows"][k]["sha256"],
+            "reviewer": "maintainer",
+            "reason": "licensed Commons photo, reviewed",
+        }
+        for k in (0, 1)
+    ]
+    (datasets / "borsch" / "waivers.yaml").write_text(yaml.safe_dump({"waivers": waivers}), encoding="utf-8")
+    result = get_builder("borsch").build(source=str(w["source"]), out_root=tmp_path / "dist", images=options)
+    waived = [f for f in result.report.warnings if f.check == "images:contamination"]
+    assert len(waived) == 2 and all("waived by maintainer" in f.message for f in waived)
+    from culturebench.validation import validate_release
+
+    sheet = tmp_path / "sheet.html"
+    validate_release(result.folder, croissant_records=False, contact_sheet=sheet)
+    assert "data:image/png;base64" in sheet.read_text(encoding="utf-8")
