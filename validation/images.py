@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 
 from culturebench.hashing import sha256_bytes
-from culturebench.images.decode import ImageError, safe_decode
-from culturebench.images.hashing import hamming, perceptual_hashes, to_array
+from culturebench.images.decode import ImageError
+from culturebench.images.hashing import hamming, hash_image_bytes, to_array
 from culturebench.images.index import HashIndex
 from culturebench.images.licenses import allowed
 from culturebench.images.policy import ImagePolicy, load_policy
@@ -82,7 +82,7 @@ def _integrity(item, policy: ImagePolicy, report: ValidationReport) -> None:
             )
         return
     try:
-        decoded = safe_decode(data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
+        facts = hash_image_bytes(data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
     except ImageError as exc:
         report.add(
             Finding(
@@ -106,7 +106,7 @@ def _integrity(item, policy: ImagePolicy, report: ValidationReport) -> None:
                 field="images",
             )
         )
-    if record.get("phash") and perceptual_hashes(decoded.image)["phash"] != record["phash"]:
+    if record.get("phash") and facts["phash"] != record["phash"]:
         report.add(
             Finding(
                 "images:integrity",

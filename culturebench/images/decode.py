@@ -29,9 +29,20 @@ class Decoded:
     format: str
 
 
-def safe_decode(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = MAX_PIXELS) -> Decoded:
+def safe_decode(
+    data: bytes,
+    *,
+    max_bytes: int = MAX_BYTES,
+    max_pixels: int = MAX_PIXELS,
+    draft: tuple[int, int] | None = None,
+) -> Decoded:
     """Decode ``data`` or raise :class:`ImageError` (too_large, too_many_pixels,
-    not_an_image, truncated, undecodable)."""
+    not_an_image, truncated, undecodable).
+
+    ``width``/``height`` are always the full image's. With ``draft``, JPEGs are decoded at a
+    reduced scale no smaller than ``draft`` (the whole file is still read, so truncation is
+    still detected); enough for perceptual hashes, much cheaper than a full decode.
+    """
     from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
     if len(data) > max_bytes:
@@ -48,11 +59,15 @@ def safe_decode(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = MA
     width, height = img.size
     if width * height > max_pixels:
         raise ImageError("too_many_pixels", f"{width}x{height} > {max_pixels} pixels")
+    if draft is not None and img.format == "JPEG":
+        img.draft("RGB", draft)
     try:
         img.load()
     except (OSError, SyntaxError, ValueError) as exc:
         reason = "truncated" if "truncat" in str(exc).lower() else "undecodable"
         raise ImageError(reason, str(exc)) from exc
     fmt = img.format or "unknown"
-    img = ImageOps.exif_transpose(img).convert("RGB")
-    return Decoded(img, img.width, img.height, fmt)
+    rotated = ImageOps.exif_transpose(img)
+    if rotated.size != img.size:  # a 90/270 degree EXIF rotation swaps the full dimensions too
+        width, height = height, width
+    return Decoded(rotated.convert("RGB"), width, height, fmt)

@@ -5,12 +5,28 @@ from __future__ import annotations
 
 import numpy as np
 
+HASH_BASE = 128  # hashes are computed from a grayscale thumbnail no larger than this
+DRAFT = (HASH_BASE * 2, HASH_BASE * 2)
+
 
 def perceptual_hashes(image) -> dict[str, str]:
-    """pHash and dHash of a decoded PIL image."""
+    """pHash and dHash (64-bit, hex) of a decoded PIL image, both from one grayscale
+    thumbnail (pHash reduces to 32x32 and dHash to 9x8 anyway)."""
     import imagehash
+    from PIL import Image
 
-    return {"phash": str(imagehash.phash(image)), "dhash": str(imagehash.dhash(image))}
+    small = image.convert("L")
+    small.thumbnail((HASH_BASE, HASH_BASE), Image.Resampling.LANCZOS, reducing_gap=2.0)
+    return {"phash": str(imagehash.phash(small)), "dhash": str(imagehash.dhash(small))}
+
+
+def hash_image_bytes(data: bytes, *, max_bytes: int, max_pixels: int) -> dict:
+    """Safe-decode ``data`` (JPEG at draft scale) and return width, height, phash, dhash.
+    Raises :class:`~culturebench.images.decode.ImageError` for bad bytes."""
+    from culturebench.images.decode import safe_decode
+
+    decoded = safe_decode(data, max_bytes=max_bytes, max_pixels=max_pixels, draft=DRAFT)
+    return {"width": decoded.width, "height": decoded.height, **perceptual_hashes(decoded.image)}
 
 
 def hex_to_int(value: str) -> int:

@@ -16,8 +16,8 @@ class ImagePolicy:
     embed_licenses: list[str] = field(default_factory=list)
     max_bytes: int = 20_000_000
     max_pixels: int = 40_000_000
-    near_duplicate_threshold: int = 6
-    contamination_threshold: int = 6
+    near_duplicate_threshold: int = 10
+    contamination_threshold: int = 10
     reference_lists: list[Path] = field(default_factory=list)
     waivers: list[dict[str, Any]] = field(default_factory=list)
 
@@ -44,8 +44,8 @@ def load_policy(spec: DatasetSpec) -> ImagePolicy:
         embed_licenses=list(raw.get("embed_licenses") or []),
         max_bytes=int(raw.get("max_bytes", 20_000_000)),
         max_pixels=int(raw.get("max_pixels", 40_000_000)),
-        near_duplicate_threshold=int(raw.get("near_duplicate_threshold", 6)),
-        contamination_threshold=int(raw.get("contamination_threshold", 6)),
+        near_duplicate_threshold=int(raw.get("near_duplicate_threshold", 10)),
+        contamination_threshold=int(raw.get("contamination_threshold", 10)),
         reference_lists=refs,
         waivers=waivers,
     )

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from culturebench.builders.buildlog import BuildLog
-from culturebench.images.decode import ImageError, safe_decode
+from culturebench.images.decode import ImageError
 from culturebench.images.fetch import FetchRequest, ImageCache, default_cache, fetch_images
-from culturebench.images.hashing import perceptual_hashes
+from culturebench.images.hashing import hash_image_bytes
 from culturebench.images.licenses import UNKNOWN, CommonsClient, LicenseInfo, allowed, commons_title
 from culturebench.images.policy import ImagePolicy
 
@@ -79,20 +79,11 @@ def run_image_stage(
             _fail(group, result.error, log)
             continue
         try:
-            image = safe_decode(result.data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
+            facts = hash_image_bytes(result.data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
         except ImageError as exc:
             _fail(group, exc.reason, log)
             continue
-        decoded[url] = (
-            result.data,
-            {
-                "width": image.width,
-                "height": image.height,
-                "sha256": result.sha256,
-                "size_bytes": len(result.data),
-                **perceptual_hashes(image.image),
-            },
-        )
+        decoded[url] = (result.data, {**facts, "sha256": result.sha256, "size_bytes": len(result.data)})
     licences = _licences(by_key, decoded, options, log)
     for url, (data, facts) in decoded.items():
         info = licences.get(url)
