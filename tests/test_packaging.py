@@ -50,6 +50,11 @@ def test_wheel_has_a_single_top_level_package(wheel: Path) -> None:
         "eval/runner.py",
         "eval/backends/vllm_backend.py",
         "eval/tasks/borsch.py",
+        "eval/tasks/wwd.py",
+        "images/stage.py",
+        "urlcheck/checker.py",
+        "builders/wwd.py",
+        "validation/wwd.py",
     ):
         assert f"culturebench/{module}" in names
 
@@ -65,6 +70,9 @@ def test_wheel_ships_declarative_data(wheel: Path) -> None:
         "cards/templates/dataset_card.md.j2",
         "datasets/borsch/prompts.yaml",
         "eval/data/country_aliases.yaml",
+        "datasets/wwd/dataset.yaml",
+        "datasets/wwd/prompts.yaml",
+        "datasets/borsch/image_policy.yaml",
     ):
         assert f"culturebench/{data}" in names
 
