@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from culturebench.atomic import publish_dir, staging_dir, write_text_atomic
 from culturebench.builders.buildlog import BuildLog
@@ -26,10 +26,12 @@ from culturebench.builders.parquet_io import to_table, write_split
 from culturebench.builders.sources import SourceSet, resolve_sources
 from culturebench.errors import BuildError, ValidationFailed
 from culturebench.hashing import sha256_text
-from culturebench.images.stage import ImageOptions
 from culturebench.manifest import MANIFEST_FORMAT, dumps, write_manifest
 from culturebench.release.versioning import declared_kind
 from culturebench.spec import DatasetSpec, load_spec
+
+if TYPE_CHECKING:
+    from culturebench.images.stage import ImageOptions
 
 logger = logging.getLogger("culturebench.build")
 

@@ -54,6 +54,42 @@ COLUMNS = [
     "uploaded_image_caption",
 ]
 NO_CC_IMAGE = "no cc images available"
+IMAGE_FIELDS = (
+    "image",
+    "sha256",
+    "width",
+    "height",
+    "phash",
+    "dhash",
+    "status",
+    "license",
+    "license_url",
+    "author",
+    "attribution",
+    "source_page",
+)
+CONTRIBUTOR_LICENSE = "CC-BY-4.0"  # contributor photos are shared with consent under the dataset's CC BY 4.0
+
+
+def _link(
+    kind: str, url: str | None, caption: str | None, file_name: str | None, status: str
+) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "kind": kind,
+        "url": url,
+        "caption": caption,
+        "file_name": file_name,
+        "license_status": status,
+        **dict.fromkeys(IMAGE_FIELDS),
+    }
+    if kind != "recipe" and url and url.startswith("http"):
+        record["status"] = "not_fetched"
+        record["license"] = CONTRIBUTOR_LICENSE if kind == "contributor_photo" else "unknown"
+        if kind == "contributor_photo":
+            record["attribution"] = "World Wide Dishes contributor (shared with consent)"
+    return record
+
+
 URL = re.compile(r"(?:https?://|data:image/)\S+")
 SPLIT_SEED = "wwd-country-split-v1"
 
@@ -231,15 +267,7 @@ class WWDBuilder(DatasetBuilder):
         cc = (row["public_cc_image_url"] or "").strip()
         caption = optional(row["public_cc_image_caption"])
         if cc.lower() == NO_CC_IMAGE:
-            links.append(
-                {
-                    "kind": "cc_image",
-                    "url": None,
-                    "caption": caption,
-                    "file_name": None,
-                    "license_status": "none",
-                }
-            )
+            links.append(_link("cc_image", None, caption, None, "none"))
         elif cc:
             if cc.startswith("data:"):
                 log.quirk(
@@ -248,32 +276,22 @@ class WWDBuilder(DatasetBuilder):
                     action="kept verbatim; not checkable as a URL",
                     where=row.loc("public_cc_image_url"),
                 )
-            links.append(
-                {"kind": "cc_image", "url": cc, "caption": caption, "file_name": None, "license_status": "cc"}
-            )
+            links.append(_link("cc_image", cc, caption, None, "cc"))
         uploaded = (row["uploaded_image_url"] or "").strip()
         if uploaded:
             links.append(
-                {
-                    "kind": "contributor_photo",
-                    "url": uploaded,
-                    "caption": optional(row["uploaded_image_caption"]),
-                    "file_name": optional(row["uploaded_image_name"]),
-                    "license_status": "contributor-consented",
-                }
+                _link(
+                    "contributor_photo",
+                    uploaded,
+                    optional(row["uploaded_image_caption"]),
+                    optional(row["uploaded_image_name"]),
+                    "contributor-consented",
+                )
             )
         recipe = (row["recipe"] or "").strip()
         urls = URL.findall(recipe)
         for url in urls:
-            links.append(
-                {
-                    "kind": "recipe",
-                    "url": url.rstrip(".,;)"),
-                    "caption": None,
-                    "file_name": None,
-                    "license_status": "none",
-                }
-            )
+            links.append(_link("recipe", url.rstrip(".,;)"), None, None, "none"))
         rest = URL.sub("", recipe).strip(" ,;\n")
         if len(urls) > 1:
             log.quirk(

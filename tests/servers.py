@@ -27,6 +27,14 @@ from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, Thread
 from pathlib import Path
 
 
+class _Server(ThreadingHTTPServer):
+    """A threading HTTP server with a listen backlog large enough for concurrent clients
+    (Python's default of 5 makes bursts of connections fail or wait for SYN retries)."""
+
+    request_queue_size = 128
+    daemon_threads = True
+
+
 def free_port() -> int:
     """A free TCP port on the loopback interface."""
     with socket.socket() as sock:
@@ -81,7 +89,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 def serve_folder(folder: Path) -> Iterator[str]:
     """Serve ``folder`` over HTTP on a free loopback port; yield the base URL."""
     handler = functools.partial(_QuietHandler, directory=str(folder))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -186,7 +194,7 @@ class _FailingHubHandler(BaseHTTPRequestHandler):
 @contextmanager
 def failing_hub() -> Iterator[tuple[str, list[tuple[str, str]]]]:
     """Start the failure-injecting fake on a free loopback port; yield (url, requests)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FailingHubHandler)
+    server = _Server(("127.0.0.1", 0), _FailingHubHandler)
     server.requests = []  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -291,7 +299,7 @@ class _LinkHandler(BaseHTTPRequestHandler):
 @contextmanager
 def link_server() -> Iterator[tuple[str, ThreadingHTTPServer]]:
     """The URL checker's test server on 127.0.0.1; yields (base URL, server)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _LinkHandler)
+    server = _Server(("127.0.0.1", 0), _LinkHandler)
     server.daemon_threads = True
     server.lock = threading.Lock()  # type: ignore[attr-defined]
     server.hits = {}  # type: ignore[attr-defined]
@@ -387,7 +395,7 @@ class _CommonsReplayHandler(BaseHTTPRequestHandler):
 @contextmanager
 def commons_replay(files: dict[str, dict]) -> Iterator[tuple[str, list[dict]]]:
     """Start the Commons API replay on 127.0.0.1; yields (api URL, requests seen)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _CommonsReplayHandler)
+    server = _Server(("127.0.0.1", 0), _CommonsReplayHandler)
     server.files = files  # type: ignore[attr-defined]
     server.requests = []  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)

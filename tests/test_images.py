@@ -292,3 +292,52 @@ def test_contamination_fails_the_gate_unless_waived(image_world, tmp_path: Path,
     sheet = tmp_path / "sheet.html"
     validate_release(result.folder, croissant_records=False, contact_sheet=sheet)
     assert "data:image/png;base64" in sheet.read_text(encoding="utf-8")
+
+
+def test_wwd_links_get_images_licences_and_statuses(upstream_wwd: Path, tmp_path: Path, servers) -> None:
+    import csv as _csv
+    from urllib.parse import unquote, urlsplit
+
+    with open(
+        upstream_wwd / "WorldWideDishes_2024_June_World_Wide_Dishes.csv", encoding="utf-8", newline=""
+    ) as f:
+        rows = list(_csv.DictReader(f))
+    commons = next(
+        r["public_cc_image_url"] for r in rows if "upload.wikimedia.org" in r["public_cc_image_url"]
+    )
+    flickr = next(r["public_cc_image_url"] for r in rows if "staticflickr" in r["public_cc_image_url"])
+    drive = next(r["uploaded_image_url"] for r in rows if r["uploaded_image_url"])
+    mirror = tmp_path / "mirror"
+    for k, url in enumerate((commons, flickr, drive)):
+        parts = urlsplit(url)
+        target = mirror / parts.netloc / unquote(parts.path).lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(noise(500 + k, size=64))
+    title = commons_title(commons)
+    files = {title: {"sha1": "-", "license": "CC BY-SA 3.0", "license_url": "", "artist": "Commons Author"}}
+    with servers.serve_folder(mirror) as base, servers.commons_replay(files) as (api, _seen):
+        options = ImageOptions(
+            mirror=base, commons_api=api, allow=("127.0.0.1",), cache=ImageCache(tmp_path / "c")
+        )
+        result = get_builder("wwd").build(
+            source=str(upstream_wwd), out_root=tmp_path / "dist", images=options
+        )
+    import pyarrow.parquet as pq
+
+    links = [
+        link
+        for f in result.manifest["configs"]["default"]["splits"]["test"]["files"]
+        for row in pq.read_table(result.folder / f["path"]).to_pylist()
+        for link in row["links"]
+    ]
+    by_url = {link["url"]: link for link in links}
+    assert by_url[commons]["status"] == "embedded" and by_url[commons]["license"] == "CC-BY-SA-3.0"
+    assert by_url[commons]["author"] == "Commons Author" and by_url[commons]["image"]["bytes"]
+    assert by_url[drive]["status"] == "embedded" and by_url[drive]["license"] == "CC-BY-4.0"
+    assert by_url[flickr]["status"] == "url_only" and by_url[flickr]["image"] is None
+    images = [link for link in links if link["kind"] != "recipe" and (link["url"] or "").startswith("http")]
+    failed = [link for link in images if (link["status"] or "").startswith("failed:")]
+    assert len(failed) == len(images) - 3 and all(link["status"] == "failed:http_404" for link in failed)
+    assert all(link["status"] is None for link in links if link["kind"] == "recipe")
+    assert {"images:integrity", "images:near_duplicates"} <= set(result.report.checks_run)
+    assert result.report.ok

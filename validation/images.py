@@ -27,12 +27,12 @@ CHECKS = ("images:integrity", "images:licence_policy", "images:near_duplicates",
 def _records(frames: dict[str, pd.DataFrame]) -> list[tuple[str, int, str, dict[str, Any]]]:
     out = []
     for config, frame in frames.items():
-        if "images" not in frame.columns:
-            continue
+        columns = [c for c in ("images", "links") if c in frame.columns]
         for index, row in frame.iterrows():
-            for record in row["images"] or []:
-                if isinstance(record, dict) and "phash" in record:
-                    out.append((config, int(index), str(row.get("id")), record))
+            for column in columns:
+                for record in row[column] or []:
+                    if isinstance(record, dict) and record.get("phash"):
+                        out.append((config, int(index), str(row.get("id")), record))
     return out
 
 

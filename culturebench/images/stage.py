@@ -5,10 +5,12 @@ else keep a URL-only record with its licence and status."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from culturebench.builders.buildlog import BuildLog
 from culturebench.images.decode import ImageError
@@ -30,16 +32,46 @@ class ImageOptions:
     cache: ImageCache | None = None
 
 
+IMAGE_LINK_KINDS = ("cc_image", "contributor_photo")
+
+
 def image_records(rows: dict[str, dict[str, list[dict[str, Any]]]]) -> Iterator[dict[str, Any]]:
-    """Every image record dict in the rows (records shared between configs come once)."""
+    """Every image record in the rows: ``images`` entries, and ``links`` entries of an image
+    kind with an http(s) URL. Records shared between configs come once."""
     seen: set[int] = set()
     for splits in rows.values():
         for split_rows in splits.values():
             for row in split_rows:
-                for record in row.get("images") or []:
+                candidates = list(row.get("images") or [])
+                candidates += [
+                    link
+                    for link in row.get("links") or []
+                    if link.get("kind") in IMAGE_LINK_KINDS and str(link.get("url") or "").startswith("http")
+                ]
+                for record in candidates:
                     if id(record) not in seen:
                         seen.add(id(record))
                         yield record
+
+
+def download_url(url: str) -> str:
+    """Where to download an image page's bytes (Google Drive file pages -> direct download)."""
+    match = re.search(r"drive\.google\.com/(?:file/d/([\w-]+)|open\?id=([\w-]+))", url)
+    if match:
+        return f"https://drive.google.com/uc?export=download&id={match.group(1) or match.group(2)}"
+    return url
+
+
+def fetch_location(record: dict[str, Any], mirror: str | None) -> str:
+    """Fetch from a mirror when given: by upstream path when the record has one, else by
+    ``<host>/<path>`` of its URL; otherwise from the URL itself."""
+    if not mirror:
+        return download_url(record["url"])
+    base = mirror.rstrip("/") + "/"
+    if record.get("upstream_path"):
+        return base + record["upstream_path"]
+    parts = urlsplit(record["url"])
+    return base + parts.netloc + parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 def run_image_stage(
@@ -54,13 +86,8 @@ def run_image_stage(
     by_key: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         by_key.setdefault(record["url"], []).append(record)
-    base = options.mirror.rstrip("/") + "/" if options.mirror else None
     requests = [
-        FetchRequest(
-            key=url,
-            url=(base + group[0]["upstream_path"]) if base and group[0].get("upstream_path") else url,
-            sha256=group[0].get("sha256"),
-        )
+        FetchRequest(key=url, url=fetch_location(group[0], options.mirror), sha256=group[0].get("sha256"))
         for url, group in by_key.items()
     ]
     fetched = fetch_images(
