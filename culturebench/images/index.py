@@ -49,7 +49,7 @@ class HashIndex:
         # Per chunk: chunk value -> (ids, their full hashes), stored contiguously so a query
         # reads its candidates sequentially instead of gathering from the whole array.
         self._tables: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
-        self._arrays: list[tuple[np.ndarray, ...]] = []
+        self._dense: list[tuple[np.ndarray, ...]] = []
         mask = np.uint64((1 << self.width) - 1)
         for c in range(chunks):
             values = (self.hashes >> np.uint64(c * self.width)) & mask
@@ -62,7 +62,9 @@ class HashIndex:
                     for k, s, n in zip(keys.tolist(), starts.tolist(), counts.tolist(), strict=True)
                 }
             )
-            self._arrays.append((keys, starts, counts, order, sorted_hashes))
+            dense_counts = np.bincount(values.astype(np.int64), minlength=1 << self.width)
+            dense_starts = np.cumsum(dense_counts) - dense_counts
+            self._dense.append((dense_counts, dense_starts, order, sorted_hashes))
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -84,27 +86,29 @@ class HashIndex:
         return np.unique(np.concatenate(ids)[close])
 
     def query_many(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """All (query index, stored index) pairs within ``threshold`` bits, vectorised over
-        the queries: the work is one pass per (chunk, bit flip), whatever the batch size."""
+        """All (query index, stored index) pairs within ``threshold`` bits, vectorised over the
+        queries: one pass per chunk over dense bucket tables (counts and starts per chunk
+        value), probing every query's neighbour values at once."""
         q = np.asarray(queries, dtype=np.uint64)
+        flips = np.asarray(self._masks, dtype=np.uint64)
         mask = np.uint64((1 << self.width) - 1)
         pairs_q, pairs_i = [], []
-        for c, (keys, starts, counts, order, sorted_hashes) in enumerate(self._arrays):
+        for c, (counts, starts, order, sorted_hashes) in enumerate(self._dense):
             chunk = (q >> np.uint64(c * self.width)) & mask
-            for flip in self._masks:
-                wanted = chunk ^ np.uint64(flip)
-                pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-                hit = np.flatnonzero(keys[pos] == wanted)
-                if not len(hit):
-                    continue
-                n = counts[pos[hit]]
-                first = starts[pos[hit]]
-                total = int(n.sum())
-                owner = np.repeat(hit, n)
-                at = np.repeat(first - (np.cumsum(n) - n), n) + np.arange(total)
-                close = np.bitwise_count(sorted_hashes[at] ^ q[owner]) <= self.threshold
-                pairs_q.append(owner[close])
-                pairs_i.append(order[at[close]])
+            probe = (chunk[:, None] ^ flips[None, :]).ravel()
+            owner = np.repeat(np.arange(len(q)), len(flips))
+            n = counts[probe]
+            keep = n > 0
+            probe, owner, n = probe[keep], owner[keep], n[keep]
+            if not len(n):
+                continue
+            first = starts[probe]
+            total = int(n.sum())
+            own = np.repeat(owner, n)
+            at = np.repeat(first - (np.cumsum(n) - n), n) + np.arange(total)
+            close = np.bitwise_count(sorted_hashes[at] ^ q[own]) <= self.threshold
+            pairs_q.append(own[close])
+            pairs_i.append(order[at[close]])
         if not pairs_q:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         qi, ii = np.concatenate(pairs_q), np.concatenate(pairs_i)
