@@ -31,14 +31,19 @@ def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["CULTUREBENCH_CACHE"] = str(cache / "culturebench")
 
 
+def _shared_snapshot(folder: Path, marker: str) -> Path:
+    """A real upstream snapshot under ../shared; CI must have it, elsewhere the test skips."""
+    if not (folder / marker).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run with ../shared beside the clone; {folder} is missing")
+        pytest.skip(f"real upstream snapshot not found at {folder}")
+    return folder
+
+
 @pytest.fixture(scope="session")
 def upstream_borsch() -> Path:
     """The real upstream snapshot (../shared/upstream/borsch), never modified."""
-    if not (SHARED_BORSCH / "RU_DATA.xlsx").exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run with ../shared beside the clone; {SHARED_BORSCH} is missing")
-        pytest.skip(f"real upstream snapshot not found at {SHARED_BORSCH}")
-    return SHARED_BORSCH
+    return _shared_snapshot(SHARED_BORSCH, "RU_DATA.xlsx")
 
 
 @pytest.fixture(scope="session")
@@ -53,11 +58,7 @@ def borsch_release(upstream_borsch: Path, tmp_path_factory: pytest.TempPathFacto
 @pytest.fixture(scope="session")
 def upstream_wwd() -> Path:
     """The real World Wide Dishes snapshot (../shared/upstream/wwd), never modified."""
-    if not (SHARED_WWD / "countries_with_continent.csv").exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run with ../shared beside the clone; {SHARED_WWD} is missing")
-        pytest.skip(f"real upstream snapshot not found at {SHARED_WWD}")
-    return SHARED_WWD
+    return _shared_snapshot(SHARED_WWD, "countries_with_continent.csv")
 
 
 @pytest.fixture(scope="session")
