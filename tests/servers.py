@@ -35,6 +35,23 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
+@contextmanager
+def running(handler, **attrs) -> Iterator[_Server]:
+    """Serve ``handler`` on a free loopback port in a background thread until the block ends;
+    ``attrs`` become attributes of the server (state shared with the handler)."""
+    server = _Server(("127.0.0.1", 0), handler)
+    for key, value in attrs.items():
+        setattr(server, key, value)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
 def free_port() -> int:
     """A free TCP port on the loopback interface."""
     with socket.socket() as sock:
@@ -89,15 +106,8 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 def serve_folder(folder: Path) -> Iterator[str]:
     """Serve ``folder`` over HTTP on a free loopback port; yield the base URL."""
     handler = functools.partial(_QuietHandler, directory=str(folder))
-    server = _Server(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(handler) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @dataclass(frozen=True)
@@ -194,16 +204,8 @@ class _FailingHubHandler(BaseHTTPRequestHandler):
 @contextmanager
 def failing_hub() -> Iterator[tuple[str, list[tuple[str, str]]]]:
     """Start the failure-injecting fake on a free loopback port; yield (url, requests)."""
-    server = _Server(("127.0.0.1", 0), _FailingHubHandler)
-    server.requests = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(_FailingHubHandler, requests=[]) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}", server.requests  # type: ignore[attr-defined]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def png_bytes(size: tuple[int, int] = (64, 64), seed: int = 0) -> bytes:
@@ -299,24 +301,15 @@ class _LinkHandler(BaseHTTPRequestHandler):
 @contextmanager
 def link_server() -> Iterator[tuple[str, ThreadingHTTPServer]]:
     """The URL checker's test server on 127.0.0.1; yields (base URL, server)."""
-    server = _Server(("127.0.0.1", 0), _LinkHandler)
-    server.daemon_threads = True
-    server.lock = threading.Lock()  # type: ignore[attr-defined]
-    server.hits = {}  # type: ignore[attr-defined]
-    server.state = {  # type: ignore[attr-defined]
+    state = {
         "image": png_bytes(seed=1),
         "other_image": png_bytes(seed=2),
         "huge_image": _solid_png(3000, 3000),
         "slow_s": 1.5,
         "toggle_ok": False,
     }
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(_LinkHandler, lock=threading.Lock(), hits={}, state=state) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}", server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _solid_png(width: int, height: int) -> bytes:
@@ -395,13 +388,5 @@ class _CommonsReplayHandler(BaseHTTPRequestHandler):
 @contextmanager
 def commons_replay(files: dict[str, dict]) -> Iterator[tuple[str, list[dict]]]:
     """Start the Commons API replay on 127.0.0.1; yields (api URL, requests seen)."""
-    server = _Server(("127.0.0.1", 0), _CommonsReplayHandler)
-    server.files = files  # type: ignore[attr-defined]
-    server.requests = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(_CommonsReplayHandler, files=files, requests=[]) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/w/api.php", server.requests  # type: ignore[attr-defined]
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -98,15 +98,10 @@ class _FlakyChatHandler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def flaky():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FlakyChatHandler)
-    server.script, server.bodies, server.lock = [], [], threading.Lock()
-    server.in_flight = server.max_in_flight = 0
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+def flaky(servers):
+    state = {"script": [], "bodies": [], "lock": threading.Lock(), "in_flight": 0, "max_in_flight": 0}
+    with servers.running(_FlakyChatHandler, **state) as server:
+        yield server, f"http://127.0.0.1:{server.server_address[1]}/v1"
 
 
 def test_retries_on_429_and_5xx_then_succeeds(flaky) -> None:
