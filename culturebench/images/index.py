@@ -46,44 +46,25 @@ class HashIndex:
         self.width = BITS // chunks
         self.radius = threshold // chunks
         self._masks = _flips(self.width, self.radius)
-        # Per chunk: chunk value -> (ids, their full hashes), stored contiguously so a query
-        # reads its candidates sequentially instead of gathering from the whole array.
-        self._tables: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
+        if self.width > 24:
+            raise ValueError("chunks of more than 24 bits make the dense bucket tables too large")
+        # Per chunk: bucket sizes and starts indexed by chunk value, and the ids and full hashes
+        # sorted by chunk value, so a bucket's candidates are read contiguously.
         self._dense: list[tuple[np.ndarray, ...]] = []
         mask = np.uint64((1 << self.width) - 1)
         for c in range(chunks):
             values = (self.hashes >> np.uint64(c * self.width)) & mask
             order = np.argsort(values, kind="stable")
-            sorted_hashes = self.hashes[order]
-            keys, starts, counts = np.unique(values[order], return_index=True, return_counts=True)
-            self._tables.append(
-                {
-                    int(k): (order[s : s + n], sorted_hashes[s : s + n])
-                    for k, s, n in zip(keys.tolist(), starts.tolist(), counts.tolist(), strict=True)
-                }
-            )
-            dense_counts = np.bincount(values.astype(np.int64), minlength=1 << self.width)
-            dense_starts = np.cumsum(dense_counts) - dense_counts
-            self._dense.append((dense_counts, dense_starts, order, sorted_hashes))
+            counts = np.bincount(values.astype(np.int64), minlength=1 << self.width)
+            starts = np.cumsum(counts) - counts
+            self._dense.append((counts, starts, order, self.hashes[order]))
 
     def __len__(self) -> int:
         return len(self.hashes)
 
     def query(self, query: int) -> np.ndarray:
         """Sorted indices of stored hashes within ``threshold`` bits of ``query``."""
-        low = (1 << self.width) - 1
-        ids, values = [], []
-        for c, table in enumerate(self._tables):
-            chunk = (query >> (c * self.width)) & low
-            for flip in self._masks:
-                bucket = table.get(chunk ^ flip)
-                if bucket is not None:
-                    ids.append(bucket[0])
-                    values.append(bucket[1])
-        if not ids:
-            return np.empty(0, dtype=np.int64)
-        close = np.bitwise_count(np.concatenate(values) ^ np.uint64(query)) <= self.threshold
-        return np.unique(np.concatenate(ids)[close])
+        return self.query_many(np.array([query], dtype=np.uint64))[1]
 
     def query_many(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """All (query index, stored index) pairs within ``threshold`` bits, vectorised over the
