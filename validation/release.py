@@ -107,7 +107,7 @@ def _check_card(folder: Path, manifest: dict[str, Any], report: ValidationReport
         return {}
     try:
         meta, _body = parse_card(path.read_text(encoding="utf-8"))
-    except (ValueError, Exception) as exc:  # yaml.YAMLError and friends
+    except Exception as exc:  # ValueError from parse_card, yaml.YAMLError and friends
         report.add(Finding("card", f"README.md header: {exc}"))
         return {}
     for key in REQUIRED_CARD_KEYS:

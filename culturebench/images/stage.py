@@ -18,6 +18,7 @@ from culturebench.images.fetch import FetchRequest, ImageCache, default_cache, f
 from culturebench.images.hashing import hash_image_bytes
 from culturebench.images.licenses import UNKNOWN, CommonsClient, LicenseInfo, allowed, commons_title
 from culturebench.images.policy import ImagePolicy
+from culturebench.urlcheck.collect import IMAGE_LINK_KINDS
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,6 @@ class ImageOptions:
     offline: bool = False
     concurrency: int = 8
     cache: ImageCache | None = None
-
-
-IMAGE_LINK_KINDS = ("cc_image", "contributor_photo")
 
 
 def image_records(rows: dict[str, dict[str, list[dict[str, Any]]]]) -> Iterator[dict[str, Any]]:

@@ -10,7 +10,8 @@ from typing import Any
 
 from culturebench.manifest import read_manifest
 
-IMAGE_LINK_KINDS = {"cc_image", "contributor_photo"}
+# `links` kinds that point at an image (World Wide Dishes); shared with the image stage.
+IMAGE_LINK_KINDS = frozenset({"cc_image", "contributor_photo"})
 
 
 @dataclass(frozen=True)
