@@ -89,7 +89,7 @@ def _decode_and_hash(data: bytes) -> str:
     return hash_image_bytes(data, max_bytes=30_000_000, max_pixels=40_000_000)["phash"]
 
 
-def throughput(blobs: list[bytes]) -> None:
+def throughput(blobs: list[bytes], label: str) -> None:
     workers = os.cpu_count() or 1
     with ProcessPoolExecutor(workers) as pool:
         list(pool.map(_decode, blobs[:workers]))  # warm-up the workers
@@ -100,7 +100,7 @@ def throughput(blobs: list[bytes]) -> None:
         t0 = time.perf_counter()
         list(pool.map(_decode_and_hash, blobs, chunksize=8))
         hashed = time.perf_counter() - t0
-    print(f"\n1) hashing throughput ({len(blobs)} images, {workers} processes)")
+    print(f"\n1) hashing throughput, {label} ({len(blobs)} JPEGs, {workers} processes)")
     print(f"   plain Pillow decode:             {len(blobs) / decode:8.1f} images/s")
     rate = len(blobs) / hashed
     print(f"   safe decode + pHash + dHash:     {rate:8.1f} images/s   ratio {hashed / decode:.2f}x")
@@ -180,7 +180,12 @@ def main() -> None:
     args = parser.parse_args()
     images = photos()
     blobs = [encode(img, "JPEG", quality=90) for img in images.values()] * 12
-    throughput(blobs)
+    throughput(blobs, "scikit-image photos at their own size (about 512 px)")
+    large = [
+        encode(img.resize((1600, round(1600 * img.height / img.width))), "JPEG", quality=90)
+        for img in images.values()
+    ] * 4
+    throughput(large, "the same photos at 1600 px wide, a typical web photo")
     if not args.skip_index:
         index_bench()
     threshold_study(images)

@@ -23,7 +23,7 @@ class ImageError(CultureBenchError):
 
 @dataclass(frozen=True)
 class Decoded:
-    image: object  # PIL.Image.Image, EXIF-transposed, RGB
+    image: object  # PIL.Image.Image, EXIF-transposed, in the requested mode (RGB by default)
     width: int
     height: int
     format: str
@@ -35,13 +35,15 @@ def safe_decode(
     max_bytes: int = MAX_BYTES,
     max_pixels: int = MAX_PIXELS,
     draft: tuple[int, int] | None = None,
+    mode: str = "RGB",
 ) -> Decoded:
     """Decode ``data`` or raise :class:`ImageError` (too_large, too_many_pixels,
     not_an_image, truncated, undecodable).
 
     ``width``/``height`` are always the full image's. With ``draft``, JPEGs are decoded at a
     reduced scale no smaller than ``draft`` (the whole file is still read, so truncation is
-    still detected); enough for perceptual hashes, much cheaper than a full decode.
+    still detected); enough for perceptual hashes, much cheaper than a full decode. ``mode``
+    is the returned image's mode ("L" lets the JPEG decoder skip colour conversion).
     """
     from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
@@ -60,7 +62,7 @@ def safe_decode(
     if width * height > max_pixels:
         raise ImageError("too_many_pixels", f"{width}x{height} > {max_pixels} pixels")
     if draft is not None and img.format == "JPEG":
-        img.draft("RGB", draft)
+        img.draft(mode, draft)
     try:
         img.load()
     except (OSError, SyntaxError, ValueError) as exc:
@@ -70,4 +72,4 @@ def safe_decode(
     rotated = ImageOps.exif_transpose(img)
     if rotated.size != img.size:  # a 90/270 degree EXIF rotation swaps the full dimensions too
         width, height = height, width
-    return Decoded(rotated.convert("RGB"), width, height, fmt)
+    return Decoded(rotated if rotated.mode == mode else rotated.convert(mode), width, height, fmt)

@@ -13,19 +13,20 @@ def perceptual_hashes(image) -> dict[str, str]:
     """pHash and dHash (64-bit, hex) of a decoded PIL image, both from one grayscale
     thumbnail (pHash reduces to 32x32 and dHash to 9x8 anyway)."""
     import imagehash
-    from PIL import Image
 
-    small = image.convert("L")
-    small.thumbnail((HASH_BASE, HASH_BASE), Image.Resampling.LANCZOS, reducing_gap=2.0)
+    small = image if image.mode == "L" else image.convert("L")
+    factor = -(-max(small.size) // HASH_BASE)
+    if factor > 1:  # box reduction by an integer factor: anti-aliased and ~15x cheaper than LANCZOS
+        small = small.reduce(factor)
     return {"phash": str(imagehash.phash(small)), "dhash": str(imagehash.dhash(small))}
 
 
 def hash_image_bytes(data: bytes, *, max_bytes: int, max_pixels: int) -> dict:
-    """Safe-decode ``data`` (JPEG at draft scale) and return width, height, phash, dhash.
-    Raises :class:`~culturebench.images.decode.ImageError` for bad bytes."""
+    """Safe-decode ``data`` (JPEG at draft scale, straight to grayscale) and return width,
+    height, phash, dhash. Raises :class:`~culturebench.images.decode.ImageError` for bad bytes."""
     from culturebench.images.decode import safe_decode
 
-    decoded = safe_decode(data, max_bytes=max_bytes, max_pixels=max_pixels, draft=DRAFT)
+    decoded = safe_decode(data, max_bytes=max_bytes, max_pixels=max_pixels, draft=DRAFT, mode="L")
     return {"width": decoded.width, "height": decoded.height, **perceptual_hashes(decoded.image)}
 
 
