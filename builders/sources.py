@@ -8,7 +8,11 @@ Three ways in, one result (:class:`SourceSet`):
   content-addressed cache and must match its pinned sha256;
 * nothing: the shared upstream snapshot if one is found (``$CULTUREBENCH_UPSTREAM``, then
   ``../shared/upstream`` beside the working directory or the source checkout), else the
-  small sample shipped in ``datasets/<name>/sample/``.
+  files shipped in ``datasets/<name>/`` when every source is shipped (a dataset defined by
+  its paper, like CulinaryASH), else the small sample shipped in ``datasets/<name>/sample/``.
+
+A source declared with ``sha256: null`` is *user-supplied* (no public file to pin: RuBIN,
+the gated FoodieQA download): its actual sha256 is recorded in the manifest and the card.
 """
 
 from __future__ import annotations
@@ -41,10 +45,16 @@ class ResolvedFile:
     size: int
     pinned_sha256: str | None
     origin: str
+    user_supplied: bool = False
 
     @property
     def matches_pin(self) -> bool:
         return self.pinned_sha256 is not None and self.sha256 == self.pinned_sha256
+
+    @property
+    def acceptable(self) -> bool:
+        """Pinned and matching, or user-supplied (nothing to pin against)."""
+        return self.user_supplied or self.matches_pin
 
 
 @dataclass
@@ -52,7 +62,7 @@ class SourceSet:
     """All source files of one build, and where they came from."""
 
     origin: str
-    kind: str  # "path", "url", "shared", "sample"
+    kind: str  # "path", "url", "shared", "shipped", "sample"
     files: dict[str, ResolvedFile] = field(default_factory=dict)
 
     @property
@@ -73,6 +83,7 @@ class SourceSet:
                     "size": f.size,
                     "pinned_sha256": f.pinned_sha256,
                     "matches_pin": f.matches_pin,
+                    "user_supplied": f.user_supplied,
                     "origin": f.origin,
                 }
                 for key, f in sorted(self.files.items())
@@ -109,9 +120,14 @@ def default_source(spec: DatasetSpec) -> tuple[Path, str]:
             return cand, "shared"
     if env:
         logger.warning("CULTUREBENCH_UPSTREAM=%s has no %s snapshot", env, spec.name)
+    if spec.sources and all(src.shipped for src in spec.sources.values()):
+        return spec.folder, "shipped"
     if spec.sample_dir.is_dir():
         return spec.sample_dir, "sample"
-    raise SourceError(Location(str(spec.folder)), "no upstream snapshot found and no sample shipped")
+    hint = f" {spec.source_help}" if spec.source_help else ""
+    raise SourceError(
+        Location(str(spec.folder)), f"no upstream snapshot found and no sample shipped; pass --source.{hint}"
+    )
 
 
 def is_url(source: str) -> bool:
@@ -143,6 +159,7 @@ def _resolved(spec_file: SourceFile, path: Path, origin: str, pin: bool) -> Reso
         size=size,
         pinned_sha256=spec_file.sha256 if pin else None,
         origin=origin,
+        user_supplied=spec_file.user_supplied,
     )
 
 
@@ -171,7 +188,7 @@ def _from_folder(spec: DatasetSpec, folder: Path, kind: str) -> SourceSet:
                 )
             logger.info("%s: using the copy shipped with culturebench (%s)", src.file, path)
         out.files[key] = _resolved(src, path, str(path), pin)
-        if pin and not out.files[key].matches_pin:
+        if pin and not out.files[key].acceptable:
             logger.warning(
                 "%s: sha256 %s differs from the pinned %s (recorded in the manifest)",
                 path,
@@ -212,6 +229,10 @@ def _from_url(spec: DatasetSpec, base_url: str) -> SourceSet:
     cache = cache_root() / "sources" / spec.name
     cache.mkdir(parents=True, exist_ok=True)
     for key, src in spec.sources.items():
+        if src.user_supplied:
+            raise SourceError(
+                Location(base_url), f"{src.file} has no public copy to download; pass --source PATH"
+            )
         if not src.upstream_path:
             shipped = _shipped(spec, src)
             if shipped is None:

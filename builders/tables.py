@@ -110,3 +110,28 @@ def _iter_csv(reader: csv.DictReader, name: str) -> Iterator[dict[str, Any]]:
         yield from reader
     except csv.Error as exc:
         raise SourceError(Location(name, reader.line_num), f"malformed CSV: {exc}") from exc
+
+
+def read_jsonl(path: Path, *, name: str | None = None) -> list[SourceRow]:
+    """Read a JSON Lines file (one object per line; blank lines skipped) into
+    :class:`SourceRow` records whose ``row`` is the 1-based line number."""
+    import json
+
+    name = name or path.name
+    _check_not_empty(path, name)
+    out = []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise SourceError(Location(name, line_no), f"not valid JSON: {exc.msg}") from exc
+                if not isinstance(value, dict):
+                    raise SourceError(Location(name, line_no), "each line must be a JSON object")
+                out.append(SourceRow(name, line_no, value))
+    except UnicodeDecodeError as exc:
+        raise SourceError(Location(name), f"not valid UTF-8: {exc}") from exc
+    return out

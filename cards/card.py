@@ -139,7 +139,10 @@ def stats_lines(stats: dict[str, Any]) -> list[str]:
 def describe_type(feature: dict[str, Any]) -> str:
     """Short human-readable type of a feature in YAML-list form."""
     if "dtype" in feature:
-        return str(feature["dtype"])
+        dtype = feature["dtype"]
+        if isinstance(dtype, dict) and "class_label" in dtype:
+            return "class_label(" + ", ".join(dtype["class_label"].get("names", {}).values()) + ")"
+        return str(dtype)
     if "list" in feature:
         inner = feature["list"]
         if isinstance(inner, str):

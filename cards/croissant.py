@@ -80,9 +80,20 @@ def _field(
         out["description"] = docs[name]
     extract = {"column": name}
     if "dtype" in feature:
-        out["dataType"] = DTYPES.get(feature["dtype"], "sc:Text")
+        dtype = feature["dtype"]
+        if isinstance(dtype, dict) and "class_label" in dtype:  # stored as the class index
+            names = dtype["class_label"].get("names", {})
+            out["dataType"] = "sc:Integer"
+            out["description"] = (
+                out.get("description", "")
+                + " Class index: "
+                + ", ".join(f"{k}={v}" for k, v in names.items())
+            ).strip()
+            out["source"] = {**source, "extract": extract}
+            return out
+        out["dataType"] = DTYPES.get(dtype, "sc:Text")
         out["source"] = {**source, "extract": extract}
-        if feature["dtype"] == "image":
+        if dtype == "image":
             out["source"]["transform"] = {"jsonPath": "bytes"}
         return out
     inner = feature.get("list")

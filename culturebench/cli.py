@@ -295,8 +295,16 @@ def release_cmd(
     ],
     repo: Annotated[str | None, typer.Option(help="Hub dataset repo ORG/NAME.")] = None,
     to: Annotated[str | None, typer.Option(help="Local git target instead of the Hub: git:PATH.")] = None,
-    private: Annotated[bool, typer.Option(help="Create the Hub repo private.")] = False,
-    gated: Annotated[bool, typer.Option(help="Gate access on the Hub (users accept terms).")] = False,
+    private: Annotated[
+        bool | None, typer.Option("--private/--public", help="Hub repo visibility (default: dataset.yaml).")
+    ] = None,
+    gated: Annotated[
+        bool | None,
+        typer.Option(
+            "--gated/--no-gated",
+            help="Gate access on the Hub: users accept the terms (default: dataset.yaml; FoodieQA is gated).",
+        ),
+    ] = None,
     endpoint: Annotated[
         str | None, typer.Option(help="Hub-compatible endpoint (default: HF_ENDPOINT).")
     ] = None,
@@ -310,8 +318,15 @@ def release_cmd(
     from culturebench.release import plan_release, publish_release
     from culturebench.release.pipeline import VerificationFailed
     from culturebench.release.targets import PublishError, parse_target
+    from culturebench.spec import load_spec
 
-    target = _or_exit(lambda: parse_target(repo, to, private=private, gated=gated, endpoint=endpoint))
+    if repo:  # Hub flags not given on the command line come from the dataset's declaration
+        defaults = _or_exit(lambda: load_spec(name)).release_defaults
+        private = bool(defaults.get("private", False)) if private is None else private
+        gated = bool(defaults.get("gated", False)) if gated is None else gated
+    target = _or_exit(
+        lambda: parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
+    )
     with _steps(f"planning {name} {version}"):
         plan = _or_exit(
             lambda: plan_release(name, version, target, source=source, out_root=out, rebuild=rebuild)

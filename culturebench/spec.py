@@ -47,13 +47,18 @@ def available_datasets() -> list[str]:
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One pinned upstream file."""
+    """One upstream file: pinned by sha256, or supplied by the user (``sha256: null``, for
+    datasets with no public files, e.g. a gated download; its sha256 is recorded, not checked)."""
 
     key: str
     file: str
-    sha256: str
+    sha256: str | None
     upstream_path: str | None = None
     shipped: str | None = None
+
+    @property
+    def user_supplied(self) -> bool:
+        return self.sha256 is None
 
 
 @dataclass(frozen=True)
@@ -120,12 +125,22 @@ class DatasetSpec:
             key: SourceFile(
                 key=key,
                 file=src["file"],
-                sha256=src["sha256"],
+                sha256=src.get("sha256"),
                 upstream_path=src.get("upstream_path"),
                 shipped=src.get("shipped"),
             )
             for key, src in self.raw.get("sources", {}).items()
         }
+
+    @property
+    def source_help(self) -> str:
+        """How a user obtains the sources (shown when none are found)."""
+        return str(self.raw.get("source_help", "")).strip()
+
+    @property
+    def release_defaults(self) -> dict[str, Any]:
+        """Default repo flags of a Hub release (``release: {private: .., gated: ..}``)."""
+        return dict(self.raw.get("release", {}))
 
     @property
     def upstream(self) -> dict[str, Any]:

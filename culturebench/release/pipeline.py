@@ -134,7 +134,11 @@ def plan_release(
 
     if manifest.get("sample"):
         raise ReleaseRefused(f"{folder} was built from the shipped sample, not the full upstream")
-    unpinned = [k for k, f in manifest["source"]["files"].items() if not f.get("matches_pin")]
+    unpinned = [
+        k
+        for k, f in manifest["source"]["files"].items()
+        if not (f.get("matches_pin") or f.get("user_supplied"))
+    ]
     if unpinned:
         raise ReleaseRefused(
             f"{folder} was built from sources that do not match their pinned sha256 ({', '.join(unpinned)}); "

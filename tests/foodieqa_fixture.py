@@ -1,0 +1,109 @@
+"""A synthetic FoodieQA download in the exact upstream layout (``images/``,
+``mivqa_tidy.json``, ``sivqa_tidy.json``, ``textqa_tidy.json``): our own drawn images and
+questions, no upstream data. Answers are written as strings (as upstream) and as ints, to
+exercise the normalisation."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+DISHES = [
+    ("宫保鸡丁", "Kung Pao chicken", "川菜", "四川"),
+    ("小笼包", "xiaolongbao", "苏菜", "上海"),
+    ("北京烤鸭", "Peking duck", "京菜", "北京"),
+    ("肠粉", "rice noodle roll", "粤菜", "广东"),
+    ("兰州拉面", "Lanzhou beef noodles", "西北菜", "甘肃"),
+    ("剁椒鱼头", "steamed fish head with chillies", "湘菜", "湖南"),
+    ("锅包肉", "double-cooked pork slices", "东北菜", "黑龙江"),
+    ("佛跳墙", "Buddha jumps over the wall", "闽菜", "福建"),
+]
+REGIONS = ["四川", "上海", "北京", "广东", "甘肃", "湖南", "黑龙江", "福建"]
+REGIONS_EN = ["Sichuan", "Shanghai", "Beijing", "Guangdong", "Gansu", "Hunan", "Heilongjiang", "Fujian"]
+
+
+def _photo(path: Path, seed: int) -> None:
+    from PIL import Image, ImageDraw
+
+    rng = random.Random(seed)
+    img = Image.new("RGB", (96, 72), tuple(rng.randrange(256) for _ in range(3)))
+    draw = ImageDraw.Draw(img)
+    for _ in range(6):
+        x, y = rng.randrange(80), rng.randrange(60)
+        box = (x, y, x + rng.randrange(10, 40), y + rng.randrange(8, 30))
+        fill = tuple(rng.randrange(256) for _ in range(3))
+        (draw.ellipse if rng.random() < 0.5 else draw.rectangle)(box, fill=fill)
+    img.save(path, format="JPEG", quality=90)
+
+
+def _options(correct: int, pool: list[str], k: int) -> list[str]:
+    others = [p for i, p in enumerate(pool) if i != correct][:3]
+    out = others[:]
+    out.insert(k, pool[correct])
+    return out
+
+
+def write_foodieqa(root: Path) -> Path:
+    """Write the fixture under ``root`` and return it. 8 multi-image, 8 single-image and 8
+    text questions (two text questions without English, as upstream text QA)."""
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    files = []
+    for i in range(len(DISHES)):
+        name = f"images/dish_{i:02d}.jpg"
+        _photo(root / name, seed=i)
+        files.append(name)
+    mivqa, sivqa, textqa = [], [], []
+    for i, (zh, en, cuisine, region) in enumerate(DISHES):
+        k = i % 4
+        picks = [files[(i + j) % len(files)] for j in range(1, 4)]
+        picks.insert(k, files[i])
+        mivqa.append(
+            {
+                "question": f"哪一道菜是{zh}？",
+                "choices": "",
+                "answer": str(k),
+                "question_type": "food-type",
+                "question_id": f"m{i}",
+                "ann_group": "synthetic",
+                "images": picks,
+                "question_en": f"Which dish is {en}?",
+            }
+        )
+        region_idx = REGIONS.index(region)
+        sivqa.append(
+            {
+                "question": "以下菜品是哪个地区的特色菜？",
+                "choices": _options(region_idx, REGIONS, k),
+                "answer": k if i % 2 else str(k),
+                "question_type": "region",
+                "food_name": zh,
+                "question_id": f"s{i}",
+                "food_meta": {
+                    "main_ingredient": ["synthetic"],
+                    "id": i,
+                    "food_name": zh,
+                    "food_type": cuisine,
+                    "food_location": region,
+                    "food_file": files[i],
+                },
+                "question_en": "Which region is this food a specialty of?",
+                "choices_en": _options(region_idx, REGIONS_EN, k),
+            }
+        )
+        text = {
+            "question": f"{zh}是哪个地区的特色菜？",
+            "choices": _options(region_idx, REGIONS, k),
+            "answer": str(k),
+            "question_type": "region-2",
+            "food_name": zh,
+            "cuisine_type": cuisine,
+            "question_id": f"t{i}",
+        }
+        if i < 6:
+            text["question_en"] = f"Which region is {en} a specialty of?"
+            text["choices_en"] = _options(region_idx, REGIONS_EN, k)
+        textqa.append(text)
+    for name, data in (("mivqa_tidy.json", mivqa), ("sivqa_tidy.json", sivqa), ("textqa_tidy.json", textqa)):
+        (root / name).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return root
