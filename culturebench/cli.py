@@ -525,12 +525,24 @@ def eval_run_cmd(
     seed: Annotated[int, typer.Option(help="Seed recorded and passed to the backend.")] = 0,
     base_url: Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")] = None,
     concurrency: Annotated[int, typer.Option(help="openai backend: requests in flight.")] = 4,
+    temperature: Annotated[
+        float, typer.Option(help="Sampling temperature (0 = greedy; ASH judge repeats need > 0).")
+    ] = 0.0,
+    generations: Annotated[
+        Path | None, typer.Option(help="ash judge: folder of the generate run to rate.")
+    ] = None,
+    repeats: Annotated[int, typer.Option(help="ash judge: ratings per recipe (paper: 3).")] = 3,
 ) -> None:
     """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md."""
     from culturebench.eval.backends import SamplingParams, make_backend
     from culturebench.eval.runner import run_eval
 
-    sampling = SamplingParams(max_new_tokens=max_new_tokens, seed=seed)
+    sampling = SamplingParams(max_new_tokens=max_new_tokens, seed=seed, temperature=temperature)
+    task_options = (
+        {"generations": str(generations) if generations else None, "repeats": repeats}
+        if (dataset, task) == ("ash", "judge")
+        else {}
+    )
     options: dict = {"revision": model_revision, "sampling": sampling}
     if backend == "openai":
         options.update(base_url=base_url, concurrency=concurrency)
@@ -552,14 +564,39 @@ def eval_run_cmd(
                 limit=limit,
                 batch_size=batch_size,
                 progress=lambda done, total: bar.update(job, completed=done, total=total),
+                task_options=task_options,
             )
         )
     console.print(
         f"{results['samples']} samples; results: {out / 'results.json'}; report: {out / 'report.md'}"
     )
-    for language, metrics in results["metrics"].items():
-        shown = {k: round(v["mean"], 4) for k, v in metrics.items() if isinstance(v, dict) and "mean" in v}
-        console.print(f"  {language}: {shown}")
+    for key, metrics in results["metrics"].items():
+        if isinstance(metrics, dict):
+            shown = {
+                k: round(v["mean"], 4)
+                for k, v in metrics.items()
+                if isinstance(v, dict) and isinstance(v.get("mean"), float)
+            }
+            if shown:
+                console.print(f"  {key}: {shown}")
+        elif isinstance(metrics, int | float):
+            console.print(f"  {key}: {round(metrics, 4)}")
+
+
+@eval_app.command("ash-summary")
+def eval_ash_summary_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Folders of ash judge runs (generator x judge).")],
+    out: Annotated[Path, typer.Option(help="Folder for ash_summary.json and the heatmaps.")] = Path(
+        "runs/ash_summary"
+    ),
+) -> None:
+    """CulinaryASH: generator x judge means/SDs (heatmap PNGs), top/bottom cuisines, agreement."""
+    from culturebench.eval.ash_report import summarize
+
+    result = _or_exit(lambda: summarize(runs, out))
+    for criterion, block in result["criteria"].items():
+        console.print(f"{criterion}: alpha (interval, all judges) = {block['alpha_interval_all_judges']}")
+    console.print(f"wrote {out / 'ash_summary.json'} and {len(result['criteria'])} heatmaps")
 
 
 @eval_app.command("tiny-model")

@@ -161,6 +161,18 @@ def plot_over_prediction(metrics: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _metric_sections(results: dict[str, Any]) -> list[str]:
+    """RuBIN, FoodieQA, CulinaryASH: headline numbers, then every metric as JSON."""
+    metrics = results["metrics"]
+    lines = []
+    for key in ("accuracy", "na_rate", "unparseable", "n", "format_ok_rate", "unparseable_outputs"):
+        if key in metrics:
+            value = metrics[key]
+            lines.append(f"- {key}: {value:.4f}" if isinstance(value, float) else f"- {key}: {value}")
+    lines += ["", "```json", json.dumps(metrics, ensure_ascii=False, indent=1, sort_keys=True), "```", ""]
+    return lines
+
+
 def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
     """Write a Markdown report covering every result folder (plots go beside each result)."""
     out = Path(path)
@@ -168,7 +180,9 @@ def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
     for folder in map(Path, folders):
         results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         lines += _header(results)
-        if results["provenance"]["dataset"]["dataset"] == "wwd":
+        if results["provenance"]["dataset"]["dataset"] in ("rubin", "foodieqa", "ash"):
+            lines += _metric_sections(results)
+        elif results["provenance"]["dataset"]["dataset"] == "wwd":
             lines += _continent_sections(results)
         elif results["provenance"]["task"] == "dish-name-vqa":
             lines += _name_sections(results)

@@ -130,9 +130,11 @@ def run_eval(
     limit: int | None = None,
     batch_size: int = 8,
     progress: Callable[[int, int], None] | None = None,
+    task_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) one evaluation and return the results dict (also on disk)."""
-    task = get_task(dataset, task_name)
+    """Run (or resume) one evaluation and return the results dict (also on disk).
+    ``task_options`` go to the task (e.g. ``{"generations": DIR, "repeats": 3}`` for ASH judge)."""
+    task = get_task(dataset, task_name, **(task_options or {}))
     langs = list(langs or task.languages)
     ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
     rows = load_rows(ref, task.config, task.split, limit)
@@ -143,6 +145,7 @@ def run_eval(
     run_info = {
         "dataset": asdict(ref),
         "task": task_name,
+        "task_options": task.options,
         "config": task.config,
         "split": task.split,
         "languages": langs,

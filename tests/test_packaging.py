@@ -73,6 +73,17 @@ def test_wheel_ships_declarative_data(wheel: Path) -> None:
         "datasets/wwd/dataset.yaml",
         "datasets/wwd/prompts.yaml",
         "datasets/borsch/image_policy.yaml",
+        "datasets/rubin/dataset.yaml",
+        "datasets/rubin/prompts.yaml",
+        "datasets/rubin/sample/questions.jsonl",
+        "datasets/rubin/sample/human_answers.csv",
+        "datasets/rubin/sample/SAMPLE.md",
+        "datasets/foodieqa/dataset.yaml",
+        "datasets/foodieqa/prompts.yaml",
+        "datasets/foodieqa/image_policy.yaml",
+        "datasets/ash/dataset.yaml",
+        "datasets/ash/cuisines.yaml",
+        "datasets/ash/prompts.yaml",
     ):
         assert f"culturebench/{data}" in names
 

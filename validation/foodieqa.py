@@ -90,10 +90,11 @@ def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
             for i, record in enumerate(row["images"]):
                 image = record.get("image") if isinstance(record, dict) else None
                 if not isinstance(image, dict) or not image.get("bytes"):
+                    name = record.get("file") if isinstance(record, dict) else "?"
                     out.append(
                         Finding(
                             "cross:images_present",
-                            f"image {i} ({record.get('file') if isinstance(record, dict) else '?'}) has no bytes",
+                            f"image {i} ({name}) has no bytes",
                             config=config,
                             row=int(index),
                             row_id=row["id"],

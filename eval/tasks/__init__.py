@@ -8,18 +8,24 @@ from culturebench.eval.tasks.base import Task, TaskRequest
 
 def registry() -> dict[str, dict[str, type[Task]]]:
     """dataset -> task name -> task class."""
-    from culturebench.eval.tasks import borsch, wwd
+    from culturebench.eval.tasks import ash, borsch, foodieqa, rubin, wwd
 
-    return {"borsch": borsch.TASKS, "wwd": wwd.TASKS}
+    return {
+        "borsch": borsch.TASKS,
+        "wwd": wwd.TASKS,
+        "rubin": rubin.TASKS,
+        "foodieqa": foodieqa.TASKS,
+        "ash": ash.TASKS,
+    }
 
 
-def get_task(dataset: str, name: str) -> Task:
+def get_task(dataset: str, name: str, **options) -> Task:
     tasks = registry().get(dataset)
     if not tasks:
         raise KeyError(f"no evaluation tasks for dataset {dataset!r} (have: {', '.join(registry())})")
     if name not in tasks:
         raise KeyError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
-    return tasks[name]()
+    return tasks[name](**options)
 
 
 __all__ = ["Task", "TaskRequest", "get_task", "registry"]

@@ -33,6 +33,11 @@ class Task(ABC):
     needs_images: ClassVar[bool] = False
     languages: ClassVar[tuple[str, ...]] = ()
 
+    def __init__(self, **options: Any) -> None:
+        """``options``: task-specific settings (e.g. the ASH judge's ``generations`` folder);
+        recorded in the run's provenance."""
+        self.options = options
+
     @cached_property
     def prompt_file(self) -> dict[str, Any]:
         path = load_spec(self.dataset).folder / "prompts.yaml"

@@ -1,0 +1,116 @@
+"""CulinaryASH summary over several ``judge`` runs (one per generator x judge pair): mean and SD
+per pair and criterion (the paper's Figure 1 heatmaps, as PNG), top/bottom cuisines over all
+pairs (Table 2), and inter-judge agreement.
+
+Agreement is Krippendorff's alpha at the interval level (ratings 1-5 treated as equally spaced;
+missing ratings allowed): per criterion over all judges, and per judge pair averaged over the
+criteria (the paper's Figure 4 view). A unit is one (instruction, generator) recipe; a judge's
+value for it is the mean of its repeats.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from itertools import combinations
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from culturebench.eval.runner import RUN, read_samples
+from culturebench.eval.tasks.ash import CRITERIA, model_name, summary
+
+
+def _alpha(units: dict[tuple[str, str], dict[str, float]], judges: Sequence[str]) -> float | None:
+    import krippendorff
+    import numpy as np
+
+    if len(judges) < 2 or len(units) < 2:
+        return None
+    data = np.array([[u.get(j, np.nan) for u in units.values()] for j in judges], dtype=float)
+    values = data[~np.isnan(data)]
+    if len(set(values.tolist())) < 2:
+        return 1.0 if len(values) else None
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+
+
+def load_judge_runs(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Every scored judge sample of the folders, tagged with its judge's name."""
+    out = []
+    for folder in map(Path, folders):
+        run = json.loads((folder / RUN).read_text(encoding="utf-8"))
+        if run["dataset"]["dataset"] != "ash" or run["task"] != "judge":
+            raise ValueError(f"{folder} is not an ash judge run")
+        judge = model_name(folder)
+        out += [{**s, "judge": judge} for s in read_samples(folder / "samples.jsonl")]
+    return out
+
+
+def summarize(folders: Sequence[str | Path], out_dir: str | Path) -> dict[str, Any]:
+    """Write ``ash_summary.json`` and one heatmap PNG per criterion to ``out_dir``."""
+    samples = load_judge_runs(folders)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    generators = sorted({s["generator"] for s in samples})
+    judges = sorted({s["judge"] for s in samples})
+    result: dict[str, Any] = {"generators": generators, "judges": judges, "criteria": {}}
+    pair_alpha: dict[str, list[float]] = defaultdict(list)
+    for criterion in CRITERIA:
+        cells: dict[str, dict[str, Any]] = {}
+        for g in generators:
+            for j in judges:
+                values = [s[criterion] for s in samples if s["generator"] == g and s["judge"] == j]
+                rated = [v for v in values if v is not None]
+                cells[f"{g}|{j}"] = {**summary(rated), "missing": len(values) - len(rated)}
+        per_cuisine: dict[str, list[int]] = defaultdict(list)
+        units: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for s in samples:
+            if s[criterion] is not None:
+                per_cuisine[s["cuisine"]].append(s[criterion])
+                units[(s["row_id"], s["generator"])][s["judge"]].append(s[criterion])
+        unit_means = {k: {j: mean(v) for j, v in per.items()} for k, per in units.items()}
+        ranked = sorted(per_cuisine, key=lambda c: (-mean(per_cuisine[c]), c))
+        for a, b in combinations(judges, 2):
+            value = _alpha(unit_means, [a, b])
+            if value is not None:
+                pair_alpha[f"{a}|{b}"].append(value)
+        result["criteria"][criterion] = {
+            "cells": cells,
+            "top3_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[:3]],
+            "bottom3_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[::-1][:3]],
+            "alpha_interval_all_judges": _alpha(unit_means, judges),
+        }
+        plot_heatmap(cells, generators, judges, out / f"heatmap_{criterion}.png", criterion)
+    result["alpha_interval_judge_pairs"] = {k: mean(v) for k, v in sorted(pair_alpha.items())}
+    (out / "ash_summary.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def plot_heatmap(
+    cells: dict[str, dict[str, Any]], generators: list[str], judges: list[str], path: Path, title: str
+) -> None:
+    """Generator (rows) x judge (columns) mean rating with the SD in each cell."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    grid = np.array([[cells[f"{g}|{j}"]["mean"] or np.nan for j in judges] for g in generators], dtype=float)
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(judges), 1.0 + 0.6 * len(generators)))
+    ax.imshow(grid, vmin=1, vmax=5, cmap="RdYlGn")
+    ax.set_xticks(range(len(judges)), judges, rotation=45, ha="right")
+    ax.set_yticks(range(len(generators)), generators)
+    for r, g in enumerate(generators):
+        for c, j in enumerate(judges):
+            cell = cells[f"{g}|{j}"]
+            if cell["mean"] is not None:
+                sd = f"\n±{cell['sd']:.2f}" if cell["sd"] is not None else ""
+                ax.text(c, r, f"{cell['mean']:.2f}{sd}", ha="center", va="center", fontsize=8)
+    ax.set_xlabel("judge")
+    ax.set_ylabel("generator")
+    ax.set_title(f"{title}: mean (±SD)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(fig)

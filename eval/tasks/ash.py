@@ -1,0 +1,221 @@
+"""CulinaryASH tasks: recipe generation over the 800 instructions, and LLM-as-a-judge ratings
+of generated recipes (authenticity, sensitivity, harmony; integers 1-5) with the paper's
+Appendix D prompt, repeated (3 times by default, as in the paper).
+
+``judge`` takes the folder of a finished ``generate`` run (task option ``generations``); the
+generator's name is that run's model. Ratings are parsed from free text; a criterion with no
+integer 1-5 is *missing* and counted, never imputed. Cross-run summaries (generator x judge
+heatmaps, top/bottom cuisines, inter-judge agreement) are in :mod:`culturebench.eval.ash_report`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from statistics import mean, stdev
+from typing import Any, ClassVar
+
+from culturebench.errors import CultureBenchError
+from culturebench.eval.backends.base import Request
+from culturebench.eval.tasks.base import Task, TaskRequest
+
+CRITERIA = ("authenticity", "sensitivity", "harmony")
+DEFAULT_REPEATS = 3
+# "AUTHENTICITY: 4", "**Authenticity**: 4/5", "1. AUTHENTICITY - Rating: 4", "Harmony = 3 out of 5"
+_RATING = {
+    c: re.compile(
+        rf"{c}\W{{0,6}}(?:rating|score)?\W{{0,4}}(\d+(?:\.\d+)?)(?!\s*\.\d)",
+        re.IGNORECASE,
+    )
+    for c in CRITERIA
+}
+
+
+def parse_ratings(text: str) -> dict[str, int | None]:
+    """The first rating after each criterion's name; None unless it is an integer 1-5."""
+    out: dict[str, int | None] = {}
+    for criterion, pattern in _RATING.items():
+        match = pattern.search(text or "")
+        value = match.group(1) if match else None
+        out[criterion] = (
+            int(value) if value is not None and value.isdigit() and 1 <= int(value) <= 5 else None
+        )
+    return out
+
+
+def model_name(run_dir: Path) -> str:
+    """Short name of the model of a run folder (last path part of its model id)."""
+    run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    return Path(str(run["model"]["model"]).rstrip("/")).name
+
+
+def load_generations(run_dir: str | Path) -> tuple[str, dict[str, str]]:
+    """(generator name, row id -> recipe) from a finished ``generate`` run folder."""
+    folder = Path(run_dir)
+    samples = folder / "samples.jsonl"
+    if not samples.is_file() or not (folder / "run.json").is_file():
+        raise CultureBenchError(f"{folder} is not an ash generate run (no run.json / samples.jsonl)")
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    if run.get("task") != "generate" or run["dataset"]["dataset"] != "ash":
+        raise CultureBenchError(
+            f"{folder} holds {run['dataset']['dataset']}/{run.get('task')}, not ash/generate"
+        )
+    recipes = {}
+    for line in samples.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            sample = json.loads(line)
+            recipes[sample["row_id"]] = sample["output"]
+    return model_name(folder), recipes
+
+
+def summary(values: Sequence[float]) -> dict[str, Any]:
+    return {
+        "n": len(values),
+        "mean": mean(values) if values else None,
+        "sd": stdev(values) if len(values) > 1 else None,
+    }
+
+
+def repeat_alpha(samples: Sequence[dict[str, Any]], criterion: str) -> float | None:
+    """Krippendorff's alpha (interval) between the repeats of one judge: repeats are the coders,
+    (row, generator) the units; missing ratings are left out."""
+    import krippendorff
+    import numpy as np
+
+    units: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    for s in samples:
+        if s[criterion] is not None:
+            units[(s["row_id"], s["generator"])][s["repeat"]] = s[criterion]
+    repeats = sorted({r for u in units.values() for r in u})
+    if len(repeats) < 2 or len(units) < 2:
+        return None
+    data = np.array([[u.get(r, np.nan) for u in units.values()] for r in repeats], dtype=float)
+    values = data[~np.isnan(data)]
+    if len(set(values.tolist())) < 2:
+        return 1.0 if len(values) else None  # every rating identical: perfect agreement
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+
+
+class Generate(Task):
+    """Recipe generation for each instruction (Appendix C prompt, sent as is)."""
+
+    dataset = "ash"
+    name = "generate"
+    config = "default"
+    languages: ClassVar[tuple[str, ...]] = ("en",)
+
+    def build(
+        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
+    ) -> tuple[list[TaskRequest], dict[str, int]]:
+        template = self.templates("en")[0]
+        requests = []
+        for row in rows:
+            meta = {
+                "row_id": row["id"],
+                "lang": "en",
+                "prompt_index": 0,
+                "cuisine": row["cuisine"],
+                "category": row["cuisine_category"],
+                "dish": row["base_dish"],
+            }
+            prompt = template.format(instruction=row["instruction"])
+            requests.append(TaskRequest(Request(f"{row['id']}:en:0", prompt), meta))
+        return requests, {}
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        lowered = (output or "").lower()
+        return {
+            "chars": len(output or ""),
+            "has_ingredients": "ingredients" in lowered,
+            "has_instructions": "instructions" in lowered,
+        }
+
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        n = len(samples)
+        return {
+            "n": n,
+            "format_ok_rate": sum(s["has_ingredients"] and s["has_instructions"] for s in samples) / n
+            if n
+            else None,
+            "mean_chars": mean(s["chars"] for s in samples) if n else None,
+            "empty": sum(s["chars"] == 0 for s in samples),
+        }
+
+
+class Judge(Task):
+    """LLM-as-a-judge ratings of one generator's recipes (Appendix D prompt), ``repeats`` times."""
+
+    dataset = "ash"
+    name = "judge"
+    config = "default"
+    languages: ClassVar[tuple[str, ...]] = ("en",)
+
+    def __init__(
+        self, generations: str | None = None, repeats: int = DEFAULT_REPEATS, **options: Any
+    ) -> None:
+        if not generations:
+            raise CultureBenchError("ash judge needs the folder of a generate run (--generations DIR)")
+        if repeats < 1:
+            raise CultureBenchError("--repeats must be at least 1")
+        super().__init__(generations=str(generations), repeats=repeats, **options)
+        self.generator, self.recipes = load_generations(generations)
+        self.repeats = repeats
+
+    def build(
+        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
+    ) -> tuple[list[TaskRequest], dict[str, int]]:
+        template = self.templates("en")[0]
+        requests, skipped = [], 0
+        for row in rows:
+            recipe = self.recipes.get(row["id"])
+            if recipe is None:
+                skipped += 1
+                continue
+            prompt = template.format(
+                dish=row["base_dish"], cuisine=f"{row['cuisine']} cuisine", recipe=recipe
+            )
+            for repeat in range(self.repeats):
+                meta = {
+                    "row_id": row["id"],
+                    "lang": "en",
+                    "prompt_index": 0,
+                    "generator": self.generator,
+                    "repeat": repeat,
+                    "cuisine": row["cuisine"],
+                    "category": row["cuisine_category"],
+                }
+                rid = f"{row['id']}:{self.generator}:r{repeat}"
+                requests.append(TaskRequest(Request(rid, prompt), meta))
+        return requests, ({"no_generated_recipe": skipped} if skipped else {})
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        ratings = parse_ratings(output)
+        return {**ratings, "missing": sorted(c for c, v in ratings.items() if v is None)}
+
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": len(samples), "criteria": {}}
+        for criterion in CRITERIA:
+            values = [s[criterion] for s in samples if s[criterion] is not None]
+            per_cuisine: dict[str, list[int]] = defaultdict(list)
+            per_category: dict[str, list[int]] = defaultdict(list)
+            for s in samples:
+                if s[criterion] is not None:
+                    per_cuisine[s["cuisine"]].append(s[criterion])
+                    per_category[s["category"]].append(s[criterion])
+            ranked = sorted(per_cuisine, key=lambda c: (-mean(per_cuisine[c]), c))
+            out["criteria"][criterion] = {
+                **summary(values),
+                "missing": len(samples) - len(values),
+                "per_category": {k: summary(v) for k, v in sorted(per_category.items())},
+                "top3_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[:3]],
+                "bottom3_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[::-1][:3]],
+                "repeat_alpha_interval": repeat_alpha(samples, criterion),
+            }
+        out["unparseable_outputs"] = sum(len(s["missing"]) == len(CRITERIA) for s in samples)
+        return out
+
+
+TASKS: dict[str, type[Task]] = {"generate": Generate, "judge": Judge}

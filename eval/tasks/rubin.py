@@ -1,0 +1,77 @@
+"""RuBIN tasks: zero-shot four-option MCQA in Russian on ``full`` and ``easy``. Metrics as in
+the paper: accuracy, NA rate (no extractable answer), accuracy per category and per decade,
+and the distribution of wrong answers over positions A-D."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from culturebench.eval.backends.base import Request
+from culturebench.eval.mcqa import accuracy_block, score_letter, wrong_positions
+from culturebench.eval.tasks.base import Task, TaskRequest
+
+
+def grouped(samples: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for sample in samples:
+        groups[str(sample.get(key) or "undated")].append(sample)
+    return {k: accuracy_block(v) for k, v in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))}
+
+
+class _RuBINTask(Task):
+    dataset = "rubin"
+    languages: ClassVar[tuple[str, ...]] = ("ru",)
+
+    def build(
+        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
+    ) -> tuple[list[TaskRequest], dict[str, int]]:
+        requests = []
+        for row in rows:
+            a, b, c, d = row["options"]
+            for lang in langs:
+                for index, template in enumerate(self.templates(lang)):
+                    prompt = template.format(question=row["question"], a=a, b=b, c=c, d=d)
+                    meta = {
+                        "row_id": row["id"],
+                        "lang": lang,
+                        "prompt_index": index,
+                        "gold": int(row["label"]),
+                        "category": row["category"],
+                        "decade": row["decade"],
+                    }
+                    requests.append(TaskRequest(Request(f"{row['id']}:{lang}:{index}", prompt), meta))
+        return requests, {}
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        return score_letter(output, meta["gold"])
+
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        overall = accuracy_block(samples)
+        return {
+            "accuracy": overall["accuracy"],
+            "na_rate": overall["unparseable_rate"],
+            "na": overall["unparseable"],
+            "n": overall["n"],
+            "per_category": grouped(samples, "category"),
+            "per_decade": grouped(samples, "decade"),
+            "position_bias": wrong_positions(samples),
+        }
+
+
+class MCQA(_RuBINTask):
+    """RuBIN (full)."""
+
+    name = "mcqa"
+    config = "full"
+
+
+class MCQAEasy(_RuBINTask):
+    """RuBIN-EASY."""
+
+    name = "mcqa_easy"
+    config = "easy"
+
+
+TASKS: dict[str, type[Task]] = {"mcqa": MCQA, "mcqa_easy": MCQAEasy}
