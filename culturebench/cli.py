@@ -287,6 +287,16 @@ def card_cmd(
     console.print(f"wrote {', '.join(rendered)} ({'changed: ' + ', '.join(stale) if stale else 'unchanged'})")
 
 
+def hub_flags(spec, private: bool | None, gated: bool | None) -> tuple[bool, bool]:
+    """(private, gated) for a Hub release: the command line wins, else ``dataset.yaml``'s
+    ``release:`` block (FoodieQA: gated), else public and ungated."""
+    defaults = spec.release_defaults
+    return (
+        bool(defaults.get("private", False)) if private is None else private,
+        bool(defaults.get("gated", False)) if gated is None else gated,
+    )
+
+
 @app.command("release")
 def release_cmd(
     name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
@@ -321,9 +331,7 @@ def release_cmd(
     from culturebench.spec import load_spec
 
     if repo:  # Hub flags not given on the command line come from the dataset's declaration
-        defaults = _or_exit(lambda: load_spec(name)).release_defaults
-        private = bool(defaults.get("private", False)) if private is None else private
-        gated = bool(defaults.get("gated", False)) if gated is None else gated
+        private, gated = hub_flags(_or_exit(lambda: load_spec(name)), private, gated)
     target = _or_exit(
         lambda: parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
     )

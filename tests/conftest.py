@@ -99,3 +99,15 @@ def servers():
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama + locally trained tokenizer, saved to a folder (no hub)."""
     return _helper("tiny_model").build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="session")
+def foodieqa_download(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic FoodieQA download in the exact upstream layout (tests/foodieqa_fixture.py)."""
+    return _helper("foodieqa_fixture").write_foodieqa(tmp_path_factory.mktemp("foodieqa_download"))
+
+
+@pytest.fixture(scope="session")
+def scripted_backend():
+    """tests/scripted_backend.py: our Backend interface answering with fixed texts."""
+    return _helper("scripted_backend").ScriptedBackend

@@ -13,7 +13,6 @@ import pytest
 
 from culturebench.builders.base import get_builder
 from culturebench.errors import SourceError
-from culturebench.eval.backends.base import Backend
 from culturebench.eval.mcqa import extract_letter
 from culturebench.eval.runner import run_eval
 from culturebench.spec import load_spec
@@ -175,21 +174,10 @@ def test_answer_letter_extraction_is_deterministic(output: str, letter: str | No
     assert extract_letter(output) == letter
 
 
-class ScriptedBackend(Backend):
-    """Our own Backend interface answering every prompt with the same text (not a fake of an
-    external API): makes the aggregate metrics checkable by hand."""
-
-    name = "scripted"
-
-    def __init__(self, answer: str) -> None:
-        super().__init__(f"scripted-{answer}")
-        self.answer = answer
-
-    def generate(self, requests):
-        return [self.answer for _ in requests]
-
-
-def test_metrics_accuracy_na_and_position_bias(rubin_sample_release, tmp_path: Path) -> None:
+def test_metrics_accuracy_na_and_position_bias(
+    rubin_sample_release, scripted_backend, tmp_path: Path
+) -> None:
+    ScriptedBackend = scripted_backend
     local = str(rubin_sample_release.folder)
     results = run_eval("rubin", "mcqa", ScriptedBackend("<answer>A</answer>"), tmp_path / "a", local=local)
     m = results["metrics"]

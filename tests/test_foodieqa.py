@@ -1,0 +1,198 @@
+"""FoodieQA: the converter turns a synthetic download in the exact upstream layout (our own
+images and questions, tests/foodieqa_fixture.py) into three configs with embedded images and
+normalised answers; bad records name file, record and field; the release is gated by default,
+publishes and loads; the three tasks build 4 templates x zh/en and run on the tiny model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from culturebench.builders.base import get_builder
+from culturebench.errors import SourceError
+from culturebench.eval.runner import run_eval
+from culturebench.eval.tasks import get_task
+
+
+@pytest.fixture(scope="module")
+def fixture_dir(foodieqa_download: Path) -> Path:
+    return foodieqa_download
+
+
+@pytest.fixture(scope="module")
+def foodie_release(fixture_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    return get_builder("foodieqa").build(source=str(fixture_dir), out_root=tmp_path_factory.mktemp("fq"))
+
+
+def _rows(release, config: str) -> list[dict]:
+    from datasets import load_dataset
+
+    return list(load_dataset(str(release.folder), config, split="test"))
+
+
+def test_converter_builds_three_configs_with_images(foodie_release, fixture_dir: Path) -> None:
+    assert foodie_release.report.ok
+    rows = {
+        c: foodie_release.manifest["configs"][c]["splits"]["test"]["num_rows"]
+        for c in ("multi_image", "single_image", "text")
+    }
+    assert rows == {"multi_image": 8, "single_image": 8, "text": 8}
+    multi = _rows(foodie_release, "multi_image")
+    source = json.loads((fixture_dir / "mivqa_tidy.json").read_text(encoding="utf-8"))
+    assert [r["label"] for r in multi] == [int(s["answer"]) for s in source]
+    first = multi[0]
+    assert [img["file"] for img in first["images"]] == source[0]["images"]
+    assert first["images"][0]["image"].size == (96, 72)  # decoded from the embedded bytes
+    single = _rows(foodie_release, "single_image")
+    raw = json.loads((fixture_dir / "sivqa_tidy.json").read_text(encoding="utf-8"))
+    assert {type(s["answer"]) for s in raw} == {int, str}  # both spellings upstream...
+    assert [r["label"] for r in single] == [int(s["answer"]) for s in raw]  # ...one index here
+    text = _rows(foodie_release, "text")
+    assert sum(r["question_en"] is None for r in text) == 2
+    card = (foodie_release.folder / "README.md").read_text(encoding="utf-8")
+    assert "CC BY-NC-ND 4.0" in card and "gated on the Hub" in card
+    assert "user-supplied" in card
+
+
+def _break(fixture_dir: Path, tmp_path: Path, file: str, edit) -> Path:
+    import shutil
+
+    copy = tmp_path / "download"
+    shutil.copytree(fixture_dir, copy)
+    data = json.loads((copy / file).read_text(encoding="utf-8"))
+    edit(data, copy)
+    (copy / file).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("file", "edit", "needle"),
+    [
+        (
+            "mivqa_tidy.json",
+            lambda d, root: (root / d[0]["images"][0]).unlink(),
+            "record 0, question_id m0], field 'images[0]': image file",
+        ),
+        (
+            "sivqa_tidy.json",
+            lambda d, root: d[3].update(answer="4"),
+            "record 3, question_id s3], field 'answer': answer 4",
+        ),
+        ("textqa_tidy.json", lambda d, root: d[1].update(answer=-1), "field 'answer': answer -1"),
+        (
+            "sivqa_tidy.json",
+            lambda d, root: d[0].pop("question_en"),
+            "field 'question_en': English translation is missing",
+        ),
+        (
+            "mivqa_tidy.json",
+            lambda d, root: d[5].update(question_en=""),
+            "record 5, question_id m5], field 'question_en'",
+        ),
+        ("textqa_tidy.json", lambda d, root: d[0].pop("choices_en"), "translation is partial"),
+        ("mivqa_tidy.json", lambda d, root: d[0]["images"].pop(), "field 'images': expected 4 image paths"),
+    ],
+)
+def test_bad_records_name_file_record_and_field(
+    fixture_dir: Path, tmp_path: Path, file, edit, needle
+) -> None:
+    source = _break(fixture_dir, tmp_path, file, edit)
+    with pytest.raises(SourceError) as err:
+        get_builder("foodieqa").build(source=str(source), out_root=tmp_path / "dist")
+    assert file in str(err.value) and needle in str(err.value)
+    assert not (tmp_path / "dist" / "foodieqa" / "1.0.0").exists()
+
+
+def test_no_source_explains_the_gated_download(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CULTUREBENCH_UPSTREAM", str(tmp_path))
+    with pytest.raises(SourceError, match="FoodieQA is gated"):
+        get_builder("foodieqa").build(out_root=tmp_path / "dist")
+
+
+def test_release_is_gated_by_default_and_loads(foodie_release, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+    from culturebench.release import plan_release, publish_release
+    from culturebench.release.targets import GitTarget
+
+    runner = CliRunner()
+    dry = runner.invoke(
+        app,
+        [
+            "release",
+            "foodieqa",
+            "--version",
+            "1.0.0",
+            "--repo",
+            "org/foodieqa",
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--dry-run",
+            "--out",
+            str(foodie_release.folder.parents[1]),
+        ],
+    )
+    # The flags are decided before any network call; the unreachable endpoint then fails the plan.
+    assert "gated" in dry.output or dry.exit_code != 0
+    from culturebench.cli import hub_flags
+    from culturebench.spec import load_spec
+
+    assert hub_flags(load_spec("foodieqa"), None, None) == (False, True)
+    assert hub_flags(load_spec("foodieqa"), None, False) == (False, False)
+    assert hub_flags(load_spec("borsch"), None, None) == (False, False)
+
+    target = GitTarget(str(tmp_path / "hub" / "foodieqa"))
+    plan = plan_release("foodieqa", "1.0.0", target, out_root=foodie_release.folder.parents[1])
+    assert publish_release(plan, target).verified
+    from datasets import load_dataset
+
+    multi = load_dataset(str(tmp_path / "hub" / "foodieqa"), "multi_image", split="test")
+    assert multi.num_rows == 8 and len(multi[0]["images"]) == 4
+
+
+def test_tasks_build_four_templates_per_language_with_images(foodie_release) -> None:
+    from culturebench.eval.runner import load_rows, resolve_dataset
+
+    ref = resolve_dataset("foodieqa", revision=None, local=str(foodie_release.folder), repo=None)
+    multi = load_rows(ref, "multi_image", "test", None)  # as the runner reads them: encoded bytes
+    reqs, skipped = get_task("foodieqa", "multi_image").build(multi, ["zh", "en"])
+    assert len(reqs) == 8 * 2 * 4 and skipped == {}
+    assert all(len(r.request.images) == 4 for r in reqs)
+    assert reqs[0].request.prompt.endswith("答案为：图") and reqs[4].request.prompt.endswith("Option (")
+    text = load_rows(ref, "text", "test", None)
+    reqs, skipped = get_task("foodieqa", "text").build(text, ["zh", "en"])
+    assert skipped == {"no_en_text": 2} and len(reqs) == (8 + 6) * 4
+    assert not any(r.request.images for r in reqs)
+
+
+def test_unparseable_answers_are_wrong_and_counted(foodie_release, scripted_backend, tmp_path: Path) -> None:
+    ScriptedBackend = scripted_backend
+
+    results = run_eval(
+        "foodieqa", "text", ScriptedBackend("我不知道"), tmp_path / "r", local=str(foodie_release.folder)
+    )
+    m = results["metrics"]
+    assert m["accuracy"] == 0.0 and m["unparseable"] == m["n"] == (8 + 6) * 4
+    assert m["per_language"]["zh"]["per_prompt"]["prompt0"]["unparseable"] == 8
+    right = run_eval(
+        "foodieqa", "text", ScriptedBackend("A"), tmp_path / "a", local=str(foodie_release.folder)
+    )
+    zh = right["metrics"]["per_language"]["zh"]["per_prompt"]["prompt0"]
+    assert zh["accuracy"] == pytest.approx(2 / 8)  # the fixture's correct slot cycles A-D
+
+
+def test_text_task_runs_on_the_tiny_model(foodie_release, tiny_model: Path, tmp_path: Path) -> None:
+    from culturebench.eval.backends import SamplingParams
+    from culturebench.eval.backends.transformers_backend import TransformersBackend
+
+    engine = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=4))
+    results = run_eval(
+        "foodieqa", "text", engine, tmp_path / "run", local=str(foodie_release.folder), limit=2, langs=["zh"]
+    )
+    assert results["samples"] == 8
+    block = results["metrics"]["per_language"]["zh"]
+    assert sum(p["n"] for p in block["per_prompt"].values()) == 8
+    assert block["unparseable"] == sum(p["unparseable"] for p in block["per_prompt"].values())
