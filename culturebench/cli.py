@@ -494,7 +494,7 @@ def eval_list_cmd() -> None:
 
     table = Table(title="evaluation tasks")
     for col in ("dataset", "task", "config", "images", "languages", "description"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col != "description")
     for dataset, tasks in registry().items():
         for name, cls in tasks.items():
             task = cls()

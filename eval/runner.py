@@ -145,7 +145,7 @@ def run_eval(
     run_info = {
         "dataset": asdict(ref),
         "task": task_name,
-        "task_options": task.options,
+        "task_options": task.task_options,
         "config": task.config,
         "split": task.split,
         "languages": langs,

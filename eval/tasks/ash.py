@@ -156,17 +156,18 @@ class Judge(Task):
     def __init__(
         self, generations: str | None = None, repeats: int = DEFAULT_REPEATS, **options: Any
     ) -> None:
-        if not generations:
-            raise CultureBenchError("ash judge needs the folder of a generate run (--generations DIR)")
         if repeats < 1:
             raise CultureBenchError("--repeats must be at least 1")
-        super().__init__(generations=str(generations), repeats=repeats, **options)
-        self.generator, self.recipes = load_generations(generations)
+        super().__init__(generations=str(generations) if generations else None, repeats=repeats, **options)
+        self.generations = generations
         self.repeats = repeats
 
     def build(
         self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
     ) -> tuple[list[TaskRequest], dict[str, int]]:
+        if not self.generations:
+            raise CultureBenchError("ash judge needs the folder of a generate run (--generations DIR)")
+        self.generator, self.recipes = load_generations(self.generations)
         template = self.templates("en")[0]
         requests, skipped = [], 0
         for row in rows:

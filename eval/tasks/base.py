@@ -36,7 +36,7 @@ class Task(ABC):
     def __init__(self, **options: Any) -> None:
         """``options``: task-specific settings (e.g. the ASH judge's ``generations`` folder);
         recorded in the run's provenance."""
-        self.options = options
+        self.task_options = options
 
     @cached_property
     def prompt_file(self) -> dict[str, Any]:
