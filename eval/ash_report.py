@@ -19,20 +19,7 @@ from statistics import mean
 from typing import Any
 
 from culturebench.eval.runner import RUN, read_samples
-from culturebench.eval.tasks.ash import CRITERIA, model_name, summary
-
-
-def _alpha(units: dict[tuple[str, str], dict[str, float]], judges: Sequence[str]) -> float | None:
-    import krippendorff
-    import numpy as np
-
-    if len(judges) < 2 or len(units) < 2:
-        return None
-    data = np.array([[u.get(j, np.nan) for u in units.values()] for j in judges], dtype=float)
-    values = data[~np.isnan(data)]
-    if len(set(values.tolist())) < 2:
-        return 1.0 if len(values) else None
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+from culturebench.eval.tasks.ash import CRITERIA, interval_alpha, model_name, ranked_cuisines, summary
 
 
 def load_judge_runs(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -70,16 +57,14 @@ def summarize(folders: Sequence[str | Path], out_dir: str | Path) -> dict[str, A
                 per_cuisine[s["cuisine"]].append(s[criterion])
                 units[(s["row_id"], s["generator"])][s["judge"]].append(s[criterion])
         unit_means = {k: {j: mean(v) for j, v in per.items()} for k, per in units.items()}
-        ranked = sorted(per_cuisine, key=lambda c: (-mean(per_cuisine[c]), c))
         for a, b in combinations(judges, 2):
-            value = _alpha(unit_means, [a, b])
+            value = interval_alpha(unit_means, [a, b])
             if value is not None:
                 pair_alpha[f"{a}|{b}"].append(value)
         result["criteria"][criterion] = {
             "cells": cells,
-            "top3_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[:3]],
-            "bottom3_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[::-1][:3]],
-            "alpha_interval_all_judges": _alpha(unit_means, judges),
+            **ranked_cuisines(per_cuisine),
+            "alpha_interval_all_judges": interval_alpha(unit_means, judges),
         }
         plot_heatmap(cells, generators, judges, out / f"heatmap_{criterion}.png", criterion)
     result["alpha_interval_judge_pairs"] = {k: mean(v) for k, v in sorted(pair_alpha.items())}

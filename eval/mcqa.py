@@ -20,7 +20,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-LETTERS = "ABCD"
+from culturebench.mcq import LETTERS
+
 _HOMOGLYPHS = str.maketrans({"А": "A", "В": "B", "С": "C", "а": "a", "в": "b", "с": "c"})
 _TAG = re.compile(r"<answer>\s*\(?([A-D])\)?\s*</answer>", re.IGNORECASE)
 _LEADING = re.compile(r"^\s*(?:图|选项|option\s*|вариант\s*)?[\(\[（【]?\s*([A-D])(?![A-Za-z])")

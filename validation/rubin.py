@@ -15,15 +15,16 @@ from collections import Counter
 import pandas as pd
 import pandera.pandas as pa
 
+from culturebench.builders.rubin import EASY_THRESHOLD, decade
 from culturebench.mcq import LETTERS, option_problems
 from culturebench.validation.pandera_utils import each
 from culturebench.validation.report import Finding
 
-EASY_THRESHOLD = 0.5
 POSITION_SHARE_WARNING = 0.4
 CROSS_CHECKS = (
     "cross:option_integrity",
     "cross:answer_matches_label",
+    "cross:decade_matches_year",
     "cross:easy_is_human_filter",
     "cross:label_positions",
 )
@@ -81,13 +82,12 @@ def _row_findings(config: str, df: pd.DataFrame) -> list[Finding]:
                     **where,
                 )
             )
-        year, dec = row["year"], row["decade"]
-        if (pd.isna(year)) != (dec is None or (isinstance(dec, float) and pd.isna(dec))) or (
-            not pd.isna(year) and dec != f"{int(year) // 10 * 10}s"
-        ):
+        year = None if pd.isna(row["year"]) else int(row["year"])
+        dec = None if pd.isna(row["decade"]) else row["decade"]
+        if dec != decade(year):
             out.append(
                 Finding(
-                    "cross:answer_matches_label", f"decade {dec!r} != year {year!r}", field="decade", **where
+                    "cross:decade_matches_year", f"decade {dec!r} != year {year!r}", field="decade", **where
                 )
             )
         n, correct, acc = row["human_annotators"], row["human_correct"], row["human_accuracy"]

@@ -79,24 +79,39 @@ def summary(values: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def repeat_alpha(samples: Sequence[dict[str, Any]], criterion: str) -> float | None:
-    """Krippendorff's alpha (interval) between the repeats of one judge: repeats are the coders,
-    (row, generator) the units; missing ratings are left out."""
+def interval_alpha(units: dict[Any, dict[Any, float]], coders: Sequence[Any]) -> float | None:
+    """Krippendorff's alpha (interval level) of ``coders`` over ``units`` (unit -> coder ->
+    value; a missing value is left out). None with fewer than two coders or units; 1.0 when
+    every value is the same (perfect agreement; the formula itself is undefined there)."""
     import krippendorff
     import numpy as np
 
+    if len(coders) < 2 or len(units) < 2:
+        return None
+    data = np.array([[u.get(c, np.nan) for u in units.values()] for c in coders], dtype=float)
+    values = data[~np.isnan(data)]
+    if len(set(values.tolist())) < 2:
+        return 1.0 if len(values) else None
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+
+
+def repeat_alpha(samples: Sequence[dict[str, Any]], criterion: str) -> float | None:
+    """Alpha between the repeats of one judge: repeats are the coders, (row, generator) the
+    units; missing ratings are left out."""
     units: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
     for s in samples:
         if s[criterion] is not None:
             units[(s["row_id"], s["generator"])][s["repeat"]] = s[criterion]
-    repeats = sorted({r for u in units.values() for r in u})
-    if len(repeats) < 2 or len(units) < 2:
-        return None
-    data = np.array([[u.get(r, np.nan) for u in units.values()] for r in repeats], dtype=float)
-    values = data[~np.isnan(data)]
-    if len(set(values.tolist())) < 2:
-        return 1.0 if len(values) else None  # every rating identical: perfect agreement
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+    return interval_alpha(units, sorted({r for u in units.values() for r in u}))
+
+
+def ranked_cuisines(per_cuisine: dict[str, list[int]], k: int = 3) -> dict[str, list[tuple[str, float]]]:
+    """Top and bottom ``k`` cuisines by mean rating (ties by name), as the paper's Table 2."""
+    ranked = sorted(per_cuisine, key=lambda c: (-mean(per_cuisine[c]), c))
+    return {
+        f"top{k}_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[:k]],
+        f"bottom{k}_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[::-1][:k]],
+    }
 
 
 class Generate(Task):
@@ -206,13 +221,11 @@ class Judge(Task):
                 if s[criterion] is not None:
                     per_cuisine[s["cuisine"]].append(s[criterion])
                     per_category[s["category"]].append(s[criterion])
-            ranked = sorted(per_cuisine, key=lambda c: (-mean(per_cuisine[c]), c))
             out["criteria"][criterion] = {
                 **summary(values),
                 "missing": len(samples) - len(values),
                 "per_category": {k: summary(v) for k, v in sorted(per_category.items())},
-                "top3_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[:3]],
-                "bottom3_cuisines": [(c, mean(per_cuisine[c])) for c in ranked[::-1][:3]],
+                **ranked_cuisines(per_cuisine),
                 "repeat_alpha_interval": repeat_alpha(samples, criterion),
             }
         out["unparseable_outputs"] = sum(len(s["missing"]) == len(CRITERIA) for s in samples)

@@ -15,6 +15,16 @@ from culturebench.hashing import sha256_text
 from culturebench.spec import load_spec
 
 
+def row_images(row: dict[str, Any]) -> tuple[bytes, ...]:
+    """Encoded bytes of a row's images that have been fetched (``image`` not null), in order."""
+    out = []
+    for image in row.get("images") or []:
+        data = image.get("image")
+        if isinstance(data, dict) and data.get("bytes"):
+            out.append(data["bytes"])
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class TaskRequest:
     """A backend request plus what scoring needs (row id, language, gold answer, ...)."""

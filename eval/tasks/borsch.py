@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from culturebench.eval.backends.base import Request
 from culturebench.eval.metrics import SET_METRICS, bootstrap_ci, contains_within_edits, multilabel_confusion
-from culturebench.eval.tasks.base import Task, TaskRequest
+from culturebench.eval.tasks.base import Task, TaskRequest, row_images
 
 POST_SOVIET = ("RU", "UA", "BY", "MD", "LT", "LV", "EE", "AM", "AZ", "GE", "KZ", "KG", "TJ", "TM", "UZ")
 LANGUAGE_COUNTRY = {"ru": "RU", "uk": "UA"}
@@ -20,16 +20,6 @@ OTHER = "other"
 def display_name(name: str) -> str:
     """Dish names are published in upper case; prompts use sentence case (БОРЩ -> Борщ)."""
     return name[:1].upper() + name[1:].lower()
-
-
-def row_images(row: dict[str, Any]) -> tuple[bytes, ...]:
-    """Encoded bytes of a row's images that have been fetched (``image`` not null)."""
-    out = []
-    for image in row.get("images") or []:
-        data = image.get("image")
-        if isinstance(data, dict) and data.get("bytes"):
-            out.append(data["bytes"])
-    return tuple(out)
 
 
 def by_language(samples: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:

@@ -12,17 +12,7 @@ from typing import Any, ClassVar
 
 from culturebench.eval.backends.base import Request
 from culturebench.eval.mcqa import accuracy_block, score_letter, wrong_positions
-from culturebench.eval.tasks.base import Task, TaskRequest
-
-
-def image_bytes(row: dict[str, Any]) -> tuple[bytes, ...]:
-    """The row's embedded images, in option order."""
-    out = []
-    for record in row.get("images") or []:
-        image = record.get("image") or {}
-        if image.get("bytes"):
-            out.append(image["bytes"])
-    return tuple(out)
+from culturebench.eval.tasks.base import Task, TaskRequest, row_images
 
 
 class _FoodieTask(Task):
@@ -49,7 +39,7 @@ class _FoodieTask(Task):
         requests: list[TaskRequest] = []
         skipped: dict[str, int] = defaultdict(int)
         for row in rows:
-            images = image_bytes(row) if self.n_images else ()
+            images = row_images(row) if self.n_images else ()
             if len(images) != self.n_images:
                 skipped["missing_images"] += 1
                 continue
