@@ -1,6 +1,8 @@
 """RuBIN builder: a questions file (JSON Lines: id, question, options, label, category,
-year) and a human-answers file (CSV: question_id, annotator_id, answer) -> configs ``full``
-and ``easy`` (>= 50% of annotators correct, the paper's RuBIN-EASY).
+year) and a human-answers file (CSV: question_id, annotator_id, answer, optionally
+annotator_age) -> configs ``full`` and ``easy`` (>= 50% of annotators correct, the paper's
+RuBIN-EASY). With ages, the paper's age x year chi-squared check goes into the build stats
+(:mod:`culturebench.builders.rubin_annotators`).
 
 Malformed records stop the build with their file, line and field: not exactly four options,
 a label outside A-D, a missing question, id or category, a bad year, an answer to an unknown
@@ -16,6 +18,7 @@ from typing import Any
 
 from culturebench.builders.base import DatasetBuilder, Rows
 from culturebench.builders.buildlog import BuildLog
+from culturebench.builders.rubin_annotators import age_year_check
 from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, read_csv, read_jsonl
 from culturebench.errors import SourceError
@@ -30,11 +33,22 @@ def decade(year: int | None) -> str | None:
     return None if year is None else f"{year // 10 * 10}s"
 
 
-def _text(rec: SourceRow, field: str) -> str:
+def required_text(rec: SourceRow, field: str) -> str:
+    """The stripped string in ``field``; SourceError when it is missing, empty or not text."""
     value = rec.values.get(field)
     if not isinstance(value, str) or not value.strip():
         raise SourceError(rec.loc(field), f"{field} is missing or empty")
     return value.strip()
+
+
+def parse_year(rec: SourceRow) -> int | None:
+    """The record's ``year``: an integer in :data:`YEAR_RANGE` or null (undated)."""
+    year = rec.values.get("year")
+    if year is not None and (
+        isinstance(year, bool) or not isinstance(year, int) or not YEAR_RANGE[0] <= year <= YEAR_RANGE[1]
+    ):
+        raise SourceError(rec.loc("year"), f"year {year!r} is not an integer in {YEAR_RANGE} or null")
+    return year
 
 
 def parse_question(rec: SourceRow) -> dict[str, Any]:
@@ -49,28 +63,24 @@ def parse_question(rec: SourceRow) -> dict[str, Any]:
     label = label_index(rec.values.get("label"))
     if label is None:
         raise SourceError(rec.loc("label"), f"label {rec.values.get('label')!r} is not one of A, B, C, D")
-    year = rec.values.get("year")
-    if year is not None and (
-        isinstance(year, bool) or not isinstance(year, int) or not YEAR_RANGE[0] <= year <= YEAR_RANGE[1]
-    ):
-        raise SourceError(rec.loc("year"), f"year {year!r} is not an integer in {YEAR_RANGE} or null")
+    year = parse_year(rec)
     cleaned = [(o or "").strip() for o in options]
     return {
-        "id": _text(rec, "id"),
-        "question": _text(rec, "question"),
+        "id": required_text(rec, "id"),
+        "question": required_text(rec, "question"),
         "options": cleaned,
         "label": label,
         "answer": cleaned[label],
-        "category": _text(rec, "category"),
+        "category": required_text(rec, "category"),
         "year": year,
         "decade": decade(year),
     }
 
 
-def human_counts(answers: list[SourceRow], labels: dict[str, int]) -> dict[str, tuple[int, int]]:
-    """question id -> (annotators, correct); raises on unknown ids or bad letters."""
-    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    seen: set[tuple[str, str]] = set()
+def answer_correctness(answers: list[SourceRow], labels: dict[str, int]) -> dict[tuple[str, str], bool]:
+    """(question id, annotator id) -> whether that answer is right; raises on unknown
+    question ids, letters outside A-D and an annotator answering a question twice."""
+    out: dict[tuple[str, str], bool] = {}
     for rec in answers:
         qid = (rec["question_id"] or "").strip()
         if qid not in labels:
@@ -79,11 +89,18 @@ def human_counts(answers: list[SourceRow], labels: dict[str, int]) -> dict[str, 
         if letter is None:
             raise SourceError(rec.loc("answer"), f"answer {rec['answer']!r} is not one of A, B, C, D")
         who = (rec["annotator_id"] or "").strip()
-        if (qid, who) in seen:
+        if (qid, who) in out:
             raise SourceError(rec.loc("annotator_id"), f"annotator {who!r} answered {qid} twice")
-        seen.add((qid, who))
+        out[(qid, who)] = letter == labels[qid]
+    return out
+
+
+def human_counts(correctness: dict[tuple[str, str], bool]) -> dict[str, tuple[int, int]]:
+    """question id -> (annotators, correct)."""
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for (qid, _), right in correctness.items():
         out[qid][0] += 1
-        out[qid][1] += int(letter == labels[qid])
+        out[qid][1] += int(right)
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
@@ -116,9 +133,9 @@ class RuBINBuilder(DatasetBuilder):
         )
         labels = {row["id"]: row["label"] for row in rows}
         excluded = set(seen) - set(labels)
-        counts = human_counts(
-            [a for a in answers if (a["question_id"] or "").strip() not in excluded], labels
-        )
+        kept_answers = [a for a in answers if (a["question_id"] or "").strip() not in excluded]
+        correctness = answer_correctness(kept_answers, labels)
+        counts = human_counts(correctness)
         for row in rows:
             n, correct = counts.get(row["id"], (0, 0))
             row["human_annotators"] = n
@@ -133,6 +150,9 @@ class RuBINBuilder(DatasetBuilder):
                 )
         easy = [r for r in rows if r["human_accuracy"] is not None and r["human_accuracy"] >= EASY_THRESHOLD]
         log.stats.update(self.stats(rows, easy, len(records)))
+        log.stats["human_age_year_check"] = age_year_check(
+            kept_answers, correctness, {row["id"]: row["year"] for row in rows}
+        )
         return {"full": {"test": rows}, "easy": {"test": easy}}
 
     @staticmethod

@@ -509,6 +509,30 @@ def eval_list_cmd() -> None:
     console.print(table)
 
 
+def _make_engine(
+    backend: str,
+    model: str,
+    *,
+    model_revision: str | None,
+    max_new_tokens: int,
+    seed: int,
+    temperature: float,
+    batch_size: int,
+    base_url: str | None,
+    concurrency: int,
+):
+    """The backend named on the command line, with the options that backend takes."""
+    from culturebench.eval.backends import SamplingParams, make_backend
+
+    sampling = SamplingParams(max_new_tokens=max_new_tokens, seed=seed, temperature=temperature)
+    options: dict = {"revision": model_revision, "sampling": sampling}
+    if backend == "openai":
+        options.update(base_url=base_url, concurrency=concurrency)
+    elif backend == "transformers":
+        options.update(batch_size=batch_size)
+    return _or_exit(lambda: make_backend(backend, model, **options))
+
+
 @eval_app.command("run")
 def eval_run_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
@@ -542,21 +566,24 @@ def eval_run_cmd(
     repeats: Annotated[int, typer.Option(help="ash judge: ratings per recipe (paper: 3).")] = 3,
 ) -> None:
     """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md."""
-    from culturebench.eval.backends import SamplingParams, make_backend
     from culturebench.eval.runner import run_eval
 
-    sampling = SamplingParams(max_new_tokens=max_new_tokens, seed=seed, temperature=temperature)
     task_options = (
         {"generations": str(generations) if generations else None, "repeats": repeats}
         if (dataset, task) == ("ash", "judge")
         else {}
     )
-    options: dict = {"revision": model_revision, "sampling": sampling}
-    if backend == "openai":
-        options.update(base_url=base_url, concurrency=concurrency)
-    elif backend == "transformers":
-        options.update(batch_size=batch_size)
-    engine = _or_exit(lambda: make_backend(backend, model, **options))
+    engine = _make_engine(
+        backend,
+        model,
+        model_revision=model_revision,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        temperature=temperature,
+        batch_size=batch_size,
+        base_url=base_url,
+        concurrency=concurrency,
+    )
     with _progress_bar() as bar:
         job = bar.add_task(f"{dataset}/{task}", total=None)
         results = _or_exit(
@@ -607,15 +634,71 @@ def eval_ash_summary_cmd(
     console.print(f"wrote {out / 'ash_summary.json'} and {len(result['criteria'])} heatmaps")
 
 
+@eval_app.command("rubin-distractors")
+def eval_rubin_distractors_cmd(
+    questions: Annotated[
+        Path, typer.Argument(help="JSON Lines: id, question, answer, category, year (or null).")
+    ],
+    model: Annotated[str, typer.Option(help="Generator model (paper: Qwen2.5-14B).")],
+    out: Annotated[Path, typer.Option(help="Output folder (must not exist unless --overwrite).")],
+    backend: Annotated[str, typer.Option(help="transformers, vllm or openai.")] = "transformers",
+    model_revision: Annotated[str | None, typer.Option(help="Model revision (Hub models).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the answer-slot draw and of sampling.")] = 0,
+    batch_size: Annotated[int, typer.Option(help="Prompts per backend call.")] = 8,
+    max_new_tokens: Annotated[int, typer.Option(help="Generation length.")] = 200,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature (0 = greedy).")] = 0.0,
+    base_url: Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")] = None,
+    concurrency: Annotated[int, typer.Option(help="openai backend: requests in flight.")] = 4,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing output folder.")] = False,
+) -> None:
+    """RuBIN: generate three distractors per question with a model, draw the correct slot at
+    random (balanced), apply the paper's filters; writes questions.jsonl for `build rubin`."""
+    from culturebench.eval.rubin_distractors import generate_distractors
+
+    engine = _make_engine(
+        backend,
+        model,
+        model_revision=model_revision,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        temperature=temperature,
+        batch_size=batch_size,
+        base_url=base_url,
+        concurrency=concurrency,
+    )
+    with _progress_bar() as bar:
+        job = bar.add_task("rubin distractors", total=None)
+        report = _or_exit(
+            lambda: generate_distractors(
+                questions,
+                engine,
+                out,
+                seed=seed,
+                batch_size=batch_size,
+                overwrite=overwrite,
+                progress=lambda done, total: bar.update(job, completed=done, total=total),
+            )
+        )
+    console.print(
+        f"{report['accepted']} accepted, {report['rejected']} rejected "
+        f"{report['rejection_reasons'] or ''}; label positions {report['label_positions_accepted']}"
+    )
+    console.print(f"wrote {out / 'questions.jsonl'} (review {out / 'generations.jsonl'} before annotation)")
+
+
 @eval_app.command("tiny-model")
 def eval_tiny_model_cmd(
     path: Annotated[Path, typer.Argument(help="Folder to create.")],
     seed: Annotated[int, typer.Option(help="Weight initialisation seed.")] = 0,
+    vision: Annotated[
+        bool, typer.Option("--vision", help="A LLaVA-style vision-language model (image tasks).")
+    ] = False,
 ) -> None:
     """Build a tiny random model locally (no download) for offline smoke runs."""
-    from culturebench.eval.tiny import build_tiny_llama
+    from culturebench.eval.tiny import build_tiny_llama, build_tiny_llava
 
-    console.print(f"tiny model written to {build_tiny_llama(path, seed=seed)}")
+    build = build_tiny_llava if vision else build_tiny_llama
+    console.print(f"tiny {'vision-language ' if vision else ''}model written to {build(path, seed=seed)}")
 
 
 @eval_app.command("report")

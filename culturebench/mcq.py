@@ -17,7 +17,8 @@ def is_russian_text(text: str) -> bool:
     return bool(_CYRILLIC.search(text)) and not _LATIN.search(text)
 
 
-def _norm(text: str) -> str:
+def normalize_option(text: str) -> str:
+    """Comparison key of an option: case, ё/е, inner spaces and final punctuation folded."""
     return re.sub(r"\s+", " ", text.strip().casefold().replace("ё", "е")).strip(" .!?…")
 
 
@@ -36,7 +37,7 @@ def option_problems(options: Sequence[object]) -> list[tuple[str, str]]:
     for i, text in enumerate(texts):
         if not text.strip():
             continue
-        key = _norm(text)
+        key = normalize_option(text)
         if key in seen:
             out.append(("duplicate_option", f"option {LETTERS[i]} repeats option {seen[key]} ({text!r})"))
         else:

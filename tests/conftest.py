@@ -102,6 +102,12 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random LLaVA-style vision-language model + processor, saved to a folder (no hub)."""
+    return _helper("tiny_model").build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture(scope="session")
 def foodieqa_download(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic FoodieQA download in the exact upstream layout (tests/foodieqa_fixture.py)."""
     return _helper("foodieqa_fixture").write_foodieqa(tmp_path_factory.mktemp("foodieqa_download"))

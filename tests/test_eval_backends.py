@@ -1,6 +1,6 @@
 """Backends: the OpenAI-compatible HTTP backend against a real server (`transformers serve`
-with the tiny local model) and against a fault-injecting fake; vLLM request building on
-CPU; the vLLM engine itself on a GPU (marked `gpu`)."""
+with the tiny local text and vision-language models) and against a fault-injecting fake;
+vLLM request building on CPU; the vLLM engine itself on a GPU (marked `gpu`)."""
 
 from __future__ import annotations
 
@@ -20,18 +20,29 @@ from culturebench.eval.backends.vllm_backend import VLLMBackend
 from culturebench.eval.runner import run_eval
 
 
-@pytest.fixture(scope="module")
-def served_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory, servers):
-    """`transformers serve` on 127.0.0.1 serving the tiny model (started and stopped here)."""
+def _serve(model: Path, tmp_path_factory: pytest.TempPathFactory, servers):
+    """`transformers serve` on 127.0.0.1 serving ``model`` (started and stopped here)."""
     port = servers.free_port()
     exe = Path(sys.executable).with_name("transformers")
     with servers.serve_process(
-        [str(exe), "serve", str(tiny_model), "--host", "127.0.0.1", "--port", str(port)],
+        [str(exe), "serve", str(model), "--host", "127.0.0.1", "--port", str(port)],
         health_url=f"http://127.0.0.1:{port}/health",
         log_path=tmp_path_factory.mktemp("serve") / "serve.log",
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     ):
         yield f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="module")
+def served_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory, servers):
+    """The tiny text model behind a real OpenAI-compatible server."""
+    yield from _serve(tiny_model, tmp_path_factory, servers)
+
+
+@pytest.fixture(scope="module")
+def served_vlm(tiny_vlm: Path, tmp_path_factory: pytest.TempPathFactory, servers):
+    """The tiny LLaVA-style model behind a real OpenAI-compatible server."""
+    yield from _serve(tiny_vlm, tmp_path_factory, servers)
 
 
 def test_openai_backend_against_a_real_server(served_model: str, tiny_model: Path) -> None:
@@ -46,6 +57,34 @@ def test_openai_backend_against_a_real_server(served_model: str, tiny_model: Pat
     assert len(first) == 3 and all(isinstance(t, str) for t in first)
     assert engine.generate(requests) == first  # greedy + seed: deterministic
     assert engine.describe()["base_url"] == served_model
+
+
+def test_images_over_http_match_the_local_vision_backend(served_vlm: str, tiny_vlm: Path) -> None:
+    """Images sent as data URLs to a real server give exactly the local processor's greedy
+    output, and different images give different outputs (they reach the model)."""
+    import io
+
+    from PIL import Image
+
+    from culturebench.eval.backends.transformers_backend import TransformersBackend
+
+    def image(color: tuple[int, int, int], fmt: str) -> bytes:
+        buffer = io.BytesIO()
+        Image.new("RGB", (40, 30), color).save(buffer, fmt)
+        return buffer.getvalue()
+
+    prompt = "Which image shows the dish? Answer with A, B, C or D."
+    requests = [
+        Request("two", prompt, (image((200, 0, 0), "PNG"), image((0, 0, 200), "JPEG"))),
+        Request("green", prompt, (image((0, 250, 0), "PNG"),)),
+        Request("black", prompt, (image((0, 0, 0), "PNG"),)),
+        Request("white", prompt, (image((255, 255, 255), "JPEG"),)),
+    ]
+    sampling = SamplingParams(max_new_tokens=8)
+    remote = OpenAIBackend(str(tiny_vlm), base_url=served_vlm, sampling=sampling).generate(requests)
+    local = TransformersBackend(str(tiny_vlm), sampling=sampling).generate(requests)
+    assert remote == local
+    assert len(set(local[1:])) > 1
 
 
 def test_eval_run_through_the_http_backend(

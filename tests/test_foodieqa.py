@@ -196,3 +196,50 @@ def test_text_task_runs_on_the_tiny_model(foodie_release, tiny_model: Path, tmp_
     block = results["metrics"]["per_language"]["zh"]
     assert sum(p["n"] for p in block["per_prompt"].values()) == 8
     assert block["unparseable"] == sum(p["unparseable"] for p in block["per_prompt"].values())
+
+
+@pytest.mark.parametrize(("task", "n_images"), [("multi_image", 4), ("single_image", 1)])
+def test_image_tasks_run_on_the_tiny_vision_language_model(
+    foodie_release, tiny_vlm: Path, tmp_path: Path, task: str, n_images: int
+) -> None:
+    """Both image tasks end to end: rows read from the release, 4 templates x zh/en, each
+    request's images through the local LLaVA-style model's processor and generate()."""
+    from culturebench.eval.backends import SamplingParams
+    from culturebench.eval.backends.transformers_backend import TransformersBackend
+
+    engine = TransformersBackend(str(tiny_vlm), sampling=SamplingParams(max_new_tokens=4))
+    results = run_eval("foodieqa", task, engine, tmp_path / task, local=str(foodie_release.folder), limit=2)
+    assert results["samples"] == 2 * 2 * 4
+    metrics = results["metrics"]
+    assert metrics["n"] == 16 and 0.0 <= metrics["accuracy"] <= 1.0
+    for lang in ("zh", "en"):
+        block = metrics["per_language"][lang]
+        assert sorted(block["per_prompt"]) == [f"prompt{i}" for i in range(4)]
+        assert block["unparseable"] == sum(p["unparseable"] for p in block["per_prompt"].values())
+    samples = [json.loads(line) for line in (tmp_path / task / "samples.jsonl").read_text().splitlines()]
+    assert len(samples) == 16 and all(isinstance(s["output"], str) for s in samples)
+
+    # what reached the model: every image expanded to its 16 patch tokens, pixels for each
+    from culturebench.eval.runner import load_rows, resolve_dataset
+
+    ref = resolve_dataset("foodieqa", revision=None, local=str(foodie_release.folder), repo=None)
+    first = get_task("foodieqa", task).build(load_rows(ref, task, "test", 1), ["zh"])[0][0].request
+    inputs = engine.vision_inputs(first)
+    image_token = engine._vision_model()[1].config.image_token_index
+    assert tuple(inputs["pixel_values"].shape) == (n_images, 3, 32, 32)
+    assert int((inputs["input_ids"] == image_token).sum()) == n_images * 16
+
+
+def test_text_task_on_the_vision_language_model_goes_through_its_processor(
+    foodie_release, tiny_vlm: Path, tmp_path: Path
+) -> None:
+    """A VLM has no causal-LM auto class; its text-only requests use the processor, no images."""
+    from culturebench.eval.backends import SamplingParams
+    from culturebench.eval.backends.transformers_backend import TransformersBackend
+
+    engine = TransformersBackend(str(tiny_vlm), sampling=SamplingParams(max_new_tokens=4))
+    assert engine.is_vision_language()
+    results = run_eval(
+        "foodieqa", "text", engine, tmp_path / "t", local=str(foodie_release.folder), limit=1, langs=["en"]
+    )
+    assert results["samples"] == 4 and engine._text is None

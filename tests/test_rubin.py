@@ -209,3 +209,92 @@ def test_mcqa_runs_on_the_tiny_model(rubin_sample_release, tiny_model: Path, tmp
     lines = (tmp_path / "run" / "samples.jsonl").read_text(encoding="utf-8").splitlines()
     assert all(json.loads(line)["pred"] in (None, "A", "B", "C", "D") for line in lines)
     assert (tmp_path / "run" / "report.md").is_file()
+
+
+def _with_ages(tmp_path: Path, age_of, answer_of) -> Path:
+    """A user copy whose human answers carry ``annotator_age``: 8 annotators per question,
+    ages 22-65; ``answer_of(question, age)`` says whether that annotator answers correctly."""
+    folder = _user_copy(tmp_path)
+    records = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+    lines = ["question_id,annotator_id,answer,annotator_age"]
+    for q in records:
+        for k in range(8):
+            age = age_of(k)
+            right = answer_of(q, age)
+            letter = q["label"] if right else "ABCD"[("ABCD".index(q["label"]) + 1) % 4]
+            lines.append(f"{q['id']},ann-{k},{letter},{age}")
+    (folder / "human_answers.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _expected_chi2(observed: list[list[int]]) -> float:
+    """Pearson's statistic computed by hand, to check the table the builder assembled."""
+    total = sum(map(sum, observed))
+    rows, cols = [sum(r) for r in observed], [sum(c) for c in zip(*observed, strict=True)]
+    return sum(
+        (observed[i][j] - rows[i] * cols[j] / total) ** 2 / (rows[i] * cols[j] / total)
+        for i in range(len(rows))
+        for j in range(len(cols))
+    )
+
+
+def test_age_year_check_finds_a_generational_effect(tmp_path: Path) -> None:
+    """Older annotators know the pre-1970 phrases, younger ones the later ones (the sample is
+    dated 1960-1989): independence is rejected. A plain age effect would not be an association
+    in this table, hence the crossed pattern."""
+    ages = [22, 27, 33, 38, 44, 47, 55, 65]
+
+    def knows(q: dict, age: int) -> bool:
+        if q["year"] is None:
+            return True
+        return (q["year"] < 1970) == (age >= 40)
+
+    release = get_builder("rubin").build(
+        source=str(_with_ages(tmp_path, ages.__getitem__, knows)), out_root=tmp_path / "dist"
+    )
+    check = json.loads((release.folder / "build_report.json").read_text())["stats"]["human_age_year_check"]
+    assert check["computed"] == "yes" and check["correct_independence_rejected_at_0.01"]
+    assert check["correct_p_value"] < 0.01
+    records = [json.loads(line) for line in (SAMPLE / "questions.jsonl").read_text().splitlines()]
+    dated = [q for q in records if q["year"] is not None]
+    assert check["answers_used"] == 8 * len(dated)
+    assert check["answers_skipped_undated_question"] == 8 * (len(records) - len(dated))
+    periods = ["before 1970", "1970-1989", "1990-2009", "2010 on"]
+
+    def period(year: int) -> str:
+        return periods[(year >= 1970) + (year >= 1990) + (year >= 2010)]
+
+    groups = ["20-29", "30-39", "40-49", "50+"]
+    observed = [[0] * 4 for _ in periods]
+    for q in dated:
+        for age in ages:
+            observed[periods.index(period(q["year"]))][min(age // 10 - 2, 3)] += knows(q, age)
+    observed = [r for r in observed if any(r)]
+    assert check["correct_chi2"] == pytest.approx(_expected_chi2(observed), abs=1e-3)
+    assert check["accuracy_by_period_and_age"]["1970-1989 / 20-29"] == 1.0
+    assert check["accuracy_by_period_and_age"]["1970-1989 / 50+"] == 0.0
+    assert check["accuracy_by_period_and_age"]["before 1970 / 50+"] == 1.0
+    assert set(k.split(" / ")[1] for k in check["accuracy_by_period_and_age"]) == set(groups)
+
+
+def test_age_year_check_does_not_reject_without_an_effect(tmp_path: Path, rubin_sample_release) -> None:
+    ages = [22, 27, 33, 38, 44, 47, 55, 65]
+    release = get_builder("rubin").build(
+        source=str(_with_ages(tmp_path, ages.__getitem__, lambda q, age: True)), out_root=tmp_path / "dist"
+    )
+    check = json.loads((release.folder / "build_report.json").read_text())["stats"]["human_age_year_check"]
+    assert check["correct_chi2"] == pytest.approx(0.0, abs=1e-9)
+    assert not check["correct_independence_rejected_at_0.01"]
+    shipped = json.loads((rubin_sample_release.folder / "build_report.json").read_text())["stats"]
+    assert shipped["human_age_year_check"] == {
+        "computed": "no: the human answers have no annotator_age column"
+    }
+
+
+def test_bad_annotator_age_names_row_and_field(tmp_path: Path) -> None:
+    folder = _with_ages(tmp_path, lambda k: 30 + k, lambda q, age: True)
+    lines = (folder / "human_answers.csv").read_text().splitlines()
+    lines[5] = lines[5].rsplit(",", 1)[0] + ",thirty"
+    (folder / "human_answers.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"human_answers.csv, row 6, field 'annotator_age'"):
+        get_builder("rubin").build(source=str(folder), out_root=tmp_path / "dist")

@@ -1,5 +1,5 @@
-"""Re-export of the package's tiny local model builder for the test fixtures."""
+"""Re-export of the package's tiny local model builders for the test fixtures."""
 
-from culturebench.eval.tiny import build_tiny_llama
+from culturebench.eval.tiny import build_tiny_llama, build_tiny_llava
 
-__all__ = ["build_tiny_llama"]
+__all__ = ["build_tiny_llama", "build_tiny_llava"]

@@ -32,8 +32,20 @@ class TransformersBackend(Backend):
         self.dtype = dtype
         self._text: tuple[Any, Any] | None = None
         self._vision: tuple[Any, Any] | None = None
+        self._is_vlm: bool | None = None
 
     # ------------------------------------------------------------------ loading
+    def is_vision_language(self) -> bool:
+        """Whether the model is a vision-language model (its config has a ``vision_config``).
+        Such a model answers text-only requests through its processor too, so one model can
+        run all of a benchmark's tasks (FoodieQA's text task on a VLM, as the paper does)."""
+        if self._is_vlm is None:
+            from transformers import AutoConfig
+
+            config = AutoConfig.from_pretrained(self.model, revision=self.revision)
+            self._is_vlm = getattr(config, "vision_config", None) is not None
+        return self._is_vlm
+
     def _text_model(self):
         if self._text is None:
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -95,7 +107,8 @@ class TransformersBackend(Backend):
         for start in range(0, len(requests), self.batch_size):
             batch = requests[start : start + self.batch_size]
             torch.manual_seed(self.sampling.seed)
-            if any(r.images for r in batch):
+            if any(r.images for r in batch) or self.is_vision_language():
+                # one request at a time: how processors batch images differs between models
                 outputs += [self._generate_vision(r) for r in batch]
             else:
                 outputs += self._generate_text(batch)
@@ -112,12 +125,19 @@ class TransformersBackend(Backend):
         new = out[:, enc["input_ids"].shape[1] :]
         return [t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True)]
 
+    def vision_inputs(self, request: Request) -> Any:
+        """The processor's tensors for one request: the chat template with one image
+        placeholder per image (expanded to the model's image tokens) and the pixel values."""
+        processor, _ = self._vision_model()
+        text = processor.apply_chat_template(self.vision_messages(request), add_generation_prompt=True)
+        images = request.pil_images() or None
+        return processor(text=[text], images=images, return_tensors="pt").to(self.device)
+
     def _generate_vision(self, request: Request) -> str:
         import torch
 
         processor, model = self._vision_model()
-        text = processor.apply_chat_template(self.vision_messages(request), add_generation_prompt=True)
-        inputs = processor(text=[text], images=request.pil_images(), return_tensors="pt").to(self.device)
+        inputs = self.vision_inputs(request)
         tokenizer = getattr(processor, "tokenizer", processor)
         with torch.inference_mode():
             out = model.generate(**inputs, **self._generate_kwargs(tokenizer.pad_token_id))
