@@ -509,6 +509,14 @@ def eval_list_cmd() -> None:
     console.print(table)
 
 
+# Backend options shared by every command that runs a model.
+BackendOption = Annotated[str, typer.Option(help="transformers, vllm or openai.")]
+ModelRevisionOption = Annotated[str | None, typer.Option(help="Model revision (Hub models).")]
+BatchSizeOption = Annotated[int, typer.Option(help="Prompts per backend call.")]
+BaseUrlOption = Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")]
+ConcurrencyOption = Annotated[int, typer.Option(help="openai backend: requests in flight.")]
+
+
 def _make_engine(
     backend: str,
     model: str,
@@ -538,7 +546,7 @@ def eval_run_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
     task: Annotated[str, typer.Option(help="Task name (see `culturebench eval list`).")],
     model: Annotated[str, typer.Option(help="Model id on the Hub or a local folder.")],
-    backend: Annotated[str, typer.Option(help="transformers, vllm or openai.")] = "transformers",
+    backend: BackendOption = "transformers",
     revision: Annotated[
         str | None, typer.Option(help="Dataset revision on the Hub (tag, branch, sha).")
     ] = None,
@@ -551,12 +559,12 @@ def eval_run_cmd(
     out: Annotated[Path, typer.Option(help="Output folder (resumes if it holds the same run).")] = Path(
         "runs/eval"
     ),
-    model_revision: Annotated[str | None, typer.Option(help="Model revision (Hub models).")] = None,
-    batch_size: Annotated[int, typer.Option(help="Prompts per backend call.")] = 8,
+    model_revision: ModelRevisionOption = None,
+    batch_size: BatchSizeOption = 8,
     max_new_tokens: Annotated[int, typer.Option(help="Generation length (paper: 200).")] = 200,
     seed: Annotated[int, typer.Option(help="Seed recorded and passed to the backend.")] = 0,
-    base_url: Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")] = None,
-    concurrency: Annotated[int, typer.Option(help="openai backend: requests in flight.")] = 4,
+    base_url: BaseUrlOption = None,
+    concurrency: ConcurrencyOption = 4,
     temperature: Annotated[
         float, typer.Option(help="Sampling temperature (0 = greedy; ASH judge repeats need > 0).")
     ] = 0.0,
@@ -641,14 +649,14 @@ def eval_rubin_distractors_cmd(
     ],
     model: Annotated[str, typer.Option(help="Generator model (paper: Qwen2.5-14B).")],
     out: Annotated[Path, typer.Option(help="Output folder (must not exist unless --overwrite).")],
-    backend: Annotated[str, typer.Option(help="transformers, vllm or openai.")] = "transformers",
-    model_revision: Annotated[str | None, typer.Option(help="Model revision (Hub models).")] = None,
+    backend: BackendOption = "transformers",
+    model_revision: ModelRevisionOption = None,
     seed: Annotated[int, typer.Option(help="Seed of the answer-slot draw and of sampling.")] = 0,
-    batch_size: Annotated[int, typer.Option(help="Prompts per backend call.")] = 8,
+    batch_size: BatchSizeOption = 8,
     max_new_tokens: Annotated[int, typer.Option(help="Generation length.")] = 200,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (0 = greedy).")] = 0.0,
-    base_url: Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")] = None,
-    concurrency: Annotated[int, typer.Option(help="openai backend: requests in flight.")] = 4,
+    base_url: BaseUrlOption = None,
+    concurrency: ConcurrencyOption = 4,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing output folder.")] = False,
 ) -> None:
     """RuBIN: generate three distractors per question with a model, draw the correct slot at
