@@ -40,6 +40,22 @@ def test_800_instructions_from_the_paper_lists(ash_release) -> None:
     assert "Dish: Savoury Pie." in row["instruction"]
 
 
+def test_release_publishes_verifies_and_loads(tmp_path: Path) -> None:
+    """The shipped, sha256-pinned lists release like any pinned upstream: published to a git
+    target, downloaded again and verified, then loaded with `load_dataset`."""
+    from datasets import load_dataset
+
+    from culturebench.release import plan_release, publish_release
+    from culturebench.release.targets import GitTarget
+
+    target = GitTarget(str(tmp_path / "hub" / "ash"))
+    plan = plan_release("ash", "1.0.0", target, out_root=tmp_path / "dist")
+    result = publish_release(plan, target)
+    assert result.plan.tag == "v1.0.0" and result.verified
+    ds = load_dataset(str(tmp_path / "hub" / "ash"), "default", split="test", revision="v1.0.0")
+    assert ds.num_rows == 800 and set(ds["cuisine_category"]) == {"regional", "religious", "historical"}
+
+
 def test_bad_lists_are_refused(tmp_path: Path) -> None:
     folder = tmp_path / "lists"
     folder.mkdir()
