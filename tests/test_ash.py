@@ -43,10 +43,9 @@ def test_800_instructions_from_the_paper_lists(ash_release) -> None:
 def test_release_publishes_verifies_and_loads(tmp_path: Path) -> None:
     """The shipped, sha256-pinned lists release like any pinned upstream: published to a git
     target, downloaded again and verified, then loaded with `load_dataset`."""
-    from datasets import load_dataset
-
     from culturebench.release import plan_release, publish_release
     from culturebench.release.targets import GitTarget
+    from datasets import load_dataset
 
     target = GitTarget(str(tmp_path / "hub" / "ash"))
     plan = plan_release("ash", "1.0.0", target, out_root=tmp_path / "dist")

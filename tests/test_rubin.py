@@ -194,15 +194,18 @@ def test_metrics_accuracy_na_and_position_bias(
     assert na["na_rate"] == 1.0 and na["accuracy"] == 0.0
 
 
-def test_mcqa_runs_on_the_tiny_model(rubin_sample_release, tiny_model: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("task", "config"), [("mcqa", "full"), ("mcqa_easy", "easy")])
+def test_mcqa_runs_on_the_tiny_model(
+    rubin_sample_release, tiny_model: Path, tmp_path: Path, task: str, config: str
+) -> None:
     from culturebench.eval.backends import SamplingParams
     from culturebench.eval.backends.transformers_backend import TransformersBackend
 
     engine = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=6))
     results = run_eval(
-        "rubin", "mcqa", engine, tmp_path / "run", local=str(rubin_sample_release.folder), limit=6
+        "rubin", task, engine, tmp_path / "run", local=str(rubin_sample_release.folder), limit=6
     )
-    assert results["samples"] == 6
+    assert results["samples"] == 6 and results["provenance"]["config"] == config
     m = results["metrics"]
     assert m["n"] == 6 and 0 <= m["na"] <= 6
     assert m["na_rate"] == m["na"] / 6
