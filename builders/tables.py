@@ -30,7 +30,9 @@ class SourceRow:
         return self.values[key]
 
 
-def _check_not_empty(path: Path, name: str) -> None:
+def _check_readable(path: Path, name: str) -> None:
+    if not path.is_file():
+        raise SourceError(Location(name), "no such file")
     if path.stat().st_size == 0:
         raise SourceError(Location(name), "file is empty (0 bytes)")
 
@@ -54,7 +56,7 @@ def read_xlsx(path: Path, required: list[str], *, name: str | None = None) -> li
     from openpyxl.utils.exceptions import InvalidFileException
 
     name = name or path.name
-    _check_not_empty(path, name)
+    _check_readable(path, name)
     try:
         workbook = load_workbook(path, read_only=True, data_only=True)
     except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
@@ -91,7 +93,7 @@ def read_xlsx(path: Path, required: list[str], *, name: str | None = None) -> li
 def read_csv(path: Path, required: list[str], *, name: str | None = None) -> list[SourceRow]:
     """Read a UTF-8 CSV with a header row into :class:`SourceRow` records."""
     name = name or path.name
-    _check_not_empty(path, name)
+    _check_readable(path, name)
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -118,7 +120,7 @@ def read_jsonl(path: Path, *, name: str | None = None) -> list[SourceRow]:
     import json
 
     name = name or path.name
-    _check_not_empty(path, name)
+    _check_readable(path, name)
     out = []
     try:
         with open(path, encoding="utf-8") as handle:

@@ -33,21 +33,19 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from culturebench.atomic import publish_dir, staging_dir
 from culturebench.builders.rubin import parse_year, required_text
 from culturebench.builders.tables import read_jsonl
-from culturebench.errors import CultureBenchError, Location, SourceError
+from culturebench.errors import CultureBenchError, SourceError
 from culturebench.eval.backends.base import Backend, Request
+from culturebench.eval.tasks.base import load_prompts
 from culturebench.hashing import sha256_file, sha256_text
 from culturebench.mcq import LETTERS, normalize_option, option_problems
-from culturebench.spec import load_spec
 
 QUESTIONS = "questions.jsonl"
 REJECTED = "rejected.jsonl"
@@ -76,8 +74,7 @@ class RawQuestion:
 
 def prompt_template() -> str:
     """The Russian distractor prompt from ``datasets/rubin/prompts.yaml``."""
-    path = load_spec("rubin").folder / "prompts.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8"))["distractors"]["ru"]
+    return load_prompts("rubin")["distractors"]["ru"]
 
 
 def balanced_slots(n: int, seed: int) -> list[int]:
@@ -154,6 +151,11 @@ def _request(template: str, question: RawQuestion) -> Request:
     return Request(question.id, prompt)
 
 
+def _positions(labels: Iterable[str]) -> dict[str, int]:
+    counts = Counter(labels)
+    return {letter: counts.get(letter, 0) for letter in LETTERS}
+
+
 def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
 
@@ -173,8 +175,6 @@ def generate_distractors(
     input_path, out_dir = Path(input_path), Path(out_dir)
     if out_dir.exists() and not overwrite:
         raise CultureBenchError(f"{out_dir} already exists (use --overwrite to replace it)")
-    if not input_path.is_file():
-        raise SourceError(Location(str(input_path)), "no such file")
     questions = read_raw_questions(input_path, seed)
     template = prompt_template()
     outputs: list[str] = []
@@ -207,17 +207,14 @@ def generate_distractors(
                 {**base, "answer": question.answer, "output": output, "reasons": outcome["reasons"]}
             )
 
-    positions = Counter(row["label"] for row in accepted)
     report = {
         "input": {"file": input_path.name, "sha256": sha256_file(input_path), "questions": len(questions)},
         "accepted": len(accepted),
         "rejected": len(rejected),
         "rejection_reasons": dict(reasons.most_common()),
         "answer_rewritten_by_model": rewritten,
-        "label_positions_drawn": {
-            LETTERS[i]: n for i, n in sorted(Counter(q.slot for q in questions).items())
-        },
-        "label_positions_accepted": {letter: positions.get(letter, 0) for letter in LETTERS},
+        "label_positions_drawn": _positions(LETTERS[q.slot] for q in questions),
+        "label_positions_accepted": _positions(row["label"] for row in accepted),
         "seed": seed,
         "prompt_sha256": sha256_text(template),
         "model": backend.describe(),

@@ -25,6 +25,12 @@ def row_images(row: dict[str, Any]) -> tuple[bytes, ...]:
     return tuple(out)
 
 
+def load_prompts(dataset: str) -> dict[str, Any]:
+    """The parsed ``datasets/<dataset>/prompts.yaml`` (task templates and other prompts)."""
+    path = load_spec(dataset).folder / "prompts.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
 @dataclass(frozen=True)
 class TaskRequest:
     """A backend request plus what scoring needs (row id, language, gold answer, ...)."""
@@ -50,8 +56,7 @@ class Task(ABC):
 
     @cached_property
     def prompt_file(self) -> dict[str, Any]:
-        path = load_spec(self.dataset).folder / "prompts.yaml"
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_prompts(self.dataset)
 
     def templates(self, lang: str) -> list[str]:
         try:
