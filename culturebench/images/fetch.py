@@ -14,6 +14,8 @@ from pathlib import Path
 from culturebench.hashing import sha256_bytes
 from culturebench.images.decode import MAX_BYTES
 
+MAX_REDIRECTS = 10
+
 
 @dataclass(frozen=True)
 class FetchRequest:
@@ -27,7 +29,7 @@ class FetchResult:
     key: str
     data: bytes | None
     sha256: str | None
-    error: str | None = None  # checksum_mismatch, too_large, http_<code>, unavailable, blocked
+    error: str | None = None  # checksum_mismatch, too_large, http_<code>, unavailable, blocked, timeout
     from_cache: bool = False
 
 
@@ -73,10 +75,25 @@ def fetch_images(
     offline: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, FetchResult]:
-    """Fetch every request (cache first); failures are results, never exceptions."""
+    """Fetch every request (cache first); failures are results, never exceptions.
+
+    Downloads go through :func:`culturebench.safe_http.guarded_session`, the URL checker's
+    guard: every redirect hop connects only to a checked public (or ``allow``-ed) address,
+    and each download has a wall-clock deadline of ``timeout_s``.
+    """
+    import threading
+
     import requests as http
 
-    from culturebench.urlcheck.safety import BlockedAddress, check_target
+    from culturebench.safe_http import BlockedAddress, Deadline, check_url, guarded_session, read_capped
+
+    local = threading.local()
+
+    def session():
+        if not hasattr(local, "session"):
+            local.session = guarded_session(allow)
+            local.session.max_redirects = MAX_REDIRECTS
+        return local.session
 
     def one(req: FetchRequest) -> FetchResult:
         if req.sha256:
@@ -86,20 +103,25 @@ def fetch_images(
         if offline:
             return FetchResult(req.key, None, None, "unavailable")
         try:
-            check_target(req.url, allow)
-            with http.get(req.url, stream=True, timeout=timeout_s) as resp:
-                if resp.status_code != 200:
-                    return FetchResult(req.key, None, None, f"http_{resp.status_code}")
-                buf = bytearray()
-                for chunk in resp.iter_content(1 << 16):
-                    buf.extend(chunk)
-                    if len(buf) > max_bytes:
-                        return FetchResult(req.key, None, None, "too_large")
+            check_url(req.url)
+            with Deadline(timeout_s) as deadline:
+                try:
+                    with session().get(req.url, stream=True, timeout=timeout_s) as resp:
+                        if resp.status_code != 200:
+                            return FetchResult(req.key, None, None, f"http_{resp.status_code}")
+                        data = read_capped(resp, max_bytes)
+                except (http.RequestException, OSError):
+                    deadline.raise_if_expired(req.url)
+                    raise
+                deadline.raise_if_expired(req.url)
+            if data is None:
+                return FetchResult(req.key, None, None, "too_large")
         except BlockedAddress:
             return FetchResult(req.key, None, None, "blocked")
+        except http.Timeout:
+            return FetchResult(req.key, None, None, "timeout")
         except (http.RequestException, OSError):
             return FetchResult(req.key, None, None, "unavailable")
-        data = bytes(buf)
         sha = sha256_bytes(data)
         if req.sha256 and sha != req.sha256:
             return FetchResult(req.key, None, sha, "checksum_mismatch")

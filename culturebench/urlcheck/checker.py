@@ -28,8 +28,8 @@ from urllib.parse import urljoin, urlsplit
 
 from culturebench import __version__
 from culturebench.http import retry_after_seconds
+from culturebench.safe_http import BlockedAddress, Deadline, check_url, guarded_session, read_capped
 from culturebench.urlcheck.collect import UrlItem
-from culturebench.urlcheck.safety import BlockedAddress, check_target
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
 HEAD_REFUSED = {400, 403, 405, 501}
@@ -86,16 +86,23 @@ class _HostGate:
 
     def __init__(self, limit: int, delay: float) -> None:
         self.limit, self.delay = limit, delay
-        self._sems: dict[str, threading.Semaphore] = defaultdict(lambda: threading.Semaphore(limit))
+        self._sems: dict[str, threading.Semaphore] = {}
         self._next: dict[str, float] = defaultdict(float)
         self._lock = threading.Lock()
 
+    def _semaphore(self, host: str) -> threading.Semaphore:
+        with self._lock:  # one semaphore per host, even when two threads meet a host at once
+            if host not in self._sems:
+                self._sems[host] = threading.Semaphore(self.limit)
+            return self._sems[host]
+
     def __call__(self, host: str):
         gate = self
+        sem = self._semaphore(host)
 
         class _Slot:
             def __enter__(self_inner):
-                gate._sems[host].acquire()
+                sem.acquire()
                 with gate._lock:
                     start = max(time.monotonic(), gate._next[host])
                     gate._next[host] = start + gate.delay
@@ -104,7 +111,7 @@ class _HostGate:
                     time.sleep(pause)
 
             def __exit__(self_inner, *exc):
-                gate._sems[host].release()
+                sem.release()
 
         return _Slot()
 
@@ -122,13 +129,8 @@ class UrlChecker:
 
     # ------------------------------------------------------------------ HTTP
     def _session(self):
-        import requests
-
         if not hasattr(self._local, "session"):
-            session = requests.Session()
-            session.headers["User-Agent"] = self.config.user_agent
-            session.trust_env = False
-            self._local.session = session
+            self._local.session = guarded_session(self.config.allow, self.config.user_agent)
         return self._local.session
 
     def _request(self, method: str, url: str, result: UrlResult):
@@ -139,17 +141,21 @@ class UrlChecker:
         last_exc: Exception | None = None
         for attempt in range(self.config.retries + 1):
             result.attempts += 1
+            deadline = self._local.deadline
             try:
                 with self._gate(host):
+                    deadline.arm(self.config.timeout_s)  # wall clock: request, headers and body
                     resp = self._session().request(
                         method, url, timeout=self.config.timeout_s, allow_redirects=False, stream=True
                     )
-            except (requests.Timeout, requests.ConnectionError) as exc:
+            except (requests.Timeout, requests.ConnectionError):
+                if deadline.expired:
+                    exc = requests.Timeout(f"no response within {self.config.timeout_s:g} s (deadline)")
                 last_exc = exc
                 if attempt < self.config.retries:
                     time.sleep(self.config.backoff_s * 2**attempt)
                     continue
-                raise
+                raise exc from None
             if resp.status_code in RETRY_STATUS and attempt < self.config.retries:
                 delay = retry_after_seconds(resp.headers.get("Retry-After"))
                 resp.close()
@@ -175,10 +181,17 @@ class UrlChecker:
             checked_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
         try:
-            resp = self._follow(item, result)
-            if resp is not None:
-                with resp:
-                    self._inspect(item, resp, result)
+            with Deadline() as deadline:
+                self._local.deadline = deadline
+                resp = self._follow(item, result)
+                if resp is not None:
+                    with resp:
+                        try:
+                            self._inspect(item, resp, result)
+                        except (requests.RequestException, OSError):
+                            deadline.raise_if_expired(item.url)
+                            raise
+                        deadline.raise_if_expired(item.url)
         except BlockedAddress as exc:
             result.problems.append("blocked_address")
             result.error = str(exc)
@@ -199,7 +212,7 @@ class UrlChecker:
         method = "GET" if item.kind == "image" else "HEAD"
         origin_host = urlsplit(url).hostname
         while True:
-            check_target(url, self.config.allow)
+            check_url(url)  # the guarded session checks the address it connects to
             resp = self._request(method, url, result)
             if method == "HEAD" and resp.status_code in HEAD_REFUSED:
                 resp.close()
@@ -240,7 +253,7 @@ class UrlChecker:
         if result.size is not None and result.size > self.config.max_image_bytes:
             result.problems.append("image_too_large")
             return
-        data = _read_capped(resp, self.config.max_image_bytes)
+        data = read_capped(resp, self.config.max_image_bytes)
         if data is None:
             result.problems.append("image_too_large")
             return
@@ -308,12 +321,3 @@ def _interleave_by_host(items: Sequence[UrlItem]) -> list[UrlItem]:
             if not queues[host]:
                 del queues[host]
     return out
-
-
-def _read_capped(resp, limit: int) -> bytes | None:
-    buf = bytearray()
-    for chunk in resp.iter_content(1 << 16):
-        buf.extend(chunk)
-        if len(buf) > limit:
-            return None
-    return bytes(buf)
