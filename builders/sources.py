@@ -27,6 +27,7 @@ from urllib.parse import urljoin, urlparse
 from culturebench.errors import ChecksumError, Location, SourceError
 from culturebench.hashing import sha256_file
 from culturebench.spec import DatasetSpec, SourceFile
+from culturebench.safe_http import redact
 
 logger = logging.getLogger("culturebench.sources")
 
@@ -143,7 +144,7 @@ def resolve_sources(spec: DatasetSpec, source: str | None = None) -> SourceSet:
         return _from_url(spec, source)
     folder = Path(source)
     if not folder.is_dir():
-        raise SourceError(Location(source), "source is neither a folder nor an http(s) URL")
+        raise SourceError(Location(redact(source)), "source is neither a folder nor an http(s) URL")
     # A sample folder (shipped, or a copy of it) is marked by a SAMPLE.md file.
     kind = "sample" if (folder / SAMPLE_MARKER).is_file() else "path"
     return _from_folder(spec, folder, kind)
@@ -210,11 +211,11 @@ def _download(url: str, dest: Path, expected_sha256: str) -> None:
                 for chunk in resp.iter_content(1 << 16):
                     handle.write(chunk)
             except requests.RequestException as exc:
-                raise SourceError(Location(url), f"download failed: {exc}") from exc
+                raise SourceError(Location(redact(url)), f"download failed: {redact(exc)}") from None
         got = sha256_file(tmp_name)
         if got != expected_sha256:
             raise ChecksumError(
-                f"{url}: sha256 {got} does not match the pinned {expected_sha256}; "
+                f"{redact(url)}: sha256 {got} does not match the pinned {expected_sha256}; "
                 "refusing to build from an unpinned download"
             )
         os.replace(tmp_name, dest)
@@ -225,13 +226,13 @@ def _download(url: str, dest: Path, expected_sha256: str) -> None:
 
 def _from_url(spec: DatasetSpec, base_url: str) -> SourceSet:
     base = base_url if base_url.endswith("/") else base_url + "/"
-    out = SourceSet(origin=base, kind="url")
+    out = SourceSet(origin=redact(base), kind="url")  # never record credentials
     cache = cache_root() / "sources" / spec.name
     cache.mkdir(parents=True, exist_ok=True)
     for key, src in spec.sources.items():
         if src.user_supplied:
             raise SourceError(
-                Location(base_url), f"{src.file} has no public copy to download; pass --source PATH"
+                Location(redact(base_url)), f"{src.file} has no public copy to download; pass --source PATH"
             )
         if not src.upstream_path:
             shipped = _shipped(spec, src)
@@ -242,7 +243,7 @@ def _from_url(spec: DatasetSpec, base_url: str) -> SourceSet:
         url = urljoin(base, src.upstream_path)
         dest = cache / f"{src.sha256}-{src.file}"
         if not (dest.exists() and sha256_file(dest) == src.sha256):
-            logger.info("downloading %s", url)
+            logger.info("downloading %s", redact(url))
             _download(url, dest, src.sha256)
-        out.files[key] = _resolved(src, dest, url, True)
+        out.files[key] = _resolved(src, dest, redact(url), True)
     return out

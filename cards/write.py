@@ -18,7 +18,13 @@ HASHED_FILES = ("README.md", "croissant.json", "CHANGELOG.md", "build_report.jso
 
 
 def render_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any]) -> dict[str, str]:
-    """The text of the card and Croissant files for a release folder (nothing written)."""
+    """The text of the card and Croissant files for a release folder (nothing written).
+
+    Configs and splits are taken in the order ``dataset.yaml`` declares them, so a card
+    rendered during a build (manifest in memory) and one rendered later from the saved
+    manifest (keys sorted) are identical.
+    """
+    manifest = _declared_order(spec, manifest)
     report_path = folder / "build_report.json"
     report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
     return {
@@ -36,3 +42,17 @@ def write_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any]) 
         name: sha256_file(folder / name) for name in HASHED_FILES if (folder / name).exists()
     }
     write_manifest(folder, manifest)
+
+
+def _ordered(mapping: dict[str, Any], declared: list[str]) -> dict[str, Any]:
+    keys = [k for k in declared if k in mapping] + sorted(k for k in mapping if k not in declared)
+    return {k: mapping[k] for k in keys}
+
+
+def _declared_order(spec: DatasetSpec, manifest: dict[str, Any]) -> dict[str, Any]:
+    configs = _ordered(manifest.get("configs", {}), list(spec.configs))
+    out = {}
+    for name, cfg in configs.items():
+        declared = list(spec.configs[name].splits) if name in spec.configs else []
+        out[name] = {**cfg, "splits": _ordered(cfg.get("splits", {}), declared)}
+    return {**manifest, "configs": out}

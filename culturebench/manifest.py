@@ -50,3 +50,41 @@ def data_files(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
             for f in info.get("files", []):
                 out[f["path"]] = {**f, "config": config, "split": split}
     return out
+
+
+def listed_files(manifest: dict[str, Any]) -> set[str]:
+    """Every path a release folder may hold: the manifest itself, its ``files`` and its data."""
+    return {MANIFEST_NAME, *manifest.get("files", {}), *data_files(manifest)}
+
+
+def inventory_problems(folder: Path, manifest: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(path, problem)`` for everything in ``folder`` a release must not hold: a symlink,
+    a special file (FIFO, socket, device), a file the manifest does not list, a listed path
+    that leaves the folder, or a manifest without ``files``. Nothing is followed or opened."""
+    import os
+    import stat
+
+    folder = Path(folder)
+    problems: list[tuple[str, str]] = []
+    if not isinstance(manifest.get("files"), dict) or not manifest["files"]:
+        problems.append((MANIFEST_NAME, "the manifest lists no metadata files ('files')"))
+    allowed = listed_files(manifest)
+    for rel in sorted(allowed):
+        parts = Path(rel).parts
+        if Path(rel).is_absolute() or ".." in parts or not parts:
+            problems.append((rel, "listed path leaves the release folder"))
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        for name in sorted(dirs + files):
+            path = Path(root) / name
+            rel = path.relative_to(folder).as_posix()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                problems.append((rel, "is a symbolic link (refused in a release)"))
+            elif stat.S_ISDIR(mode):
+                continue
+            elif not stat.S_ISREG(mode):
+                problems.append((rel, "is not a regular file (FIFO, socket or device)"))
+            elif rel not in allowed:
+                problems.append((rel, "is not listed in the manifest (stray file)"))
+        dirs[:] = [d for d in dirs if not os.path.islink(Path(root) / d)]
+    return problems

@@ -19,6 +19,8 @@ Three holes are closed here, in one place, for the URL checker and the image sta
 
 from __future__ import annotations
 
+import contextlib
+import re
 import ipaddress
 import socket
 import threading
@@ -185,10 +187,9 @@ class Deadline:
 
 
 def _shutdown(sock: socket.socket) -> None:
-    try:  # the plain socket's shutdown (also for TLS sockets: it acts on the file descriptor)
+    # the plain socket's shutdown (also for TLS sockets: it acts on the file descriptor)
+    with contextlib.suppress(OSError):
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 def _register(sock: socket.socket | None) -> None:
@@ -279,3 +280,22 @@ def read_capped(resp, limit: int) -> bytes | None:
         if len(buf) > limit:
             return None
     return bytes(buf)
+
+
+# ---------------------------------------------------------------------- redaction
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@\s]*)@")
+_SECRET_PARAM = re.compile(
+    r"(?P<key>[?&;](?:access_token|token|api_key|apikey|key|sig|signature|password|secret|"
+    r"X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token)=)[^&#\s]*",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"\b(hf_[A-Za-z0-9]{8,}|sk-[A-Za-z0-9_-]{8,})\b")
+
+
+def redact(text: object) -> str:
+    """``text`` with credentials removed: URL user info (``https://***@host``), secret query
+    parameters (token, signature, key, ...) and Hub/OpenAI-style tokens. Used wherever a
+    URL or an error about one is printed or recorded."""
+    out = _USERINFO.sub(lambda m: f"{m['scheme']}***@", str(text))
+    out = _SECRET_PARAM.sub(lambda m: f"{m['key']}***", out)
+    return _BEARER.sub("***", out)

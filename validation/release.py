@@ -44,7 +44,7 @@ def validate_release(
     report = ValidationReport(target=str(folder))
     report.ran("layout")
     for name in REQUIRED_FILES:
-        if not (folder / name).is_file():
+        if not (folder / name).is_file() or (folder / name).is_symlink():
             report.add(Finding("layout", f"missing {name}", field=name))
     if not (folder / MANIFEST_NAME).is_file():
         return report
@@ -55,8 +55,10 @@ def validate_release(
         report.add(Finding("manifest", f"unusable manifest: {exc}"))
         return report
 
+    _check_inventory(folder, manifest, report)
     _check_checksums(folder, manifest, report)
     _check_changelog(folder, manifest, report)
+    _check_regenerated(folder, spec, manifest, report)
     features = _check_card(folder, manifest, report)
     frames = _check_data(folder, spec, manifest, features, report)
     _check_dataset_rules(spec, manifest, frames, report)
@@ -66,6 +68,63 @@ def validate_release(
         check_images(frames, spec, report, contact_sheet)
     _check_croissant(folder, spec, report, records=croissant_records)
     return report
+
+
+def _check_inventory(folder: Path, manifest: dict[str, Any], report: ValidationReport) -> None:
+    """Nothing in the folder but what the manifest lists: no stray or hidden files, no
+    symlinks, no special files (a publish would upload what validation never looked at)."""
+    from culturebench.manifest import inventory_problems
+
+    report.ran("inventory")
+    for rel, problem in inventory_problems(folder, manifest):
+        report.add(
+            Finding(
+                "inventory",
+                f"{rel} {problem}" if problem.startswith("is ") else f"{rel}: {problem}",
+                field=rel,
+            )
+        )
+
+
+def _check_regenerated(
+    folder: Path, spec: DatasetSpec, manifest: dict[str, Any], report: ValidationReport
+) -> None:
+    """The card and Croissant must equal what this package renders from the manifest and
+    the build report (``card --check``): an edited licence or body does not pass."""
+    from culturebench.cards.write import render_card_files
+
+    report.ran("card:regenerated")
+    if manifest.get("version") != spec.version or manifest.get("schema_version") != spec.schema_version:
+        report.add(
+            Finding(
+                "card:regenerated",
+                f"release {manifest.get('version')} (schema {manifest.get('schema_version')}) is not the "
+                f"version this checkout declares ({spec.version}, schema {spec.schema_version}): "
+                "card and Croissant were not regenerated for comparison",
+                severity="warning",
+            )
+        )
+        return
+    try:
+        rendered = render_card_files(folder, spec, manifest)
+    except Exception as exc:  # a tampered build report or manifest can break rendering
+        report.add(Finding("card:regenerated", f"cannot render the card from the manifest: {exc}"))
+        return
+    for name, text in rendered.items():
+        path = folder / name
+        if (
+            path.is_file()
+            and not path.is_symlink()
+            and path.read_text(encoding="utf-8", errors="replace") != text
+        ):
+            report.add(
+                Finding(
+                    "card:regenerated",
+                    f"{name} differs from the one generated from manifest.json and the data "
+                    "(edited by hand?); run `culturebench card FOLDER` to regenerate it",
+                    field=name,
+                )
+            )
 
 
 def _check_checksums(folder: Path, manifest: dict[str, Any], report: ValidationReport) -> None:
@@ -248,6 +307,9 @@ def _check_croissant(folder: Path, spec: DatasetSpec, report: ValidationReport, 
     report.ran("croissant")
     path = folder / "croissant.json"
     if not path.is_file():
+        report.add(
+            Finding("croissant", "croissant.json is missing: nothing to validate", field="croissant.json")
+        )
         return
     try:
         import mlcroissant as mlc

@@ -15,7 +15,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError, ValidationFailed
 from culturebench.manifest import read_manifest
-from culturebench.release.targets import PublishTarget, ReleaseFile, hashes_in, release_files
+from culturebench.release.targets import PublishTarget, ReleaseFile, release_files
 from culturebench.release.versioning import (
     Version,
     VersionError,
@@ -169,7 +169,7 @@ def plan_release(
         manifest=manifest,
     )
     if parsed.tag in tags:
-        if target.hashes_at(parsed.tag) == hashes_in(folder):
+        if target.hashes_at(parsed.tag) == {f.path: f.sha256 for f in plan.files}:
             plan.action = "noop"
             return plan
         raise ReleaseRefused(f"tag {parsed.tag} already exists on {target.describe()} with different content")
@@ -196,7 +196,7 @@ def verify_release(target: PublishTarget, plan: ReleasePlan) -> list[str]:
 
     disable_progress_bar()
     problems = []
-    expected = hashes_in(plan.folder)
+    expected = {f.path: f.sha256 for f in release_files(plan.folder)}
     got = target.hashes_at(plan.tag)
     for path in sorted(set(expected) | set(got)):
         if expected.get(path) != got.get(path):

@@ -36,17 +36,41 @@ class ReleaseFile:
 
 
 def release_files(folder: Path) -> list[ReleaseFile]:
-    """Every file of a release folder (relative POSIX paths, sorted)."""
-    return [
-        ReleaseFile(p.relative_to(folder).as_posix(), p.stat().st_size, sha256_file(p))
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    ]
+    """The files a release folder publishes: exactly those its manifest lists (relative
+    POSIX paths, sorted). Raises :class:`PublishError` when the folder holds anything else
+    (a stray or hidden file, a symlink, a special file) or a listed file is missing, so no
+    target ever uploads what validation did not see."""
+    from culturebench.manifest import inventory_problems, listed_files, read_manifest
+
+    folder = Path(folder)
+    try:
+        manifest = read_manifest(folder)
+    except CultureBenchError as exc:
+        raise PublishError(str(exc)) from None
+    problems = inventory_problems(folder, manifest)
+    if problems:
+        path, problem = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise PublishError(f"{folder / path}: {problem}; refusing to publish{more}")
+    out = []
+    for rel in sorted(listed_files(manifest)):
+        path = folder / rel
+        if not path.is_file():
+            raise PublishError(f"{path}: listed in the manifest but missing; refusing to publish")
+        out.append(ReleaseFile(rel, path.stat().st_size, sha256_file(path)))
+    return out
 
 
 def hashes_in(folder: Path) -> dict[str, str]:
-    """relative path -> sha256 of every file under ``folder`` (``.git*`` excluded)."""
-    return {f.path: f.sha256 for f in release_files(folder) if not f.path.startswith(".git")}
+    """relative path -> sha256 of every regular file under ``folder`` (``.git*`` and
+    ``.cache`` excluded); used on checkouts of published tags."""
+    return {
+        p.relative_to(folder).as_posix(): sha256_file(p)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and not p.is_symlink()
+        and not p.relative_to(folder).as_posix().startswith((".git", ".cache"))
+    }
 
 
 class PublishTarget(ABC):
@@ -109,12 +133,15 @@ class GitTarget(PublishTarget):
     def describe(self) -> str:
         return f"git:{self.path}"
 
-    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        env = dict(os.environ)
+    def _git(
+        self, *args: str, check: bool = True, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        full = dict(os.environ)
         for key, value in _GIT_ENV.items():
-            env.setdefault(key, value)
+            full.setdefault(key, value)
+        full.update(env or {})
         result = subprocess.run(
-            ["git", "-C", str(self.path), *args], capture_output=True, text=True, env=env, check=False
+            ["git", "-C", str(self.path), *args], capture_output=True, text=True, env=full, check=False
         )
         if check and result.returncode != 0:
             raise PublishError(f"git {' '.join(args)} failed in {self.path}: {result.stderr.strip()}")
@@ -141,43 +168,89 @@ class GitTarget(PublishTarget):
                 tar.extractall(dest, filter="data")
 
     def check_ready(self) -> None:
-        if self.path.exists() and not self.exists():
-            raise PublishError(f"{self.path} exists and is not a git repository")
-        if self.exists() and self._git("status", "--porcelain").stdout.strip():
-            raise PublishError(f"{self.path} has uncommitted changes; refusing to publish into it")
+        """Refuse a target that is not ours or holds anything a publish could lose.
+
+        Accepted: a missing or empty folder, or a git repository whose commits are all
+        release commits (a ``manifest.json`` at the root of HEAD), with no uncommitted
+        changes and no untracked or ignored files. A publish interrupted after its commit
+        was recorded is finished here first (see :meth:`_recover`).
+        """
+        if self.path.exists() and not self.path.is_dir():
+            raise PublishError(f"{self.path} exists and is not a folder")
+        if not self.exists():
+            if self.path.exists() and any(self.path.iterdir()):
+                raise PublishError(
+                    f"{self.path} is a non-empty folder and not a git repository; "
+                    "give an empty folder or a dataset repo made by culturebench"
+                )
+            return
+        self._recover()
+        head = self._head()
+        if head is not None:
+            has_manifest = self._git("cat-file", "-e", f"{head}:manifest.json", check=False).returncode == 0
+            if not has_manifest:
+                raise PublishError(
+                    f"{self.path} is a git repository that is not a culturebench dataset repo "
+                    "(no manifest.json at HEAD); refusing to replace its content"
+                )
+        dirty = self._git("status", "--porcelain", "--ignored", "--untracked-files=all").stdout.splitlines()
+        if dirty:
+            raise PublishError(
+                f"{self.path} has uncommitted, untracked or ignored files ({dirty[0][3:]}"
+                + (f" and {len(dirty) - 1} more" if len(dirty) > 1 else "")
+                + "); refusing to publish into it (nothing is ever deleted that git cannot restore)"
+            )
+
+    def _head(self) -> str | None:
+        return self._git("rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip() or None
+
+    @property
+    def _pending(self) -> Path:
+        return self.path / ".git" / "culturebench-publish-pending"
+
+    def _recover(self) -> None:
+        """Finish (or forget) a publish killed between moving the branch and updating the
+        working tree: the pending file names the commit before and the commit made."""
+        if not self._pending.exists():
+            return
+        old, _, new = self._pending.read_text(encoding="utf-8").strip().partition(" ")
+        head = self._head()
+        if head == new:  # the commit was recorded: bring index and working tree to it
+            self._git("reset", "-q", "--hard", new)
+        self._pending.unlink()
 
     def publish(self, folder: Path, message: str, tag: str) -> str:
+        """Commit exactly the release's listed files as the whole tree, then tag.
+
+        The commit is built in a temporary index from the release folder (the target's own
+        index and working tree are untouched until the branch has moved), so a publish
+        killed at any point leaves the repository at the old commit, or at the new one with
+        a pending file that the next run uses to finish the working-tree update.
+        """
+        files = release_files(folder)
         self.check_ready()
         if not self.exists():
             self.path.mkdir(parents=True, exist_ok=True)
             self._git("init", "-q", "-b", "main")
-        head = self._git("rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip() or None
-        try:
-            for child in self.path.iterdir():
-                if child.name == ".git":
-                    continue
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-            shutil.copytree(folder, self.path, dirs_exist_ok=True)
-            self._git("add", "-A")
-            self._git("commit", "-q", "-m", message)
-        except BaseException as exc:
-            self._restore(head)
-            if isinstance(exc, PublishError):
-                raise
-            raise PublishError(f"publishing to {self.path} failed: {exc}") from exc
-        sha = self._git("rev-parse", "HEAD").stdout.strip()
-        self._git("tag", "-a", tag, "-m", message.splitlines()[0], sha)
-        return sha
-
-    def _restore(self, head: str | None) -> None:
-        if head:
-            self._git("reset", "-q", "--hard", head, check=False)
-            self._git("clean", "-q", "-fdx", check=False)
-        else:
-            for child in self.path.iterdir():
-                if child.name != ".git":
-                    shutil.rmtree(child) if child.is_dir() else child.unlink()
-            self._git("rm", "-q", "-r", "--cached", ".", check=False)
+        head = self._head()
+        branch = self._git("symbolic-ref", "-q", "HEAD", check=False).stdout.strip() or "refs/heads/main"
+        with tempfile.TemporaryDirectory() as tmp:
+            index = Path(tmp) / "index"
+            env = {"GIT_INDEX_FILE": str(index)}
+            for f in files:  # add only the listed files, by content, never a link
+                blob = self._git(
+                    "hash-object", "-w", "--", str(Path(folder).resolve() / f.path)
+                ).stdout.strip()
+                self._git("update-index", "--add", "--cacheinfo", f"100644,{blob},{f.path}", env=env)
+            tree = self._git("write-tree", env=env).stdout.strip()
+        parents = ["-p", head] if head else []
+        commit = self._git("commit-tree", tree, *parents, "-m", message).stdout.strip()
+        self._pending.write_text(f"{head or '-'} {commit}\n", encoding="utf-8")
+        self._git("update-ref", "-m", f"culturebench: {tag}", branch, commit, head or "")
+        self._git("reset", "-q", "--hard", commit)
+        self._pending.unlink()
+        self._git("tag", "-a", tag, "-m", message.splitlines()[0], commit)
+        return commit
 
 
 # ---------------------------------------------------------------------- Hugging Face Hub
