@@ -26,8 +26,8 @@ from urllib.parse import urljoin, urlparse
 
 from culturebench.errors import ChecksumError, Location, SourceError
 from culturebench.hashing import sha256_file
-from culturebench.spec import DatasetSpec, SourceFile
 from culturebench.safe_http import redact
+from culturebench.spec import DatasetSpec, SourceFile
 
 logger = logging.getLogger("culturebench.sources")
 

@@ -20,8 +20,8 @@ Three holes are closed here, in one place, for the URL checker and the image sta
 from __future__ import annotations
 
 import contextlib
-import re
 import ipaddress
+import re
 import socket
 import threading
 from collections.abc import Iterable, Sequence

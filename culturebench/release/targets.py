@@ -213,7 +213,7 @@ class GitTarget(PublishTarget):
         working tree: the pending file names the commit before and the commit made."""
         if not self._pending.exists():
             return
-        old, _, new = self._pending.read_text(encoding="utf-8").strip().partition(" ")
+        _old, _, new = self._pending.read_text(encoding="utf-8").strip().partition(" ")
         head = self._head()
         if head == new:  # the commit was recorded: bring index and working tree to it
             self._git("reset", "-q", "--hard", new)
