@@ -44,7 +44,7 @@ from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, read_csv, read_xlsx
 from culturebench.countries import country_names, is_iso_alpha2
 from culturebench.errors import Location, SourceError
-from culturebench.text import has_mixed_script, normalize_name
+from culturebench.text import file_name_problem, has_mixed_script, name_problem, normalize_name
 
 LANGUAGES = ("ru", "uk")
 NAME_COLUMN = {"ru": "Dish", "uk": "Dish Name"}
@@ -136,6 +136,9 @@ class BorschBuilder(DatasetBuilder):
         if raw is None or not str(raw).strip():
             raise SourceError(row.loc(field), "empty dish name")
         name = str(raw)
+        problem = name_problem(name)
+        if problem:
+            raise SourceError(row.loc(field), problem)
         if name != name.strip():
             log.quirk(
                 "name_whitespace",
@@ -245,6 +248,9 @@ class BorschBuilder(DatasetBuilder):
                     row.loc("dish_id"),
                     f"image row belongs to no dish: no {language} dish with ID {dish_id}",
                 )
+            problem = file_name_problem(row["file"] or "")
+            if problem:
+                raise SourceError(row.loc("file"), problem)
             expected_path = f"data/{language.upper()}/images/{dish_id}/{row['file']}"
             if row["path"] != expected_path:
                 raise SourceError(

@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import Location, SourceError
+from culturebench.text import cell_problem
+
+#: Workbooks are zip files; their XML parts are capped when uncompressed (the real upstream
+#: workbooks are under 1 MB uncompressed) so a small file cannot expand into gigabytes.
+MAX_XLSX_UNCOMPRESSED = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,17 @@ def _check_readable(path: Path, name: str) -> None:
 
 
 def _check_header(name: str, header: list[str], required: list[str]) -> None:
+    seen: dict[str, int] = {}
+    for column, title in enumerate(header, start=1):
+        if not title:
+            continue
+        if title in seen:
+            raise SourceError(
+                Location(name, 1, title),
+                f"column {title!r} appears twice in the header (columns {seen[title]} and {column}); "
+                "one would silently replace the other",
+            )
+        seen[title] = column
     missing = [col for col in required if col not in header]
     if missing:
         raise SourceError(
@@ -53,16 +69,16 @@ def read_xlsx(path: Path, required: list[str], *, name: str | None = None) -> li
     missing required column raises :class:`SourceError` naming the file (and row/field).
     """
     from openpyxl import load_workbook
-    from openpyxl.utils.exceptions import InvalidFileException
 
     name = name or path.name
     _check_readable(path, name)
+    _check_expansion(path, name)
     try:
         workbook = load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
+    except Exception as exc:  # openpyxl raises zip, XML-parser and value errors alike
         raise SourceError(
-            Location(name), f"not a readable .xlsx workbook (truncated or corrupt?): {exc}"
-        ) from exc
+            Location(name), f"not a readable .xlsx workbook (truncated or corrupt?): {_short(exc)}"
+        ) from None
     try:
         sheet = workbook.worksheets[0]
         rows = sheet.iter_rows(values_only=True)
@@ -70,8 +86,8 @@ def read_xlsx(path: Path, required: list[str], *, name: str | None = None) -> li
             header_cells = next(rows)
         except StopIteration:
             raise SourceError(Location(name, 1), "the sheet is empty: no header row") from None
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
-            raise SourceError(Location(name), f"cannot read the sheet: {exc}") from exc
+        except Exception as exc:  # malformed or hostile sheet XML
+            raise SourceError(Location(name), f"cannot read the sheet: {_short(exc)}") from None
         header = [str(c).strip() if c is not None else "" for c in header_cells]
         _check_header(name, header, required)
         out: list[SourceRow] = []
@@ -79,12 +95,23 @@ def read_xlsx(path: Path, required: list[str], *, name: str | None = None) -> li
             for number, cells in enumerate(rows, start=2):
                 if all(c is None or (isinstance(c, str) and not c.strip()) for c in cells):
                     continue
+                for i, cell in enumerate(cells):
+                    title = header[i] if i < len(header) else ""
+                    if not title and cell is not None and str(cell).strip():
+                        raise SourceError(
+                            Location(name, number, f"column {i + 1}"),
+                            f"value {str(cell)[:40]!r} in a column without a header; it would be dropped",
+                        )
+                    if isinstance(cell, str):
+                        _check_cell(name, number, title, cell)
                 values = {h: cells[i] if i < len(cells) else None for i, h in enumerate(header) if h}
                 out.append(SourceRow(name, number, values))
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        except SourceError:
+            raise
+        except Exception as exc:  # truncated zip member, malformed XML mid-sheet
             raise SourceError(
-                Location(name, len(out) + 2), f"the workbook is truncated or corrupt: {exc}"
-            ) from exc
+                Location(name, len(out) + 2), f"the workbook is truncated or corrupt: {_short(exc)}"
+            ) from None
         return out
     finally:
         workbook.close()
@@ -94,24 +121,69 @@ def read_csv(path: Path, required: list[str], *, name: str | None = None) -> lis
     """Read a UTF-8 CSV with a header row into :class:`SourceRow` records."""
     name = name or path.name
     _check_readable(path, name)
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            header = [h.strip() for h in (reader.fieldnames or [])]
+    try:  # utf-8-sig: a byte-order mark (what Excel writes) is read, not part of the header
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle)
+            try:
+                header = [h.strip() for h in next(reader)]
+            except StopIteration:
+                raise SourceError(Location(name, 1), "the file is empty: no header row") from None
+            except csv.Error as exc:
+                raise SourceError(Location(name, 1), f"malformed CSV: {exc}") from None
             _check_header(name, header, required)
-            return [
-                SourceRow(name, reader.line_num, {k.strip(): v for k, v in rec.items() if k})
-                for rec in _iter_csv(reader, name)
-            ]
+            out = []
+            for cells in _iter_csv(reader, name):
+                row = reader.line_num
+                if not cells:
+                    continue
+                if len(cells) > len(header) and any(c.strip() for c in cells[len(header) :]):
+                    raise SourceError(
+                        Location(name, row, f"column {len(header) + 1}"),
+                        f"the row has {len(cells)} fields, the header {len(header)}; "
+                        "extra fields would be dropped",
+                    )
+                for title, cell in zip(header, cells, strict=False):
+                    _check_cell(name, row, title, cell)
+                values = {h: (cells[i] if i < len(cells) else None) for i, h in enumerate(header) if h}
+                out.append(SourceRow(name, row, values))
+            return out
     except UnicodeDecodeError as exc:
-        raise SourceError(Location(name), f"not valid UTF-8: {exc}") from exc
+        raise SourceError(Location(name), f"not valid UTF-8: {exc}") from None
 
 
-def _iter_csv(reader: csv.DictReader, name: str) -> Iterator[dict[str, Any]]:
+def _iter_csv(reader: Any, name: str) -> Iterator[list[str]]:
     try:
         yield from reader
     except csv.Error as exc:
-        raise SourceError(Location(name, reader.line_num), f"malformed CSV: {exc}") from exc
+        raise SourceError(Location(name, reader.line_num), f"malformed CSV: {exc}") from None
+
+
+def _check_cell(name: str, row: int, field: str, value: str) -> None:
+    problem = cell_problem(value)
+    if problem:
+        raise SourceError(Location(name, row, field or None), f"the value {problem}")
+
+
+def _check_expansion(path: Path, name: str) -> None:
+    """Refuse a workbook whose parts would expand beyond :data:`MAX_XLSX_UNCOMPRESSED`."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            total = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise SourceError(
+            Location(name), f"not a readable .xlsx workbook (truncated or corrupt?): {_short(exc)}"
+        ) from None
+    if total > MAX_XLSX_UNCOMPRESSED:
+        raise SourceError(
+            Location(name),
+            f"the workbook expands to {total:,} bytes (limit {MAX_XLSX_UNCOMPRESSED:,}): refused "
+            "as a possible zip bomb",
+        )
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
 
 
 def read_jsonl(path: Path, *, name: str | None = None) -> list[SourceRow]:
@@ -128,12 +200,36 @@ def read_jsonl(path: Path, *, name: str | None = None) -> list[SourceRow]:
                 if not line.strip():
                     continue
                 try:
-                    value = json.loads(line)
+                    value = json.loads(line, object_pairs_hook=_unique_keys)
                 except json.JSONDecodeError as exc:
-                    raise SourceError(Location(name, line_no), f"not valid JSON: {exc.msg}") from exc
+                    raise SourceError(Location(name, line_no), f"not valid JSON: {exc.msg}") from None
+                except _DuplicateKey as exc:
+                    raise SourceError(
+                        Location(name, line_no, exc.key), "key appears twice in one object"
+                    ) from None
+                except RecursionError:
+                    raise SourceError(Location(name, line_no), "JSON nested too deeply") from None
                 if not isinstance(value, dict):
                     raise SourceError(Location(name, line_no), "each line must be a JSON object")
+                for key, item in value.items():
+                    if isinstance(item, str):
+                        _check_cell(name, line_no, key, item)
                 out.append(SourceRow(name, line_no, value))
     except UnicodeDecodeError as exc:
-        raise SourceError(Location(name), f"not valid UTF-8: {exc}") from exc
+        raise SourceError(Location(name), f"not valid UTF-8: {exc}") from None
+    return out
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(key)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
     return out

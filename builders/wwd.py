@@ -25,6 +25,7 @@ from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, read_csv
 from culturebench.countries import is_iso_alpha2
 from culturebench.errors import Location, SourceError
+from culturebench.text import name_problem
 
 COLUMNS = [
     "id",
@@ -320,6 +321,10 @@ class WWDBuilder(DatasetBuilder):
         local_name = (row["local_name"] or "").strip()
         if not local_name:
             raise SourceError(row.loc("local_name"), "empty local_name")
+        for field in ("local_name", "english_name"):
+            problem = name_problem(row[field]) if (row[field] or "").strip() else None
+            if problem:
+                raise SourceError(row.loc(field), problem)
         country_names = parse_multi(row["countries"])
         if not country_names:
             raise SourceError(row.loc("countries"), "no country given")

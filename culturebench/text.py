@@ -76,3 +76,42 @@ def normalize_name(name: str) -> str:
     text = text.translate({ord(ch): "'" for ch in _APOSTROPHES})
     text = text.translate({ord(ch): None for ch in _QUOTES})
     return clean_whitespace(text).casefold()
+
+
+# ---------------------------------------------------------------------- input hygiene
+MAX_CELL_CHARS = 100_000  # the longest real upstream cell is 18,547 characters (a WWD recipe)
+MAX_NAME_CHARS = 300  # the longest real dish name is under 100 characters
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def cell_problem(value: str) -> str | None:
+    """Why a source text cell is unusable (control characters, absurd length), or None."""
+    bad = _CONTROL.search(value)
+    if bad:
+        return f"contains the control character U+{ord(bad.group()):04X}"
+    if len(value) > MAX_CELL_CHARS:
+        return f"is {len(value):,} characters long (limit {MAX_CELL_CHARS:,})"
+    return None
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` has nothing visible: only whitespace, zero-width or other format
+    characters (U+200B, U+200D, U+FEFF, ...)."""
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cf", "Cc", "Zs", "Zl", "Zp") for ch in text)
+
+
+def name_problem(name: str) -> str | None:
+    """Why a dish name cannot be accepted (blank or invisible, too long), or None."""
+    if is_blank(name):
+        return "empty dish name (nothing visible: only whitespace or zero-width characters)"
+    if len(name) > MAX_NAME_CHARS:
+        return f"dish name is {len(name):,} characters long (limit {MAX_NAME_CHARS})"
+    return cell_problem(name)
+
+
+def file_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a plain file name (a path, ``..``, a backslash, control
+    characters), or None."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or _CONTROL.search(name):
+        return f"{name!r} is not a plain file name (no paths, '..', backslashes or control characters)"
+    return None
