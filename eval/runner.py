@@ -32,6 +32,10 @@ class RunMismatch(CultureBenchError):
     """The output folder holds a different run (other dataset revision, model, prompts...)."""
 
 
+class SamplesError(CultureBenchError):
+    """``samples.jsonl`` has a corrupt line, or lines that belong to another run."""
+
+
 @dataclass(frozen=True)
 class DatasetRef:
     """An immutable dataset revision: a Hub commit sha or a local release's manifest hash."""
@@ -105,8 +109,13 @@ def git_sha() -> str | None:
     return sha + ("-dirty" if dirty else "")
 
 
-def read_samples(path: Path) -> list[dict[str, Any]]:
-    """Samples on disk; a torn last line (killed mid-write) is cut off the file."""
+def read_samples(
+    path: Path, *, run_key: str | None = None, expected_ids: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """Samples on disk, each id once (the first line of an id wins; later duplicates are
+    ignored). A torn last line (killed mid-write) is cut off the file. A corrupt line
+    elsewhere, a line of another run (other ``run`` key, or an id this run never asked
+    for) raise :class:`SamplesError` naming the file and line."""
     if not path.exists():
         return []
     raw = path.read_bytes()
@@ -114,7 +123,54 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
     if keep != raw:
         with open(path, "r+b") as handle:
             handle.truncate(len(keep))
-    return [json.loads(line) for line in keep.decode("utf-8").splitlines() if line.strip()]
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for line_no, line in enumerate(keep.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SamplesError(
+                f"{path}, line {line_no}: corrupt sample (not JSON: {exc.msg}); delete the line to "
+                "regenerate that sample"
+            ) from None
+        if not isinstance(sample, dict) or not isinstance(sample.get("id"), str):
+            raise SamplesError(f"{path}, line {line_no}: not a sample (no string 'id')")
+        if run_key is not None and sample.get("run") != run_key:
+            raise SamplesError(
+                f"{path}, line {line_no}: sample {sample['id']!r} belongs to another run "
+                f"(run key {sample.get('run')!r}, this run {run_key!r}); use another --out"
+            )
+        if expected_ids is not None and sample["id"] not in expected_ids:
+            raise SamplesError(
+                f"{path}, line {line_no}: sample {sample['id']!r} is not a request of this run; "
+                "use another --out"
+            )
+        if sample["id"] in seen:
+            continue
+        seen.add(sample["id"])
+        out.append(sample)
+    return out
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output path that is a file, or that lies inside a release folder (a run
+    would add files a release must not hold)."""
+    if out.exists() and not out.is_dir():
+        raise CultureBenchError(f"--out {out} is a file, not a folder")
+    for parent in [out.resolve(), *out.resolve().parents]:
+        if (parent / "manifest.json").is_file() and (parent / "data").is_dir():
+            raise CultureBenchError(
+                f"--out {out} is inside the release folder {parent}; write runs elsewhere"
+            )
+
+
+def run_key(run_info: dict[str, Any]) -> str:
+    """Short fingerprint of what determines a run's outputs (library versions excluded);
+    every sample line carries it so lines of another run are recognised."""
+    info = {**run_info, "model": {k: v for k, v in run_info["model"].items() if k != "versions"}}
+    return sha256_text(json.dumps(info, sort_keys=True, ensure_ascii=False))[:16]
 
 
 def run_eval(
@@ -141,7 +197,7 @@ def run_eval(
     requests, skipped = task.build(rows, langs)
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out)
     run_info = {
         "dataset": asdict(ref),
         "task": task_name,
@@ -155,10 +211,16 @@ def run_eval(
         "requests": len(requests),
         "requests_sha256": sha256_text("\n".join(r.request.id + "\t" + r.request.prompt for r in requests)),
     }
-    _check_or_write_run(out / RUN, run_info)
+    resuming = _check_run(out / RUN, run_info)
+    backend.load()  # a model that cannot load fails here, before run.json exists
+    key = run_key(run_info)
+    if not resuming:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_json(out / RUN, run_info)
 
     samples_path = out / SAMPLES
-    done = {s["id"] for s in read_samples(samples_path)}
+    ids = {r.request.id for r in requests}
+    done = {s["id"] for s in read_samples(samples_path, run_key=key, expected_ids=ids)}
     pending = [r for r in requests if r.request.id not in done]
     if progress:
         progress(len(requests) - len(pending), len(requests))
@@ -167,16 +229,18 @@ def run_eval(
             batch = pending[start : start + batch_size]
             outputs = backend.generate([r.request for r in batch])
             for item, output in zip(batch, outputs, strict=True):
-                handle.write(
-                    json.dumps(_sample(task, item, output), ensure_ascii=False, sort_keys=True) + "\n"
-                )
+                sample = {**_sample(task, item, output), "run": key}
+                handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
             if progress:
                 progress(len(requests) - len(pending) + start + len(batch), len(requests))
 
     order = {r.request.id: i for i, r in enumerate(requests)}
-    samples = sorted(read_samples(samples_path), key=lambda s: order.get(s["id"], len(order)))
+    samples = sorted(
+        read_samples(samples_path, run_key=key, expected_ids=ids),
+        key=lambda s: order.get(s["id"], len(order)),
+    )
     results = {
         "provenance": {
             **run_info,
@@ -189,9 +253,7 @@ def run_eval(
         "samples": len(samples),
         "metrics": task.aggregate(samples),
     }
-    (out / RESULTS).write_text(
-        json.dumps(results, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    _write_json(out / RESULTS, results)
     from culturebench.eval.report import write_report
 
     write_report([out], out / "report.md")
@@ -209,19 +271,33 @@ def _sample(task, item: TaskRequest, output: str) -> dict[str, Any]:
     }
 
 
-def _check_or_write_run(path: Path, info: dict[str, Any]) -> None:
-    """Refuse to mix runs: everything that determines the outputs must match to resume."""
-    if path.exists():
+def _check_run(path: Path, info: dict[str, Any]) -> bool:
+    """Refuse to mix runs: everything that determines the outputs must match to resume.
+    Returns whether ``path`` holds this very run (a resume)."""
+    if not path.exists():
+        return False
+    try:
         old = json.loads(path.read_text(encoding="utf-8"))
-        keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256")
-        diff = [k for k in keys if old.get(k) != info.get(k)]
-        old_model = {k: v for k, v in old.get("model", {}).items() if k != "versions"}
-        new_model = {k: v for k, v in info["model"].items() if k != "versions"}
-        if old_model != new_model:
-            diff.append("model")
-        if diff:
-            raise RunMismatch(
-                f"{path.parent} holds a different run (differs in: {', '.join(diff)}); use another --out"
-            )
-        return
-    path.write_text(json.dumps(info, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        if not isinstance(old, dict):
+            raise ValueError("not a JSON object")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RunMismatch(
+            f"{path} is corrupt ({exc}); remove it (or the folder) or use another --out"
+        ) from None
+    keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256")
+    diff = [k for k in keys if old.get(k) != info.get(k)]
+    old_model = {k: v for k, v in (old.get("model") or {}).items() if k != "versions"}
+    new_model = {k: v for k, v in info["model"].items() if k != "versions"}
+    if old_model != new_model:
+        diff.append("model")
+    if diff:
+        raise RunMismatch(
+            f"{path.parent} holds a different run (differs in: {', '.join(diff)}); use another --out"
+        )
+    return True
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    from culturebench.atomic import write_text_atomic
+
+    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")

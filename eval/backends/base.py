@@ -12,6 +12,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from culturebench.errors import CultureBenchError
+
 
 @dataclass(frozen=True)
 class SamplingParams:
@@ -85,6 +87,10 @@ def weights_sha256(path: str | Path) -> str | None:
     return digest.hexdigest()
 
 
+class ModelLoadError(CultureBenchError):
+    """The model cannot be loaded (no such local folder or Hub id, offline, not a model)."""
+
+
 class Backend(ABC):
     """Generates one completion per request, in request order."""
 
@@ -100,6 +106,12 @@ class Backend(ABC):
     @abstractmethod
     def generate(self, requests: Sequence[Request]) -> list[str]:
         """Completions for ``requests`` (same order)."""
+
+    def load(self) -> None:
+        """Load (or check) the model now, raising :class:`ModelLoadError` with a one-line
+        reason when it cannot be used; a run calls this before it writes anything. The
+        default does nothing (a backend that loads lazily and cannot fail early)."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         """Model and backend identity for the results file."""

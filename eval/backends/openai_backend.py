@@ -14,7 +14,8 @@ from culturebench.errors import CultureBenchError
 from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions
 from culturebench.http import retry_after_seconds
 
-RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+RETRY_STATUS = {408, 429, 500, 502, 503, 504}  # other 4xx are the request's fault: never retried
+MAX_RETRY_AFTER_S = 60.0
 
 
 class EndpointError(CultureBenchError):
@@ -39,8 +40,8 @@ class OpenAIBackend(Backend):
         backoff_s: float = 1.0,
     ) -> None:
         super().__init__(model, revision=revision, sampling=sampling)
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1").rstrip(
-            "/"
+        self.base_url = _checked_base_url(
+            base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1"
         )
         self.concurrency = concurrency
         self.timeout_s = timeout_s
@@ -74,6 +75,15 @@ class OpenAIBackend(Backend):
                 resp = self._session.post(
                     url, json=self.payload(request), headers=headers, timeout=self.timeout_s
                 )
+            except (
+                requests.exceptions.InvalidURL,
+                requests.exceptions.InvalidSchema,
+                requests.exceptions.MissingSchema,
+                requests.exceptions.InvalidHeader,
+            ) as exc:
+                raise EndpointError(
+                    f"{url}: {type(exc).__name__}: {exc} (configuration error, not retried)"
+                ) from None
             except requests.RequestException as exc:
                 last = f"{type(exc).__name__}: {exc}"
                 delay = self.backoff_s * 2**attempt
@@ -84,6 +94,7 @@ class OpenAIBackend(Backend):
                 if resp.status_code not in RETRY_STATUS:
                     raise EndpointError(f"{url}: {last} (request {request.id})")
                 delay = retry_after_seconds(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
+                delay = min(delay, MAX_RETRY_AFTER_S)
             if attempt < self.max_retries:
                 time.sleep(delay)
         raise EndpointError(
@@ -99,3 +110,16 @@ class OpenAIBackend(Backend):
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench", "requests"])
+
+
+def _checked_base_url(url: str) -> str:
+    """The endpoint base URL without a trailing slash; a URL without an http(s) scheme or
+    host is a configuration error, reported at once (not after minutes of retries)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise EndpointError(
+            f"--base-url {url!r} must be an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1"
+        )
+    return url.strip().rstrip("/")

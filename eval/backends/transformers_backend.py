@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions
+from culturebench.eval.backends.base import (
+    Backend,
+    ModelLoadError,
+    Request,
+    SamplingParams,
+    package_versions,
+)
 
 
 class TransformersBackend(Backend):
@@ -35,6 +41,20 @@ class TransformersBackend(Backend):
         self._is_vlm: bool | None = None
 
     # ------------------------------------------------------------------ loading
+    def load(self) -> None:
+        """Load the model (and its tokenizer or processor) now; a missing or broken model
+        is a :class:`ModelLoadError` with a one-line reason."""
+        try:
+            if self.is_vision_language():
+                self._vision_model()
+            else:
+                self._text_model()
+        except ModelLoadError:
+            raise
+        except Exception as exc:  # OSError (not found, offline), ValueError (not a model), ...
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise ModelLoadError(f"cannot load model {self.model!r}: {first}") from None
+
     def is_vision_language(self) -> bool:
         """Whether the model is a vision-language model (its config has a ``vision_config``).
         Such a model answers text-only requests through its processor too, so one model can

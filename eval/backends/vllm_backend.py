@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions
+from culturebench.eval.backends.base import Backend, ModelLoadError, Request, SamplingParams, package_versions
 
 MAX_IMAGES_PER_PROMPT = 10  # BORSCH attaches all (up to 10) images of a dish
 
@@ -57,12 +57,22 @@ class VLLMBackend(Backend):
             raise ValueError(f"more than {MAX_IMAGES_PER_PROMPT} images in {too_many[:3]}")
         return [r.messages() for r in requests]
 
+    def load(self) -> None:
+        """Start the vLLM engine (loads the weights); failures become one-line errors."""
+        if self._llm is not None:
+            return
+        try:
+            from vllm import LLM
+
+            self._llm = LLM(**self.engine_kwargs)
+        except Exception as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise ModelLoadError(f"cannot start vLLM with model {self.model!r}: {first}") from None
+
     def generate(self, requests: Sequence[Request]) -> list[str]:
-        from vllm import LLM
         from vllm import SamplingParams as VSamplingParams
 
-        if self._llm is None:
-            self._llm = LLM(**self.engine_kwargs)
+        self.load()
         outputs = self._llm.chat(
             self.conversations(requests), VSamplingParams(**self.sampling_kwargs()), use_tqdm=False
         )
