@@ -32,15 +32,23 @@ def by_language(samples: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[
 
 def per_country(group: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
     """Mean of ``metric`` per gold country (a sample counts for each of its origins), with
-    bootstrap 95% CIs; most frequent countries first."""
+    bootstrap 95% CIs over dishes (a dish's prompts resampled together); most frequent
+    countries first."""
     values: dict[str, list[float]] = defaultdict(list)
+    dishes: dict[str, list[str]] = defaultdict(list)
     for sample in group:
         for code in sample["gold_origins"]:
             values[code].append(sample[metric])
+            dishes[code].append(sample["row_id"])
     out = {}
     for code in sorted(values, key=lambda c: (-len(values[c]), c)):
-        mean, lo, hi = bootstrap_ci(values[code])
-        out[code] = {"n": len(values[code]), metric: mean, "ci95": [lo, hi]}
+        mean, lo, hi = bootstrap_ci(values[code], units=dishes[code])
+        out[code] = {
+            "n": len(values[code]),
+            "n_dishes": len(set(dishes[code])),
+            metric: mean,
+            "ci95": [lo, hi],
+        }
     return out
 
 
@@ -90,9 +98,10 @@ class OriginTask(_BorschTask):
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for lang, group in by_language(samples):
-            entry: dict[str, Any] = {"n": len(group)}
+            dishes = [s["row_id"] for s in group]
+            entry: dict[str, Any] = {"n": len(group), "n_dishes": len(set(dishes))}
             for metric in SET_METRICS:
-                mean, lo, hi = bootstrap_ci([s[metric] for s in group])
+                mean, lo, hi = bootstrap_ci([s[metric] for s in group], units=dishes)
                 entry[metric] = {"mean": mean, "ci95": [lo, hi]}
             entry["per_country"] = per_country(group, "jaccard")
             entry["per_prompt"] = {
@@ -171,9 +180,11 @@ class DishNameTask(_BorschTask):
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for lang, group in by_language(samples):
-            mean, lo, hi = bootstrap_ci([s["correct"] for s in group])
+            dishes = [s["row_id"] for s in group]
+            mean, lo, hi = bootstrap_ci([s["correct"] for s in group], units=dishes)
             out[lang] = {
                 "n": len(group),
+                "n_dishes": len(set(dishes)),
                 "accuracy": {"mean": mean, "ci95": [lo, hi]},
                 "per_country": per_country(group, "correct"),
             }
