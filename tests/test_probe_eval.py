@@ -88,7 +88,7 @@ def test_torn_last_line_is_still_resumed(run, borsch_release, scripted_backend) 
 def test_corrupt_run_json_is_a_clear_error(run, borsch_release, scripted_backend) -> None:
     out, _ = run
     (out / "run.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(RunMismatch, match="run.json is corrupt"):
+    with pytest.raises(RunMismatch, match=r"run\.json is corrupt"):
         _again(out, borsch_release, scripted_backend(_answers))
 
 
