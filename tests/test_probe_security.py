@@ -165,3 +165,51 @@ def test_slow_drip_server_is_cut_at_the_deadline(loopback, tmp_path):
     )
     assert got[url].error == "timeout"
     assert time.monotonic() - started < 6
+
+
+# 11. one hostile image is that image's failure, never the stage's
+def _hostile_images() -> dict[str, bytes]:
+    import io
+    import struct
+    import zlib
+
+    from PIL import Image
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), "red").save(buf, "PNG")
+    png = buf.getvalue()
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 64), "blue").save(buf, "JPEG")
+    jpeg = buf.getvalue()
+    return {
+        "iccp.png": png[:33]
+        + chunk(b"iCCP", b"p\x00\x00" + zlib.compress(b"\x00" * 20_000_000, 9))
+        + png[33:],
+        "ztxt.png": png[:33] + chunk(b"zTXt", b"c\x00\x00" + zlib.compress(b"A" * 20_000_000, 9)) + png[33:],
+        "cut-header.jpg": jpeg[:30],
+        "good.png": png,
+    }
+
+
+def test_hostile_images_fail_alone(tmp_path) -> None:
+    from culturebench.builders.buildlog import BuildLog
+    from culturebench.images.policy import ImagePolicy
+    from culturebench.images.stage import ImageOptions, run_image_stage
+
+    cache = ImageCache(tmp_path / "cache")
+    images = []
+    for name, data in _hostile_images().items():
+        sha = cache.put(data)
+        images.append(
+            {"url": f"https://example.invalid/{name}", "sha256": sha, "file": name, "license": "cc0-1.0"}
+        )
+    rows = {"default": {"test": [{"id": "d1", "images": images}]}}
+    policy = ImagePolicy(embed_licenses=["cc0-1.0"], max_bytes=50_000_000, max_pixels=40_000_000)
+    run_image_stage(rows, policy, ImageOptions(offline=True, cache=cache), BuildLog())
+    status = {i["file"]: i["status"] for i in images}
+    assert status["good.png"] == "embedded"
+    assert status["iccp.png"].startswith("failed:") and status["ztxt.png"].startswith("failed:")
+    assert status["cut-header.jpg"].startswith("failed:")

@@ -58,6 +58,8 @@ def safe_decode(
         raise ImageError("not_an_image", str(exc)) from exc
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageError("too_many_pixels", str(exc)) from exc
+    except Exception as exc:  # header parsing: oversized iCCP/zTXt chunks, a JPEG cut in its header, ...
+        raise ImageError(_reason(exc), str(exc)) from exc
     width, height = img.size
     if width * height > max_pixels:
         raise ImageError("too_many_pixels", f"{width}x{height} > {max_pixels} pixels")
@@ -65,11 +67,23 @@ def safe_decode(
         img.draft(mode, draft)
     try:
         img.load()
-    except (OSError, SyntaxError, ValueError) as exc:
-        reason = "truncated" if "truncat" in str(exc).lower() else "undecodable"
-        raise ImageError(reason, str(exc)) from exc
-    fmt = img.format or "unknown"
-    rotated = ImageOps.exif_transpose(img)
-    if rotated.size != img.size:  # a 90/270 degree EXIF rotation swaps the full dimensions too
-        width, height = height, width
-    return Decoded(rotated if rotated.mode == mode else rotated.convert(mode), width, height, fmt)
+        fmt = img.format or "unknown"
+        rotated = ImageOps.exif_transpose(img)
+        if rotated.size != img.size:  # a 90/270 degree EXIF rotation swaps the full dimensions too
+            width, height = height, width
+        if rotated.mode != mode:
+            rotated = rotated.convert(mode)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageError("too_many_pixels", str(exc)) from exc
+    except Exception as exc:  # any decoder failure is this image's failure, never the stage's
+        raise ImageError(_reason(exc), str(exc)) from exc
+    return Decoded(rotated, width, height, fmt)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).lower()
+    if "truncat" in text:
+        return "truncated"
+    if "too large" in text or "max_text_chunk" in text:
+        return "oversized_chunk"
+    return "undecodable"

@@ -108,6 +108,9 @@ def run_image_stage(
         except ImageError as exc:
             _fail(group, exc.reason, log)
             continue
+        except Exception:
+            _fail(group, "undecodable", log)
+            continue
         decoded[url] = (result.data, {**facts, "sha256": result.sha256, "size_bytes": len(result.data)})
     licences = _licences(by_key, decoded, options, log)
     for url, (data, facts) in decoded.items():

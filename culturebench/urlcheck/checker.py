@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import io
 import threading
 import time
 from collections import defaultdict, deque
@@ -34,6 +33,12 @@ from culturebench.urlcheck.collect import UrlItem
 RETRY_STATUS = {429, 500, 502, 503, 504}
 HEAD_REFUSED = {400, 403, 405, 501}
 WARNING_PROBLEMS = {"cross_host_redirect", "content_type_mismatch"}
+_IMAGE_PROBLEMS = {  # safe_decode reasons -> URL-check problem codes
+    "not_an_image": "not_an_image",
+    "too_many_pixels": "image_too_many_pixels",
+    "too_large": "image_too_large",
+    "truncated": "image_truncated",
+}
 
 
 @dataclass(frozen=True)
@@ -262,27 +267,17 @@ class UrlChecker:
 
     def _inspect_image(self, item: UrlItem, data: bytes, result: UrlResult) -> None:
         import imagehash
-        from PIL import Image, UnidentifiedImageError
 
-        try:
-            with Image.open(io.BytesIO(data)) as img:
-                width, height = img.size
-                if width * height > self.config.max_image_pixels:
-                    result.problems.append("image_too_many_pixels")
-                    return
-                img.load()
-                result.phash = str(imagehash.phash(img.convert("RGB")))
-        except UnidentifiedImageError:
-            result.problems.append("not_an_image")
-            return
-        except Image.DecompressionBombError:
-            result.problems.append("image_too_many_pixels")
-            return
-        except (OSError, SyntaxError, ValueError) as exc:
-            result.problems.append(
-                "image_truncated" if "truncated" in str(exc).lower() else "image_undecodable"
+        from culturebench.images.decode import ImageError, safe_decode
+
+        try:  # the image stage's safe decoder: limits first, any decoder failure is a result
+            decoded = safe_decode(
+                data, max_bytes=self.config.max_image_bytes, max_pixels=self.config.max_image_pixels
             )
-            result.error = str(exc)
+            result.phash = str(imagehash.phash(decoded.image))
+        except ImageError as exc:
+            result.problems.append(_IMAGE_PROBLEMS.get(exc.reason, "image_undecodable"))
+            result.error = str(exc)[:300]
             return
         if result.content_type and not result.content_type.startswith("image/"):
             result.problems.append("content_type_mismatch")
