@@ -161,7 +161,13 @@ class DatasetBuilder(ABC):
             if not report.ok:
                 raise ValidationFailed(report, f"{spec.name} {spec.version}: validation failed")
             step("publishing release folder")
-            publish_dir(tmp, final, overwrite=overwrite)
+            try:
+                publish_dir(tmp, final, overwrite=overwrite)
+            except FileExistsError:
+                raise BuildError(
+                    f"{final} was published by another build while this one ran; nothing was changed "
+                    "(use --overwrite to replace it)"
+                ) from None
         logger.info("built %s", final)
         return BuildResult(folder=final, manifest=manifest, log=log, report=report)
 

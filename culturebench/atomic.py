@@ -43,26 +43,119 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         raise
 
 
+STAGING_MARK = ".staging-"
+_LOCK = ".lock"
+
+
 @contextlib.contextmanager
 def staging_dir(final: str | Path) -> Iterator[Path]:
     """Yield an empty temp folder next to ``final``; remove it if the block raises.
 
     The caller publishes it with :func:`publish_dir`. Staging next to the destination keeps
-    the final rename on one filesystem, hence atomic.
+    the final rename on one filesystem, hence atomic. The folder holds a lock file that its
+    process keeps locked; staging folders of processes that died (killed builds) are
+    removed on the next call (:func:`clean_stale_staging`). A parent folder this call
+    created is removed again when the block fails and leaves it empty.
     """
     final = Path(final)
+    created = [p for p in [final.parent, *final.parent.parents] if not p.exists()]
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.staging-", dir=final.parent))
+    clean_stale_staging(final.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}{STAGING_MARK}", dir=final.parent))
     os.chmod(tmp, 0o777 & ~_umask())
+    lock = _hold_lock(_lock_path(tmp))
     try:
         yield tmp
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        for folder in created:  # innermost first
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty
         raise
     else:
         # The caller normally renamed it away; clean up if it did not.
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        lock.close()
+        with contextlib.suppress(OSError):
+            _lock_path(tmp).unlink()
+
+
+def _lock_path(staging: Path) -> Path:
+    """The lock file beside a staging folder (never inside: the folder becomes the release)."""
+    return staging.with_name(staging.name + _LOCK)
+
+
+def _hold_lock(path: Path):
+    handle = open(path, "w")  # noqa: SIM115 - held for the staging folder's lifetime
+    try:
+        import fcntl
+
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except ImportError:  # pragma: no cover - no flock (Windows): the folder is never cleaned as stale
+        pass
+    return handle
+
+
+def _is_stale(folder: Path) -> bool:
+    """A staging folder whose lock no live process holds (its build was killed)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return False
+    lock = _lock_path(folder)
+    if not lock.exists():
+        # A staging folder without a lock file: from before locks, or killed between
+        # mkdtemp and creating the lock. Stale once it is more than an hour old.
+        import time
+
+        return time.time() - folder.stat().st_mtime > 3600
+    with open(lock, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a live build holds it
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return True
+
+
+def clean_stale_staging(parent: Path) -> list[Path]:
+    """Remove staging folders (and staged-aside old releases) in ``parent`` whose build
+    process died; return what was removed."""
+    import re
+
+    removed = []
+    for child in sorted(Path(parent).glob(".*")):
+        if child.is_symlink():
+            continue
+        if child.is_dir() and STAGING_MARK in child.name and _is_stale(child):
+            shutil.rmtree(child, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                _lock_path(child).unlink()
+            removed.append(child)
+        elif child.is_file() and child.name.endswith(_LOCK) and STAGING_MARK in child.name:
+            if not child.with_name(child.name[: -len(_LOCK)]).exists():
+                with contextlib.suppress(OSError):
+                    child.unlink()  # lock of a staging folder that is gone
+        elif (
+            child.is_dir()
+            and (match := re.search(r"\.old-(\d+)$", child.name))
+            and not _pid_alive(int(match.group(1)))
+        ):
+            shutil.rmtree(child, ignore_errors=True)  # old release moved aside by a killed build
+            removed.append(child)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def publish_dir(staged: Path, final: str | Path, *, overwrite: bool = False) -> Path:
