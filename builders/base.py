@@ -108,6 +108,9 @@ class DatasetBuilder(ABC):
         """
         step = on_step or (lambda _msg: None)
         spec = self.spec
+        for folder in [Path(out_root), *Path(out_root).parents]:
+            if folder.exists() and not folder.is_dir():
+                raise BuildError(f"--out {out_root}: {folder} is a file, not a folder")
         final = Path(out_root) / spec.name / spec.version
         if final.exists() and not overwrite:
             raise BuildError(f"{final} already exists (use --overwrite to rebuild it)")

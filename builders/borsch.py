@@ -41,7 +41,7 @@ from typing import Any
 from culturebench.builders.base import DatasetBuilder
 from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
-from culturebench.builders.tables import SourceRow, read_csv, read_xlsx
+from culturebench.builders.tables import SourceRow, parse_int, read_csv, read_xlsx
 from culturebench.countries import country_names, is_iso_alpha2
 from culturebench.errors import Location, SourceError
 from culturebench.text import file_name_problem, has_mixed_script, name_problem, normalize_name
@@ -79,15 +79,7 @@ class BorschBuilder(DatasetBuilder):
 
     # ------------------------------------------------------------------ parsing helpers
     def _int(self, row: SourceRow, field: str, value: Any) -> int:
-        if isinstance(value, bool):
-            raise SourceError(row.loc(field), f"expected an integer ID, got {value!r}")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and value.strip().isdigit():
-            return int(value.strip())
-        raise SourceError(row.loc(field), f"expected an integer ID, got {value!r}")
+        return parse_int(value, row.loc(field), "an integer ID" if field != "size" else "a size in bytes")
 
     def parse_origins(self, row: SourceRow, field: str, log: BuildLog) -> list[str]:
         """Parse a comma-separated ISO 3166-1 alpha-2 list, logging each quirk met."""

@@ -42,7 +42,7 @@ def normalise_answer(value: Any, where: Location) -> int:
     """``2``, ``"2"`` or ``" 2 "`` -> 2; anything outside 0-3 is an error."""
     if isinstance(value, bool):
         value = None
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         value = int(value.strip())
     if not isinstance(value, int) or not 0 <= value < N_OPTIONS:
         raise SourceError(where, f"answer {value!r} is not an option index 0-3")

@@ -50,7 +50,7 @@ def annotator_age(rec: SourceRow) -> int | None:
     raw = (rec.values.get(AGE_COLUMN) or "").strip()
     if not raw:
         return None
-    if not raw.isdigit() or not 10 <= int(raw) <= 110:
+    if not (raw.isascii() and raw.isdigit()) or not 10 <= int(raw) <= 110:
         raise SourceError(
             rec.loc(AGE_COLUMN), f"annotator age {raw!r} is not a whole number of years in 10-110"
         )

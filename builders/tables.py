@@ -233,3 +233,28 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _DuplicateKey(key)
         out[key] = value
     return out
+
+
+INT64_MAX = 2**63 - 1
+
+
+def parse_int(value: Any, where: Location, what: str = "an integer", *, minimum: int = 0) -> int:
+    """A whole number from a cell: an int, an integral float, or ASCII digits. Refuses
+    booleans, look-alike digits (``²``, ``٣``), and values outside ``minimum``..int64 (they
+    would overflow the Parquet column) with a SourceError naming ``where``."""
+    number: int | None = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit():
+            number = int(text)
+    if number is None:
+        raise SourceError(where, f"expected {what}, got {value!r}")
+    if not minimum <= number <= INT64_MAX:
+        raise SourceError(where, f"{what} {number} is out of range ({minimum}..{INT64_MAX})")
+    return number

@@ -22,7 +22,7 @@ import yaml
 from culturebench.builders.base import DatasetBuilder
 from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
-from culturebench.builders.tables import SourceRow, read_csv
+from culturebench.builders.tables import SourceRow, parse_int, read_csv
 from culturebench.countries import is_iso_alpha2
 from culturebench.errors import Location, SourceError
 from culturebench.text import name_problem
@@ -315,9 +315,7 @@ class WWDBuilder(DatasetBuilder):
 
     # ------------------------------------------------------------------ rows
     def parse_row(self, row: SourceRow, table: dict[str, str], log: BuildLog) -> dict[str, Any]:
-        raw_id = (row["id"] or "").strip()
-        if not raw_id.isdigit():
-            raise SourceError(row.loc("id"), f"expected an integer id, got {row['id']!r}")
+        raw_id = parse_int(row["id"], row.loc("id"), "an integer id")
         local_name = (row["local_name"] or "").strip()
         if not local_name:
             raise SourceError(row.loc("local_name"), "empty local_name")

@@ -44,12 +44,19 @@ def _setup_logging(verbose: int) -> None:
     )
 
 
+_DEBUG = {"on": False}
+
+
 @app.callback()
 def _main(
     verbose: Annotated[
         int, typer.Option("--verbose", "-v", count=True, help="-v info, -vv debug (every quirk).")
     ] = 0,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the Python traceback of an unexpected error.")
+    ] = False,
 ) -> None:
+    _DEBUG["on"] = debug
     _setup_logging(verbose)
 
 
@@ -144,23 +151,27 @@ def _progress_bar() -> Progress:
     )
 
 
-def _or_exit(fn):
+def _or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
+    """Run ``fn``; turn the package's own errors into one redacted line and an exit code
+    (2 bad input, ``validation_exit`` for a failed validation, 3 release refused)."""
+    from culturebench.safe_http import redact
+
     try:
         return fn()
     except SourceError as exc:
-        err_console.print(f"[red]bad input:[/] {exc}")
+        err_console.print(f"[red]bad input:[/] {redact(exc)}", soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     except ValidationFailed as exc:
         exc.report.render(err_console)
-        err_console.print(f"[red]{exc}[/]: nothing was written")
-        raise typer.Exit(EXIT_VALIDATION) from exc
+        err_console.print(f"[red]{redact(exc)}[/]: nothing was written")
+        raise typer.Exit(validation_exit) from exc
     except CultureBenchError as exc:
         from culturebench.release.pipeline import ReleaseRefused
 
         if isinstance(exc, ReleaseRefused):
-            err_console.print(f"[red]release refused:[/] {exc}")
+            err_console.print(f"[red]release refused:[/] {redact(exc)}", soft_wrap=True)
             raise typer.Exit(EXIT_REFUSED) from exc
-        err_console.print(f"[red]error:[/] {exc}")
+        err_console.print(f"[red]error:[/] {redact(exc)}", soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
 
 
@@ -246,7 +257,10 @@ def validate_cmd(
         report = validate_release(folder, croissant_records=records, contact_sheet=contact_sheet)
     report.render(console)
     if json_out:
-        json_out.write_text(json.dumps(report.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
+        from culturebench.atomic import write_text_atomic
+
+        text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2)
+        _or_exit(lambda: _write_or_error(write_text_atomic, json_out, text))
     if not report.ok:
         raise typer.Exit(EXIT_VALIDATION)
 
@@ -336,8 +350,9 @@ def release_cmd(
         lambda: parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
     )
     with _steps(f"planning {name} {version}"):
-        plan = _or_exit(
-            lambda: plan_release(name, version, target, source=source, out_root=out, rebuild=rebuild)
+        plan = _or_exit(  # a folder that fails validation is a refused release (exit 3)
+            lambda: plan_release(name, version, target, source=source, out_root=out, rebuild=rebuild),
+            validation_exit=EXIT_REFUSED,
         )
     _print_plan(plan)
     if json_out:
@@ -420,7 +435,7 @@ def check_urls_cmd(
     target: Annotated[
         str, typer.Argument(help="Release folder, dataset name (latest in --dist), or hub:ORG/NAME[@REV].")
     ],
-    sample: Annotated[int | None, typer.Option(help="Check a random sample of N URLs.")] = None,
+    sample: Annotated[int | None, typer.Option(min=1, help="Check a random sample of N URLs.")] = None,
     report: Annotated[
         Path | None, typer.Option(help="Report folder (default url-reports/<dataset>).")
     ] = None,
@@ -442,15 +457,17 @@ def check_urls_cmd(
     from datetime import datetime, timezone
 
     from culturebench.manifest import read_manifest
+    from culturebench.safe_http import parse_allow
     from culturebench.urlcheck import CheckConfig, UrlChecker, collect_urls
     from culturebench.urlcheck.history import baseline_phashes, load_history, save_history, update_history
     from culturebench.urlcheck.report import write_reports
 
+    _or_exit(lambda: parse_allow(allow or ()))  # a bad --allow fails before any work
     folder = _or_exit(lambda: _resolve_release(target, dist))
     manifest = _or_exit(lambda: read_manifest(folder))
     report_dir = report or Path("url-reports") / manifest["dataset"]
     history_path = history or report_dir / "history.json"
-    past = load_history(history_path)
+    past = _or_exit(lambda: load_history(history_path))
     items = collect_urls(folder, sample=sample)
     config = CheckConfig(
         timeout_s=timeout,
@@ -555,7 +572,7 @@ def eval_run_cmd(
     ] = None,
     local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
     lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N rows.")] = None,
     out: Annotated[Path, typer.Option(help="Output folder (resumes if it holds the same run).")] = Path(
         "runs/eval"
     ),
@@ -706,6 +723,9 @@ def eval_tiny_model_cmd(
     from culturebench.eval.tiny import build_tiny_llama, build_tiny_llava
 
     build = build_tiny_llava if vision else build_tiny_llama
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        err_console.print(f"[red]error:[/] {path} exists and is not an empty folder")
+        raise typer.Exit(EXIT_BAD_INPUT)
     console.print(f"tiny {'vision-language ' if vision else ''}model written to {build(path, seed=seed)}")
 
 
@@ -721,12 +741,38 @@ def eval_report_cmd(
     if missing:
         err_console.print(f"[red]error:[/] no results.json in {', '.join(missing)}")
         raise typer.Exit(EXIT_BAD_INPUT)
-    console.print(f"wrote {write_report(folders, out)}")
+    console.print(f"wrote {_or_exit(lambda: write_report(folders, out))}")
+
+
+def _write_or_error(write, path: Path, text: str) -> None:
+    try:
+        write(path, text)
+    except OSError as exc:
+        raise CultureBenchError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. Any error the package did not anticipate becomes one
+    line (exit 2) with a hint; ``--debug`` shows the traceback instead."""
+    import sys
+
+    try:
+        app()
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        sys.exit(130)
+    except Exception as exc:
+        if _DEBUG["on"]:
+            raise
+        from culturebench.safe_http import redact
+
+        message = (str(exc).strip().splitlines() or [""])[0][:300]
+        err_console.print(
+            f"[red]error:[/] {type(exc).__name__}: {redact(message)}\n"
+            "(unexpected; rerun with `culturebench --debug ...` for the traceback)",
+            soft_wrap=True,
+        )
+        sys.exit(EXIT_BAD_INPUT)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -57,3 +57,7 @@ class ValidationFailed(CultureBenchError):
 
 class UnknownDatasetError(CultureBenchError):
     """The dataset name is not registered."""
+
+
+class UsageError(CultureBenchError):
+    """A command-line option or argument is invalid (unknown task, bad ``--allow``, ...)."""

@@ -38,14 +38,16 @@ class BlockedAddress(CultureBenchError):
 
 
 def parse_allow(values: Iterable[str]) -> tuple[Network, ...]:
-    """``--allow`` values (addresses or networks) as networks; a bad one is a ValueError
-    with a one-line message naming it."""
+    """``--allow`` values (addresses or networks) as networks; a bad one is a
+    :class:`~culturebench.errors.UsageError` with a one-line message naming it."""
+    from culturebench.errors import UsageError
+
     out = []
     for value in values:
         try:
             out.append(ipaddress.ip_network(str(value).strip(), strict=False))
         except ValueError:
-            raise ValueError(
+            raise UsageError(
                 f"--allow {value!r}: not an IP address or network (e.g. 127.0.0.1 or 10.0.0.0/8)"
             ) from None
     return tuple(out)

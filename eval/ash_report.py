@@ -18,7 +18,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from culturebench.eval.runner import RUN, read_samples
+from culturebench.errors import CultureBenchError
+from culturebench.eval.runner import read_run, read_samples
 from culturebench.eval.tasks.ash import CRITERIA, interval_alpha, model_name, ranked_cuisines, summary
 
 
@@ -26,9 +27,9 @@ def load_judge_runs(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
     """Every scored judge sample of the folders, tagged with its judge's name."""
     out = []
     for folder in map(Path, folders):
-        run = json.loads((folder / RUN).read_text(encoding="utf-8"))
+        run = read_run(folder)
         if run["dataset"]["dataset"] != "ash" or run["task"] != "judge":
-            raise ValueError(f"{folder} is not an ash judge run")
+            raise CultureBenchError(f"{folder} is not an ash judge run")
         judge = model_name(folder)
         out += [{**s, "judge": judge} for s in read_samples(folder / "samples.jsonl")]
     return out

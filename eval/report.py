@@ -175,10 +175,12 @@ def _metric_sections(results: dict[str, Any]) -> list[str]:
 
 def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
     """Write a Markdown report covering every result folder (plots go beside each result)."""
+    from culturebench.eval.runner import read_results
+
     out = Path(path)
     lines = ["# culturebench evaluation report", ""]
     for folder in map(Path, folders):
-        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+        results = read_results(folder)
         lines += _header(results)
         if results["provenance"]["dataset"]["dataset"] in ("rubin", "foodieqa", "ash"):
             lines += _metric_sections(results)

@@ -52,16 +52,29 @@ class DatasetRef:
 def resolve_dataset(dataset: str, *, revision: str | None, local: str | None, repo: str | None) -> DatasetRef:
     """Pin the dataset before any model runs: a Hub revision becomes its commit sha."""
     if local:
+        from culturebench.manifest import read_manifest
+
         folder = Path(local)
         manifest = folder / "manifest.json"
         if not manifest.is_file():
             raise CultureBenchError(f"{folder} is not a release folder (no manifest.json)")
-        version = json.loads(manifest.read_text(encoding="utf-8")).get("version")
-        return DatasetRef(dataset, "local", str(folder.resolve()), None, None, sha256_file(manifest), version)
+        info = read_manifest(folder)
+        if info.get("dataset") != dataset:
+            raise CultureBenchError(f"{folder} is a release of {info.get('dataset')!r}, not {dataset!r}")
+        return DatasetRef(
+            dataset, "local", str(folder.resolve()), None, None, sha256_file(manifest), info.get("version")
+        )
     from huggingface_hub import HfApi
 
     repo_id = repo or f"culturebench/{dataset}"
-    info = HfApi().dataset_info(repo_id, revision=revision or "main")
+    try:
+        info = HfApi().dataset_info(repo_id, revision=revision or "main")
+    except Exception as exc:  # offline, no such repo or revision, HTTP errors
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise CultureBenchError(
+            f"cannot resolve dataset {repo_id}@{revision or 'main'} on the Hub: {first} "
+            "(offline? use --local with a release folder)"
+        ) from None
     version = revision if revision and revision.startswith("v") else None
     return DatasetRef(dataset, "hub", repo_id, revision, info.sha, None, version)
 
@@ -154,6 +167,40 @@ def read_samples(
     return out
 
 
+def _read_json_object(path: Path, what: str) -> dict[str, Any]:
+    if not path.is_file():
+        raise CultureBenchError(f"{path.parent} is not {what} (no {path.name})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CultureBenchError(f"{path}: corrupt ({exc})") from None
+    if not isinstance(data, dict):
+        raise CultureBenchError(f"{path}: corrupt (not a JSON object)")
+    return data
+
+
+def read_run(folder: str | Path) -> dict[str, Any]:
+    """``run.json`` of a run folder; CultureBenchError when missing, corrupt or incomplete."""
+    run = _read_json_object(Path(folder) / RUN, "an eval run folder")
+    if not isinstance(run.get("dataset"), dict) or "dataset" not in run["dataset"] or "task" not in run:
+        raise CultureBenchError(f"{Path(folder) / RUN}: incomplete (no dataset/task)")
+    return run
+
+
+def read_results(folder: str | Path) -> dict[str, Any]:
+    """``results.json`` of a finished run; CultureBenchError when missing or malformed."""
+    results = _read_json_object(Path(folder) / RESULTS, "a finished eval run")
+    prov = results.get("provenance")
+    if (
+        not isinstance(prov, dict)
+        or not isinstance(prov.get("dataset"), dict)
+        or "task" not in prov
+        or "metrics" not in results
+    ):
+        raise CultureBenchError(f"{Path(folder) / RESULTS}: not a culturebench results file")
+    return results
+
+
 def check_out_dir(out: Path) -> None:
     """Refuse an output path that is a file, or that lies inside a release folder (a run
     would add files a release must not hold)."""
@@ -192,6 +239,14 @@ def run_eval(
     ``task_options`` go to the task (e.g. ``{"generations": DIR, "repeats": 3}`` for ASH judge)."""
     task = get_task(dataset, task_name, **(task_options or {}))
     langs = list(langs or task.languages)
+    unknown = [lang for lang in langs if lang not in task.languages]
+    if unknown:
+        from culturebench.errors import UsageError
+
+        raise UsageError(
+            f"{dataset}/{task_name} has no prompts in {', '.join(map(repr, unknown))} "
+            f"(languages: {', '.join(task.languages)})"
+        )
     ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
     rows = load_rows(ref, task.config, task.split, limit)
     requests, skipped = task.build(rows, langs)

@@ -82,3 +82,212 @@ def test_concurrent_builds_one_wins_the_other_fails_cleanly(upstream_borsch: Pat
     for _code, output in results:
         assert "Traceback" not in output
     assert sorted(p.name for p in (out / "borsch").iterdir()) == ["1.0.0"]
+
+
+# 16. first contact: one line, exit 2 (3 for a refused release), never a traceback
+def _edit_id(upstream_copy: Path, value) -> None:
+    from openpyxl import load_workbook
+
+    workbook = load_workbook(upstream_copy / "RU_DATA.xlsx")
+    workbook.worksheets[0].cell(row=4, column=1, value=value)
+    workbook.save(upstream_copy / "RU_DATA.xlsx")
+
+
+@pytest.mark.parametrize(
+    "value", ["²", "٣", str(2**63), str(10**30)], ids=["superscript", "arabic", "int64+1", "huge"]
+)
+def test_odd_ids_are_one_line_errors(upstream_copy: Path, tmp_path: Path, value: str) -> None:
+    _edit_id(upstream_copy, value)
+    code, output = cli("build", "borsch", "--out", str(tmp_path / "dist"), "--source", str(upstream_copy))
+    _one_clean_error(code, output)
+    assert "RU_DATA.xlsx, row 4, field 'ID'" in output
+
+
+def test_image_size_beyond_int64(upstream_copy: Path, tmp_path: Path) -> None:
+    import csv
+
+    path = upstream_copy / "images_manifest.csv"
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    size = rows[0].index("size")
+    target = next(i for i, row in enumerate(rows[1:], start=1) if row[size])
+    rows[target][size] = str(2**64)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    code, output = cli("build", "borsch", "--out", str(tmp_path / "dist"), "--source", str(upstream_copy))
+    _one_clean_error(code, output)
+    assert f"images_manifest.csv, row {target + 1}, field 'size'" in output
+
+
+@pytest.fixture(scope="module")
+def ash_release(tmp_path_factory) -> Path:
+    from culturebench.builders import get_builder
+
+    return get_builder("ash").build(out_root=tmp_path_factory.mktemp("ash")).folder
+
+
+def _cases(tmp: Path, ash: Path) -> list[tuple[list[str], str]]:
+    (tmp / "afile").write_text("x")
+    (tmp / "corrupt").mkdir()
+    (tmp / "corrupt" / "manifest.json").write_text("{")
+    (tmp / "history.json").write_text("{not json")
+    (tmp / "res").mkdir()
+    (tmp / "res" / "results.json").write_text('{"x": 1}')
+    (tmp / "run").mkdir()
+    (tmp / "run" / "run.json").write_text("[")
+    out = str(tmp / "runs" / "r")
+    local = ["--local", str(ash)]
+    return [
+        (["build", "borsch", "--out", str(tmp / "afile")], "is a file"),
+        (["build", "nope"], "unknown dataset"),
+        (["check-urls", str(ash), "--allow", "garbage"], "--allow 'garbage'"),
+        (["check-urls", str(ash), "--history", str(tmp / "history.json")], "corrupt history"),
+        (["check-urls", str(tmp / "corrupt")], "not valid JSON"),
+        (["eval", "run", "ash", "--task", "nope", "--model", "m", *local, "--out", out], "unknown task"),
+        (["eval", "run", "nope", "--task", "x", "--model", "m", *local, "--out", out], "no evaluation tasks"),
+        (
+            [
+                "eval",
+                "run",
+                "ash",
+                "--task",
+                "generate",
+                "--backend",
+                "nope",
+                "--model",
+                "m",
+                *local,
+                "--out",
+                out,
+            ],
+            "unknown backend",
+        ),
+        (
+            [
+                "eval",
+                "run",
+                "ash",
+                "--task",
+                "generate",
+                "--lang",
+                "xx",
+                "--model",
+                "m",
+                *local,
+                "--out",
+                out,
+            ],
+            "no prompts in 'xx'",
+        ),
+        (
+            [
+                "eval",
+                "run",
+                "ash",
+                "--task",
+                "generate",
+                "--model",
+                str(tmp / "no-model"),
+                *local,
+                "--out",
+                out,
+            ],
+            "cannot load model",
+        ),
+        (
+            [
+                "eval",
+                "run",
+                "ash",
+                "--task",
+                "generate",
+                "--model",
+                "m",
+                "--local",
+                str(tmp / "corrupt"),
+                "--out",
+                out,
+            ],
+            "not valid JSON",
+        ),
+        (
+            ["eval", "run", "borsch", "--task", "origin-qa", "--model", "m", *local, "--out", out],
+            "not 'borsch'",
+        ),
+        (["eval", "report", str(tmp / "res"), "--out", str(tmp / "r.md")], "not a culturebench results file"),
+        (["eval", "ash-summary", str(tmp / "run"), "--out", str(tmp / "s")], "corrupt"),
+        (["eval", "ash-summary", str(tmp / "nowhere"), "--out", str(tmp / "s")], "not an eval run folder"),
+        (["eval", "tiny-model", str(tmp / "afile")], "not an empty folder"),
+        (["release", "ash", "--version", "1.x", "--to", f"git:{tmp / 'g'}"], "malformed version"),
+        (["card", str(tmp / "corrupt")], "not valid JSON"),
+    ]
+
+
+def test_first_contact_errors_are_one_line(ash_release: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    failures = []
+    for args, expected in _cases(tmp_path, ash_release):
+        code, output = cli(*args)
+        if code != 2 or "Traceback" in output or expected not in output:
+            failures.append((args, code, output[-300:]))
+    assert failures == []
+    assert not (tmp_path / "runs" / "r" / "run.json").exists()
+
+
+def test_offline_revision_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, output = cli(
+        "eval",
+        "run",
+        "ash",
+        "--task",
+        "generate",
+        "--model",
+        "m",
+        "--revision",
+        "v1.0.0",
+        "--out",
+        str(tmp_path / "r"),
+    )
+    _one_clean_error(code, output)
+    assert "cannot resolve dataset culturebench/ash@v1.0.0" in output
+
+
+def test_validate_json_into_missing_folder(ash_release: Path, tmp_path: Path) -> None:
+    target = tmp_path / "new" / "dir" / "report.json"
+    code, output = cli("validate", str(ash_release), "--no-records", "--json", str(target))
+    assert code == 0, output
+    assert json.loads(target.read_text())["target"] == str(ash_release)
+
+
+def test_release_gate_exits_3_for_a_folder_that_fails_validation(ash_release: Path, tmp_path: Path) -> None:
+    out = tmp_path / "dist"
+    shutil.copytree(ash_release, out / "ash" / "1.0.0")
+    (out / "ash" / "1.0.0" / "notes.txt").write_text("stray")
+    code, output = cli(
+        "release",
+        "ash",
+        "--version",
+        "1.0.0",
+        "--to",
+        f"git:{tmp_path / 'g'}",
+        "--out",
+        str(out),
+        "--dry-run",
+    )
+    assert code == 3, output
+    assert "Traceback" not in output
+
+
+def test_unexpected_errors_get_one_line_and_a_debug_hint(tmp_path: Path) -> None:
+    env = {**os.environ, "CULTUREBENCH_DATASETS": str(tmp_path / "datasets")}
+    (tmp_path / "datasets" / "broken").mkdir(parents=True)
+    (tmp_path / "datasets" / "broken" / "dataset.yaml").write_text("version: 1.0.0\nconfigs: 3\n")
+    exe = str(Path(sys.executable).with_name("culturebench"))
+    proc = subprocess.run([exe, "info", "broken"], capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "--debug" in proc.stderr
+    debug = subprocess.run(
+        [exe, "--debug", "info", "broken"], capture_output=True, text=True, env=env, check=False
+    )
+    assert "Traceback" in debug.stderr

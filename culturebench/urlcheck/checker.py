@@ -246,7 +246,7 @@ class UrlChecker:
         result.http_status = resp.status_code
         result.content_type = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower() or None
         length = resp.headers.get("Content-Length")
-        result.size = int(length) if length and length.isdigit() else None
+        result.size = int(length) if length and length.isascii() and length.isdigit() else None
         if resp.status_code >= 400:
             result.problems.append(f"http_{resp.status_code}")
             return

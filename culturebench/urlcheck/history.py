@@ -35,9 +35,19 @@ class Diff:
 def load_history(path: Path | None) -> dict[str, Any]:
     if path is None or not path.exists():
         return {"format": HISTORY_FORMAT, "urls": {}, "runs": []}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("format") != HISTORY_FORMAT:
-        raise ValueError(f"{path}: unsupported history format {data.get('format')!r}")
+    from culturebench.errors import CultureBenchError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CultureBenchError(
+            f"{path}: corrupt history file ({exc}); move it aside to start a new history"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != HISTORY_FORMAT:
+        got = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise CultureBenchError(f"{path}: unsupported history format {got!r}")
+    if not isinstance(data.get("urls"), dict) or not isinstance(data.get("runs"), list):
+        raise CultureBenchError(f"{path}: corrupt history file (no 'urls' / 'runs')")
     return data
 
 

@@ -10,6 +10,10 @@ BACKENDS = ("transformers", "vllm", "openai")
 
 def make_backend(name: str, model: str, **options) -> Backend:
     """Instantiate a backend by name (imports its heavy dependencies only then)."""
+    if name not in BACKENDS:
+        from culturebench.errors import UsageError
+
+        raise UsageError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})")
     if name == "transformers":
         from culturebench.eval.backends.transformers_backend import TransformersBackend
 
@@ -22,7 +26,9 @@ def make_backend(name: str, model: str, **options) -> Backend:
         from culturebench.eval.backends.openai_backend import OpenAIBackend
 
         return OpenAIBackend(model, **options)
-    raise ValueError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})")
+    from culturebench.errors import UsageError
+
+    raise UsageError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})")
 
 
 __all__ = ["BACKENDS", "Backend", "Request", "SamplingParams", "make_backend"]

@@ -20,11 +20,14 @@ def registry() -> dict[str, dict[str, type[Task]]]:
 
 
 def get_task(dataset: str, name: str, **options) -> Task:
+    """The task ``name`` of ``dataset``; :class:`UsageError` naming the choices otherwise."""
+    from culturebench.errors import UsageError
+
     tasks = registry().get(dataset)
     if not tasks:
-        raise KeyError(f"no evaluation tasks for dataset {dataset!r} (have: {', '.join(registry())})")
+        raise UsageError(f"no evaluation tasks for dataset {dataset!r} (have: {', '.join(registry())})")
     if name not in tasks:
-        raise KeyError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
+        raise UsageError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
     return tasks[name](**options)
 
 

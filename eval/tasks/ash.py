@@ -41,7 +41,9 @@ def parse_ratings(text: str) -> dict[str, int | None]:
         match = pattern.search(text or "")
         value = match.group(1) if match else None
         out[criterion] = (
-            int(value) if value is not None and value.isdigit() and 1 <= int(value) <= 5 else None
+            int(value)
+            if value is not None and value.isascii() and value.isdigit() and 1 <= int(value) <= 5
+            else None
         )
     return out
 
