@@ -49,25 +49,46 @@ def _answers(spec: DatasetSpec, section: str) -> str:
     return " ".join(f"{item['q']} {str(item['a']).strip()}" for item in items)
 
 
+#: Croissant RAI properties a datasheet item can answer, named by its ``rai:`` key.
+RAI_TAGS = (
+    "dataAnnotationProtocol",
+    "dataBiases",
+    "dataLimitations",
+    "dataUseCases",
+    "personalSensitiveInformation",
+    "dataCollectionMissingData",
+)
+
+
+def _tagged(spec: DatasetSpec, tag: str) -> str:
+    """The answers of every datasheet item marked ``rai: <tag>``, in datasheet order."""
+    answers = []
+    for section, items in spec.datasheet.items():
+        for item in items or []:
+            if item.get("rai") is None:
+                continue
+            if item["rai"] not in RAI_TAGS:
+                raise ValueError(
+                    f"{spec.folder / 'datasheet.yaml'}: {section}: unknown rai tag {item['rai']!r} "
+                    f"(known: {', '.join(RAI_TAGS)})"
+                )
+            if item["rai"] == tag:
+                answers.append(str(item["a"]).strip())
+    return " ".join(answers)
+
+
 def _rai(spec: DatasetSpec, manifest: dict[str, Any]) -> dict[str, Any]:
-    sheet = spec.datasheet
-
-    def answer(section: str, index: int) -> str:
-        items = sheet.get(section, [])
-        return str(items[index]["a"]).strip() if index < len(items) else ""
-
-    return {
+    """RAI fields mapped by field, never by position: whole datasheet sections for
+    collection, preprocessing and maintenance; the items tagged ``rai: <field>`` for the
+    rest. A field no item answers is left out rather than filled with another answer."""
+    out = {
         "rai:dataCollection": _answers(spec, "collection"),
         "rai:dataPreprocessingProtocol": _answers(spec, "preprocessing"),
-        "rai:dataAnnotationProtocol": answer("collection", 1),
-        "rai:dataBiases": answer("uses", 1),
-        "rai:dataLimitations": answer("uses", 2),
-        "rai:dataUseCases": answer("uses", 0),
-        "rai:personalSensitiveInformation": answer("composition", 5),
         "rai:dataReleaseMaintenancePlan": _answers(spec, "maintenance"),
-        "rai:dataCollectionMissingData": answer("composition", 2),
+        **{f"rai:{tag}": _tagged(spec, tag) for tag in RAI_TAGS},
         "rai:dataCollectionRawData": manifest["upstream"].get("repo", ""),
     }
+    return {key: value for key, value in out.items() if value}
 
 
 def _field(

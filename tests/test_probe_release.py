@@ -201,3 +201,31 @@ def test_publish_killed_after_branch_move_is_finished_by_the_next_run(
     assert _git(target.path, "status", "--porcelain") == ""
     assert (target.path / "CHANGELOG.md").read_text() == changelog.read_text()
     assert json.loads((target.path / "manifest.json").read_text())["files"] == manifest["files"]
+
+
+# 18. Croissant RAI fields mapped by field, not by datasheet position
+def test_rai_fields_are_mapped_by_field(wwd_release) -> None:
+    croissant = json.loads((wwd_release.folder / "croissant.json").read_text(encoding="utf-8"))
+    missing = croissant["rai:dataCollectionMissingData"]
+    assert "Optional fields" in missing and "split" not in missing
+    assert "children" in croissant["rai:personalSensitiveInformation"]
+    assert "terms of use" in croissant["rai:dataLimitations"]
+
+
+@pytest.mark.parametrize("name", ["borsch", "wwd", "rubin", "foodieqa", "ash"])
+def test_every_dataset_answers_personal_information(name: str) -> None:
+    from culturebench.cards.croissant import _rai
+    from culturebench.spec import load_spec
+
+    rai = _rai(load_spec(name), {"upstream": {}})
+    assert rai.get("rai:personalSensitiveInformation"), name
+    assert rai.get("rai:dataUseCases"), name
+
+
+def test_card_check_agrees_with_a_fresh_wwd_build(wwd_release) -> None:
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    result = CliRunner().invoke(app, ["card", "--check", str(wwd_release.folder)])
+    assert result.exit_code == 0, result.output

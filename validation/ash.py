@@ -7,6 +7,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from culturebench.validation.report import Finding
+from culturebench.validation.rows import iter_rows
 
 CATEGORY_SIZES = {"regional": 30, "religious": 6, "historical": 4}
 CROSS_CHECKS = ("cross:full_cross_product", "cross:instruction_text")
@@ -59,7 +60,7 @@ def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
                 field="cuisine_category",
             )
         )
-    for index, row in df.iterrows():
+    for index, row in iter_rows(df):
         if (
             f"{row['cuisine']} cuisine" not in row["instruction"]
             or f"Dish: {row['base_dish']}." not in row["instruction"]

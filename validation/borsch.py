@@ -17,6 +17,7 @@ from culturebench.countries import is_iso_alpha2
 from culturebench.text import normalize_name
 from culturebench.validation.pandera_utils import each
 from culturebench.validation.report import Finding
+from culturebench.validation.rows import iter_rows
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 PROVENANCE = r"^(wikidata|bootstrap-\d+)$"
@@ -219,7 +220,7 @@ SCHEMAS = {"ru": language_schema("ru"), "uk": language_schema("uk"), "parallel":
 
 def _image_findings(frame: pd.DataFrame, config: str, allowed: Any) -> list[Finding]:
     out = []
-    for index, row in frame.iterrows():
+    for index, row in iter_rows(frame):
         prefixes = allowed(row)
         for image in row["images"]:
             path = image.get("upstream_path") or ""
@@ -247,7 +248,7 @@ def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
     for lang, table in by_lang.items():
         ids = dict(zip(table["upstream_id"], table["id"], strict=True))
         back = {rid: set(plist) for rid, plist in zip(table["id"], table["parallel_ids"], strict=True)}
-        for index, row in par.iterrows():
+        for index, row in iter_rows(par):
             value = row[f"{lang}_id"]
             if pd.isna(value):
                 continue
@@ -286,7 +287,7 @@ def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
                     )
                 )
         par_ids = set(par["id"])
-        for index, row in table.iterrows():
+        for index, row in iter_rows(table):
             for pid in row["parallel_ids"]:
                 if pid not in par_ids:
                     out.append(

@@ -9,6 +9,7 @@ import pandera.pandas as pa
 
 from culturebench.validation.pandera_utils import each
 from culturebench.validation.report import Finding
+from culturebench.validation.rows import iter_rows
 
 CROSS_CHECKS = ("cross:english_complete", "cross:images_present")
 PREFIX = {"multi_image": "mivqa-", "single_image": "sivqa-", "text": "textqa-"}
@@ -70,7 +71,7 @@ SCHEMAS = {
 
 def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
     out: list[Finding] = []
-    for index, row in frames["text"].iterrows():
+    for index, row in iter_rows(frames["text"]):
         has_q = isinstance(row["question_en"], str)
         choices = row["choices_en"]
         has_c = choices is not None and not (isinstance(choices, float) and pd.isna(choices))
@@ -86,7 +87,7 @@ def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
                 )
             )
     for config in ("multi_image", "single_image"):
-        for index, row in frames[config].iterrows():
+        for index, row in iter_rows(frames[config]):
             for i, record in enumerate(row["images"]):
                 image = record.get("image") if isinstance(record, dict) else None
                 if not isinstance(image, dict) or not image.get("bytes"):

@@ -20,6 +20,7 @@ from culturebench.images.licenses import allowed
 from culturebench.images.policy import ImagePolicy, load_policy
 from culturebench.spec import DatasetSpec
 from culturebench.validation.report import Finding, ValidationReport
+from culturebench.validation.rows import iter_rows
 
 CHECKS = ("images:integrity", "images:licence_policy", "images:near_duplicates", "images:contamination")
 
@@ -28,7 +29,7 @@ def _records(frames: dict[str, pd.DataFrame]) -> list[tuple[str, int, str, dict[
     out = []
     for config, frame in frames.items():
         columns = [c for c in ("images", "links") if c in frame.columns]
-        for index, row in frame.iterrows():
+        for index, row in iter_rows(frame):
             for column in columns:
                 for record in row[column] or []:
                     if isinstance(record, dict) and record.get("phash"):

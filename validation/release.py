@@ -16,6 +16,7 @@ from culturebench.manifest import MANIFEST_NAME, data_files, read_manifest
 from culturebench.spec import DatasetSpec, changelog_section, load_spec
 from culturebench.validation.pandera_utils import run_schema
 from culturebench.validation.report import Finding, ValidationReport
+from culturebench.validation.rows import Frames
 
 logger = logging.getLogger("culturebench.validation")
 
@@ -216,8 +217,9 @@ def _check_data(
     manifest: dict[str, Any],
     card_features: dict[str, Any],
     report: ValidationReport,
-) -> dict[str, pd.DataFrame]:
-    """Features and row counts; return one DataFrame per config (splits concatenated)."""
+) -> Frames:
+    """Features and row counts; return one DataFrame per config (splits concatenated) and
+    each split's ids (``Frames.split_ids``)."""
     from culturebench.builders.parquet_io import read_split
     from datasets import Features
 
@@ -233,7 +235,7 @@ def _check_data(
                 severity="warning",
             )
         )
-    frames: dict[str, pd.DataFrame] = {}
+    frames = Frames()
     for config, cfg in manifest["configs"].items():
         parts = []
         split_ids: dict[str, list[str]] = {}
@@ -274,7 +276,7 @@ def _check_data(
             parts.append(part)
         if parts:
             frames[config] = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-            frames[config].attrs["split_ids"] = split_ids
+            frames.split_ids[config] = split_ids
     return frames
 
 

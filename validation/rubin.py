@@ -19,6 +19,7 @@ from culturebench.builders.rubin import EASY_THRESHOLD, decade
 from culturebench.mcq import LETTERS, option_problems
 from culturebench.validation.pandera_utils import each
 from culturebench.validation.report import Finding
+from culturebench.validation.rows import iter_rows
 
 POSITION_SHARE_WARNING = 0.4
 CROSS_CHECKS = (
@@ -67,7 +68,7 @@ SCHEMAS = {"full": schema("full"), "easy": schema("easy")}
 
 def _row_findings(config: str, df: pd.DataFrame) -> list[Finding]:
     out = []
-    for index, row in df.iterrows():
+    for index, row in iter_rows(df):
         options = list(row["options"])
         where = {"config": config, "row": int(index), "row_id": row["id"]}
         for _code, message in option_problems(options):

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import pandas as pd
 import pandera.pandas as pa
 import pycountry
 
 from culturebench.countries import is_iso_alpha2
 from culturebench.validation.pandera_utils import each
 from culturebench.validation.report import Finding
+from culturebench.validation.rows import Frames, iter_rows
 
 TIME_OF_DAY = {"breakfast", "lunch", "dinner", "snack", "anytime", "other"}
 UTENSILS = {
@@ -150,10 +150,10 @@ def schema(name: str) -> pa.DataFrameSchema:
 SCHEMAS = {"default": schema("default"), "country_split": schema("country_split")}
 
 
-def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
+def cross_checks(frames: Frames) -> list[Finding]:
     out: list[Finding] = []
-    default, split = frames["default"], frames["country_split"]
-    for index, row in default.iterrows():
+    default = frames["default"]
+    for index, row in iter_rows(default):
         expected = list(dict.fromkeys(c["alpha2"] for c in row["countries"] if c["alpha2"]))
         if list(row["country_codes"]) != expected:
             out.append(
@@ -166,7 +166,7 @@ def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
                     field="country_codes",
                 )
             )
-    split_ids = split.attrs.get("split_ids", {})
+    split_ids = frames.split_ids.get("country_split", {})
     train, test = set(split_ids.get("train", [])), set(split_ids.get("test", []))
     both = train & test
     if both:
@@ -187,7 +187,7 @@ def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
                 config="country_split",
             )
         )
-    primary = {r["id"]: r["countries"][0]["name"] for _, r in default.iterrows()}
+    primary = {r["id"]: r["countries"][0]["name"] for _, r in iter_rows(default)}
     n_train = Counter(primary[i] for i in train if i in primary)
     n_test = Counter(primary[i] for i in test if i in primary)
     for country in sorted(set(n_train) | set(n_test)):
