@@ -177,3 +177,8 @@ def test_reported_intervals_use_dishes(run) -> None:
     _out, results = run
     ru = results["metrics"]["ru"]
     assert ru["n"] == LIMIT * 5 and ru["n_dishes"] == LIMIT
+
+
+def test_base_url_credentials_are_not_recorded() -> None:
+    backend = OpenAIBackend("m", base_url="http://alice:s3cret@127.0.0.1:9/v1")
+    assert "s3cret" not in json.dumps(backend.describe())

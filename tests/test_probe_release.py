@@ -229,3 +229,24 @@ def test_card_check_agrees_with_a_fresh_wwd_build(wwd_release) -> None:
 
     result = CliRunner().invoke(app, ["card", "--check", str(wwd_release.folder)])
     assert result.exit_code == 0, result.output
+
+
+# 10. validation stays linear: no per-row Series (iterrows copied the frame's attrs into
+# every row), split ids beside the frames rather than in attrs. Timings: bench_scale.py.
+def test_validation_builds_no_per_row_series(release: Path, monkeypatch) -> None:
+    import pandas as pd
+
+    from culturebench.spec import load_spec
+    from culturebench.validation.release import _check_data
+    from culturebench.validation.report import ValidationReport
+
+    def refuse(self):
+        raise AssertionError("iterrows() in validation (quadratic with attrs, slow without)")
+
+    monkeypatch.setattr(pd.DataFrame, "iterrows", refuse)
+    report = validate_release(release, croissant_records=False)
+    assert report.ok, report.summary()
+    manifest = read_manifest(release)
+    frames = _check_data(release, load_spec("borsch"), manifest, {}, ValidationReport(target="x"))
+    assert all(not frame.attrs for frame in frames.values())
+    assert frames.split_ids["ru"]["test"][:1] == [frames["ru"]["id"].iloc[0]]

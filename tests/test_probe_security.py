@@ -213,3 +213,32 @@ def test_hostile_images_fail_alone(tmp_path) -> None:
     assert status["good.png"] == "embedded"
     assert status["iccp.png"].startswith("failed:") and status["ztxt.png"].startswith("failed:")
     assert status["cut-header.jpg"].startswith("failed:")
+
+
+# 18. one semaphore per host even under forced thread switching (was created without a lock)
+def test_host_gate_creates_one_semaphore_per_host() -> None:
+    import sys
+    import threading
+
+    from culturebench.urlcheck.checker import _HostGate
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(20):
+            gate = _HostGate(limit=1, delay=0)
+            got: list[object] = []
+            barrier = threading.Barrier(16)
+
+            def grab(gate=gate, got=got, barrier=barrier) -> None:
+                barrier.wait()
+                got.append(gate._semaphore("h.example"))
+
+            threads = [threading.Thread(target=grab) for _ in range(16)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert len({id(s) for s in got}) == 1
+    finally:
+        sys.setswitchinterval(old)

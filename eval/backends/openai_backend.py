@@ -13,6 +13,7 @@ from typing import Any
 from culturebench.errors import CultureBenchError
 from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions
 from culturebench.http import retry_after_seconds
+from culturebench.safe_http import redact
 
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}  # other 4xx are the request's fault: never retried
 MAX_RETRY_AFTER_S = 60.0
@@ -69,6 +70,7 @@ class OpenAIBackend(Backend):
         if key:
             headers["Authorization"] = f"Bearer {key}"
         url = f"{self.base_url}/chat/completions"
+        shown = redact(url)  # what errors print: never credentials
         last: str = ""
         for attempt in range(self.max_retries + 1):
             try:
@@ -82,23 +84,23 @@ class OpenAIBackend(Backend):
                 requests.exceptions.InvalidHeader,
             ) as exc:
                 raise EndpointError(
-                    f"{url}: {type(exc).__name__}: {exc} (configuration error, not retried)"
+                    f"{shown}: {type(exc).__name__}: {redact(exc)} (configuration error, not retried)"
                 ) from None
             except requests.RequestException as exc:
-                last = f"{type(exc).__name__}: {exc}"
+                last = f"{type(exc).__name__}: {redact(exc)}"
                 delay = self.backoff_s * 2**attempt
             else:
                 if resp.status_code == 200:
                     return str(resp.json()["choices"][0]["message"]["content"] or "").strip()
                 last = f"HTTP {resp.status_code}: {resp.text[:200]}"
                 if resp.status_code not in RETRY_STATUS:
-                    raise EndpointError(f"{url}: {last} (request {request.id})")
+                    raise EndpointError(f"{shown}: {last} (request {request.id})")
                 delay = retry_after_seconds(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
                 delay = min(delay, MAX_RETRY_AFTER_S)
             if attempt < self.max_retries:
                 time.sleep(delay)
         raise EndpointError(
-            f"{url}: gave up after {self.max_retries + 1} attempts: {last} (request {request.id})"
+            f"{shown}: gave up after {self.max_retries + 1} attempts: {last} (request {request.id})"
         )
 
     def generate(self, requests: Sequence[Request]) -> list[str]:
@@ -106,7 +108,9 @@ class OpenAIBackend(Backend):
             return list(pool.map(self._post, requests))
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "base_url": self.base_url}
+        from culturebench.safe_http import redact
+
+        return {**super().describe(), "base_url": redact(self.base_url)}
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench", "requests"])
@@ -120,6 +124,6 @@ def _checked_base_url(url: str) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise EndpointError(
-            f"--base-url {url!r} must be an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1"
+            f"--base-url {redact(url)!r} must be an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1"
         )
     return url.strip().rstrip("/")
