@@ -69,14 +69,40 @@ def wwd_release(upstream_wwd: Path, tmp_path_factory: pytest.TempPathFactory):
     return get_builder("wwd").build(source=str(upstream_wwd), out_root=tmp_path_factory.mktemp("dist-wwd"))
 
 
-@pytest.fixture
-def upstream_copy(upstream_borsch: Path, tmp_path: Path) -> Path:
-    """A writable copy of the upstream snapshot for defect tests."""
-    dest = tmp_path / "upstream"
-    shutil.copytree(upstream_borsch, dest)
+def _writable_copy(source: Path, dest: Path) -> Path:
+    shutil.copytree(source, dest)
     for path in dest.iterdir():
         path.chmod(0o644)
     return dest
+
+
+@pytest.fixture
+def upstream_copy(upstream_borsch: Path, tmp_path: Path) -> Path:
+    """A writable copy of the BORSCH upstream snapshot for defect tests."""
+    return _writable_copy(upstream_borsch, tmp_path / "upstream")
+
+
+@pytest.fixture
+def wwd_copy(upstream_wwd: Path, tmp_path: Path) -> Path:
+    """A writable copy of the World Wide Dishes upstream snapshot for defect tests."""
+    return _writable_copy(upstream_wwd, tmp_path / "wwd-upstream")
+
+
+def rewrite_csv(path: Path, edit) -> None:
+    """Read a CSV into lists, let ``edit`` change them in place, write it back."""
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    edit(rows)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+
+
+@pytest.fixture(scope="session")
+def csv_editor():
+    """:func:`rewrite_csv` (tests/ is not a package, so helpers come as fixtures)."""
+    return rewrite_csv
 
 
 def _helper(name: str):

@@ -103,20 +103,18 @@ def test_odd_ids_are_one_line_errors(upstream_copy: Path, tmp_path: Path, value:
     assert "RU_DATA.xlsx, row 4, field 'ID'" in output
 
 
-def test_image_size_beyond_int64(upstream_copy: Path, tmp_path: Path) -> None:
-    import csv
+def test_image_size_beyond_int64(upstream_copy: Path, tmp_path: Path, csv_editor) -> None:
+    where = {}
 
-    path = upstream_copy / "images_manifest.csv"
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
-    size = rows[0].index("size")
-    target = next(i for i, row in enumerate(rows[1:], start=1) if row[size])
-    rows[target][size] = str(2**64)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerows(rows)
+    def edit(rows):
+        size = rows[0].index("size")
+        where["row"] = next(i for i, row in enumerate(rows[1:], start=1) if row[size])
+        rows[where["row"]][size] = str(2**64)
+
+    csv_editor(upstream_copy / "images_manifest.csv", edit)
     code, output = cli("build", "borsch", "--out", str(tmp_path / "dist"), "--source", str(upstream_copy))
     _one_clean_error(code, output)
-    assert f"images_manifest.csv, row {target + 1}, field 'size'" in output
+    assert f"images_manifest.csv, row {where['row'] + 1}, field 'size'" in output
 
 
 @pytest.fixture(scope="module")
@@ -135,91 +133,37 @@ def _cases(tmp: Path, ash: Path) -> list[tuple[list[str], str]]:
     (tmp / "res" / "results.json").write_text('{"x": 1}')
     (tmp / "run").mkdir()
     (tmp / "run" / "run.json").write_text("[")
-    out = str(tmp / "runs" / "r")
+    gen = f"eval run ash --task generate --out {tmp / 'runs' / 'r'}".split()
     local = ["--local", str(ash)]
+    table = [
+        ("build borsch --out {tmp}/afile", "is a file"),
+        ("build nope", "unknown dataset"),
+        ("check-urls {ash} --allow garbage", "--allow 'garbage'"),
+        ("check-urls {ash} --history {tmp}/history.json", "corrupt history"),
+        ("check-urls {tmp}/corrupt", "not valid JSON"),
+        ("eval report {tmp}/res --out {tmp}/r.md", "not a culturebench results file"),
+        ("eval ash-summary {tmp}/run --out {tmp}/s", "corrupt"),
+        ("eval ash-summary {tmp}/nowhere --out {tmp}/s", "not an eval run folder"),
+        ("eval tiny-model {tmp}/afile", "not an empty folder"),
+        ("release ash --version 1.x --to git:{tmp}/g", "malformed version"),
+        ("card {tmp}/corrupt", "not valid JSON"),
+    ]
+    cases = [(text.format(tmp=tmp, ash=ash).split(), expected) for text, expected in table]
     return [
-        (["build", "borsch", "--out", str(tmp / "afile")], "is a file"),
-        (["build", "nope"], "unknown dataset"),
-        (["check-urls", str(ash), "--allow", "garbage"], "--allow 'garbage'"),
-        (["check-urls", str(ash), "--history", str(tmp / "history.json")], "corrupt history"),
-        (["check-urls", str(tmp / "corrupt")], "not valid JSON"),
-        (["eval", "run", "ash", "--task", "nope", "--model", "m", *local, "--out", out], "unknown task"),
-        (["eval", "run", "nope", "--task", "x", "--model", "m", *local, "--out", out], "no evaluation tasks"),
+        *cases,
+        ([*gen, "--task", "nope", "--model", "m", *local], "unknown task"),
         (
-            [
-                "eval",
-                "run",
-                "ash",
-                "--task",
-                "generate",
-                "--backend",
-                "nope",
-                "--model",
-                "m",
-                *local,
-                "--out",
-                out,
-            ],
-            "unknown backend",
+            ["eval", "run", "nope", "--task", "x", "--model", "m", *local, "--out", str(tmp / "o")],
+            "no evaluation tasks",
         ),
+        ([*gen, "--backend", "nope", "--model", "m", *local], "unknown backend"),
+        ([*gen, "--lang", "xx", "--model", "m", *local], "no prompts in 'xx'"),
+        ([*gen, "--model", str(tmp / "no-model"), *local], "cannot load model"),
+        ([*gen, "--model", "m", "--local", str(tmp / "corrupt")], "not valid JSON"),
         (
-            [
-                "eval",
-                "run",
-                "ash",
-                "--task",
-                "generate",
-                "--lang",
-                "xx",
-                "--model",
-                "m",
-                *local,
-                "--out",
-                out,
-            ],
-            "no prompts in 'xx'",
-        ),
-        (
-            [
-                "eval",
-                "run",
-                "ash",
-                "--task",
-                "generate",
-                "--model",
-                str(tmp / "no-model"),
-                *local,
-                "--out",
-                out,
-            ],
-            "cannot load model",
-        ),
-        (
-            [
-                "eval",
-                "run",
-                "ash",
-                "--task",
-                "generate",
-                "--model",
-                "m",
-                "--local",
-                str(tmp / "corrupt"),
-                "--out",
-                out,
-            ],
-            "not valid JSON",
-        ),
-        (
-            ["eval", "run", "borsch", "--task", "origin-qa", "--model", "m", *local, "--out", out],
+            ["eval", "run", "borsch", "--task", "origin-qa", "--model", "m", "--local", str(ash)],
             "not 'borsch'",
         ),
-        (["eval", "report", str(tmp / "res"), "--out", str(tmp / "r.md")], "not a culturebench results file"),
-        (["eval", "ash-summary", str(tmp / "run"), "--out", str(tmp / "s")], "corrupt"),
-        (["eval", "ash-summary", str(tmp / "nowhere"), "--out", str(tmp / "s")], "not an eval run folder"),
-        (["eval", "tiny-model", str(tmp / "afile")], "not an empty folder"),
-        (["release", "ash", "--version", "1.x", "--to", f"git:{tmp / 'g'}"], "malformed version"),
-        (["card", str(tmp / "corrupt")], "not valid JSON"),
     ]
 
 
@@ -237,17 +181,8 @@ def test_first_contact_errors_are_one_line(ash_release: Path, tmp_path: Path, mo
 def test_offline_revision_is_one_line(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, output = cli(
-        "eval",
-        "run",
-        "ash",
-        "--task",
-        "generate",
-        "--model",
-        "m",
-        "--revision",
-        "v1.0.0",
-        "--out",
-        str(tmp_path / "r"),
+        *["eval", "run", "ash", "--task", "generate", "--model", "m", "--revision", "v1.0.0", "--out"],
+        str(tmp_path),
     )
     _one_clean_error(code, output)
     assert "cannot resolve dataset culturebench/ash@v1.0.0" in output

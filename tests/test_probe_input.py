@@ -5,9 +5,7 @@ for the BOM, read the file) and leave nothing behind."""
 
 from __future__ import annotations
 
-import csv
 import io
-import shutil
 import zipfile
 from pathlib import Path
 
@@ -35,25 +33,8 @@ def edit_sheet(path: Path, edit) -> None:
     workbook.save(path)
 
 
-@pytest.fixture
-def wwd_copy(upstream_wwd: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "wwd-upstream"
-    shutil.copytree(upstream_wwd, dest)
-    for path in dest.iterdir():
-        path.chmod(0o644)
-    return dest
-
-
 def wwd_csv(folder: Path) -> Path:
     return next(folder.glob("WorldWideDishes_*.csv"))
-
-
-def rewrite_csv(path: Path, edit) -> None:
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
-    edit(rows)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerows(rows)
 
 
 # 7. duplicated headers and extra fields are errors, not silent replacement or loss
@@ -66,7 +47,7 @@ def test_duplicate_xlsx_header(upstream_copy: Path, tmp_path: Path) -> None:
     assert "appears twice" in str(err)
 
 
-def test_duplicate_csv_header(wwd_copy: Path, tmp_path: Path) -> None:
+def test_duplicate_csv_header(wwd_copy: Path, tmp_path: Path, csv_editor) -> None:
     path = wwd_csv(wwd_copy)
 
     def edit(rows):
@@ -74,14 +55,14 @@ def test_duplicate_csv_header(wwd_copy: Path, tmp_path: Path) -> None:
         for row in rows:
             row.append(row[column] if row is rows[0] else "другое имя")
 
-    rewrite_csv(path, edit)
+    csv_editor(path, edit)
     err = build_fails("wwd", wwd_copy, tmp_path / "dist")
     assert (err.location.file, err.location.row, err.location.field) == (path.name, 1, "local_name")
 
 
-def test_extra_csv_fields(wwd_copy: Path, tmp_path: Path) -> None:
+def test_extra_csv_fields(wwd_copy: Path, tmp_path: Path, csv_editor) -> None:
     path = wwd_csv(wwd_copy)
-    rewrite_csv(path, lambda rows: rows[3].append("stray value"))
+    csv_editor(path, lambda rows: rows[3].append("stray value"))
     err = build_fails("wwd", wwd_copy, tmp_path / "dist")
     assert err.location.file == path.name and err.location.row is not None and err.location.row >= 4
     assert "extra fields" in str(err)
@@ -110,20 +91,20 @@ def test_bad_dish_names(upstream_copy: Path, tmp_path: Path, value: str, message
 
 
 @pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b"])
-def test_control_characters_in_names(wwd_copy: Path, tmp_path: Path, char: str) -> None:
+def test_control_characters_in_names(wwd_copy: Path, tmp_path: Path, char: str, csv_editor) -> None:
     path = wwd_csv(wwd_copy)
 
     def edit(rows):
         column = rows[0].index("local_name")
         rows[4][column] = f"Jollof{char}rice"
 
-    rewrite_csv(path, edit)
+    csv_editor(path, edit)
     err = build_fails("wwd", wwd_copy, tmp_path / "dist")
     assert (err.location.file, err.location.field) == (path.name, "local_name")
     assert f"U+{ord(char):04X}" in str(err)
 
 
-def test_image_file_name_with_dotdot(upstream_copy: Path, tmp_path: Path) -> None:
+def test_image_file_name_with_dotdot(upstream_copy: Path, tmp_path: Path, csv_editor) -> None:
     path = upstream_copy / "images_manifest.csv"
 
     def edit(rows):
@@ -132,7 +113,7 @@ def test_image_file_name_with_dotdot(upstream_copy: Path, tmp_path: Path) -> Non
         rows[1][p] = rows[1][p].rsplit("/", 1)[0] + "/../../../../etc/passwd"
         rows[1][f] = "../../../../etc/passwd"
 
-    rewrite_csv(path, edit)
+    csv_editor(path, edit)
     err = build_fails("borsch", upstream_copy, tmp_path / "dist")
     assert (err.location.file, err.location.row, err.location.field) == ("images_manifest.csv", 2, "file")
 

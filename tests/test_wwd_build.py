@@ -3,7 +3,6 @@ mapped to ISO with the contributors' words kept, links, the 50/50 split, bad inp
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from collections import Counter
@@ -155,14 +154,6 @@ def test_load_dataset_both_configs(wwd_release, tmp_path: Path) -> None:
     assert "## Terms of use" in card and "developing prompt templates" in card
 
 
-def _edit_csv(path: Path, edit) -> None:
-    with open(path, encoding="utf-8", newline="") as handle:
-        data = list(csv.reader(handle))
-    edit(data)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerows(data)
-
-
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
@@ -178,12 +169,11 @@ def _edit_csv(path: Path, edit) -> None:
         (lambda d: [r.pop(5) for r in d], "row 1, field 'countries': missing column"),
     ],
 )
-def test_bad_input_names_file_row_field(upstream_wwd: Path, tmp_path: Path, edit, message: str) -> None:
-    source = tmp_path / "wwd"
-    shutil.copytree(upstream_wwd, source)
-    for path in source.iterdir():
-        path.chmod(0o644)
-    _edit_csv(source / "WorldWideDishes_2024_June_World_Wide_Dishes.csv", edit)
+def test_bad_input_names_file_row_field(
+    wwd_copy: Path, tmp_path: Path, edit, message: str, csv_editor
+) -> None:
+    source = wwd_copy
+    csv_editor(source / "WorldWideDishes_2024_June_World_Wide_Dishes.csv", edit)
     with pytest.raises(SourceError) as info:
         get_builder("wwd").build(source=str(source), out_root=tmp_path / "dist")
     assert str(info.value).startswith("WorldWideDishes_2024_June_World_Wide_Dishes.csv, ")
