@@ -138,8 +138,8 @@ def _cases(tmp: Path, ash: Path) -> list[tuple[list[str], str]]:
     table = [
         ("build borsch --out {tmp}/afile", "is a file"),
         ("build nope", "unknown dataset"),
-        ("check-urls {ash} --allow garbage", "--allow 'garbage'"),
-        ("check-urls {ash} --history {tmp}/history.json", "corrupt history"),
+        ("check-urls {ash} --allow garbage --report {tmp}/rep", "--allow 'garbage'"),
+        ("check-urls {ash} --history {tmp}/history.json --report {tmp}/rep", "corrupt history"),
         ("check-urls {tmp}/corrupt", "not valid JSON"),
         ("eval report {tmp}/res --out {tmp}/r.md", "not a culturebench results file"),
         ("eval ash-summary {tmp}/run --out {tmp}/s", "corrupt"),
