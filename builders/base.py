@@ -10,7 +10,6 @@ behind.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import shutil
@@ -223,11 +222,8 @@ class DatasetBuilder(ABC):
 
 
 def get_builder(name: str) -> DatasetBuilder:
-    """Instantiate the builder declared in ``datasets/<name>/dataset.yaml``."""
-    spec = load_spec(name)
-    target = spec.raw.get("builder")
-    if not target:
-        raise BuildError(f"dataset {name!r} declares no builder yet")
-    module_name, _, class_name = target.partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(spec)
+    """Instantiate the builder of the registered dataset ``name`` (``dataset.yaml`` code.builder)."""
+    from culturebench import registry
+
+    cls = registry.get(name).builder_class()
+    return cls(load_spec(name))

@@ -3,7 +3,7 @@
 The installed package has one import name. The repository's top-level folders are its
 sub-packages: ``culturebench.builders`` (``builders/``), ``culturebench.validation``
 (``validation/``), ``culturebench.cards`` (``cards/``), ``culturebench.eval`` (``eval/``) and
-the declarative ``culturebench.datasets`` data (``datasets/``).
+``culturebench.datasets`` (``datasets/``: one folder per dataset, declarations and code).
 """
 
 from __future__ import annotations
@@ -14,5 +14,38 @@ try:
     __version__ = version("culturebench")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0.0.0+unknown"
+
+
+class _BuiltinDatasetsFinder:
+    """Finds ``culturebench.datasets`` in a source checkout (editable install), where it is
+    the repository's top-level ``datasets/`` folder. That folder has no ``__init__.py`` on
+    purpose, so it never shadows the Hugging Face ``datasets`` library when Python runs
+    from the repository root; this finder serves it as a namespace package instead. In a
+    wheel install the folder sits inside the package and the standard finders serve it."""
+
+    @staticmethod
+    def find_spec(fullname: str, path=None, target=None):  # MetaPathFinder protocol
+        if fullname != "culturebench.datasets":
+            return None
+        from importlib.machinery import ModuleSpec
+        from pathlib import Path
+
+        here = Path(__file__).resolve().parent
+        folder = next((c for c in (here / "datasets", here.parent / "datasets") if c.is_dir()), None)
+        if folder is None:
+            return None
+        spec = ModuleSpec(fullname, None, is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+        return spec
+
+
+def _install_finder() -> None:
+    import sys
+
+    if not any(f is _BuiltinDatasetsFinder for f in sys.meta_path):
+        sys.meta_path.append(_BuiltinDatasetsFinder)
+
+
+_install_finder()
 
 __all__ = ["__version__"]

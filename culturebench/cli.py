@@ -4,17 +4,33 @@ from __future__ import annotations
 
 import json
 import logging
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from culturebench import __version__
-from culturebench.errors import CultureBenchError, SourceError, ValidationFailed
+from culturebench.cli_support import (
+    EXIT_BAD_INPUT,
+    EXIT_PUBLISH_FAILED,
+    EXIT_REFUSED,
+    EXIT_VALIDATION,
+    EXIT_VERIFY_FAILED,
+    BackendOption,
+    BaseUrlOption,
+    BatchSizeOption,
+    ConcurrencyOption,
+    ModelRevisionOption,
+    console,
+    err_console,
+    make_engine,
+    or_exit,
+    progress_bar,
+    steps,
+    write_or_error,
+)
+from culturebench.errors import CultureBenchError
 
 app = typer.Typer(
     name="culturebench",
@@ -22,14 +38,6 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-console = Console()
-err_console = Console(stderr=True)
-
-EXIT_VALIDATION = 1
-EXIT_BAD_INPUT = 2
-EXIT_REFUSED = 3
-EXIT_PUBLISH_FAILED = 4
-EXIT_VERIFY_FAILED = 5
 
 
 def _setup_logging(verbose: int) -> None:
@@ -69,12 +77,13 @@ def version_cmd() -> None:
 @app.command("list")
 def list_cmd() -> None:
     """List the datasets this package knows, with version and configs."""
-    from culturebench.spec import available_datasets, load_spec
+    from culturebench import registry
+    from culturebench.spec import load_spec
 
     table = Table(title="culturebench datasets")
-    for col in ("dataset", "version", "configs", "languages", "licence", "builder"):
+    for col in ("dataset", "version", "configs", "languages", "licence", "code", "from"):
         table.add_column(col)
-    for name in available_datasets():
+    for name, entry in or_exit(registry.datasets).items():
         spec = load_spec(name)
         table.add_row(
             name,
@@ -82,19 +91,20 @@ def list_cmd() -> None:
             ", ".join(spec.configs),
             ", ".join(spec.languages),
             str(spec.raw.get("license", "")),
-            "yes" if spec.raw.get("builder") else "not yet",
+            ", ".join(entry.code),
+            entry.origin,
         )
     console.print(table)
 
 
 @app.command("info")
-def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")]) -> None:
+def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")]) -> None:
     """Show a dataset's version, configs, features, licence and pinned sources."""
     from culturebench.builders.sources import default_source
     from culturebench.cards.card import describe_type
     from culturebench.spec import load_spec
 
-    spec = _or_exit(lambda: load_spec(name))
+    spec = or_exit(lambda: load_spec(name))
     console.print(f"[bold]{spec.pretty_name}[/] ({spec.name} {spec.version}, schema {spec.schema_version})")
     console.print(
         f"licence: {spec.raw.get('license')}  languages: {', '.join(spec.languages)}  "
@@ -121,58 +131,6 @@ def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch
         console.print(f"default source: {folder} ({kind})")
     except CultureBenchError as exc:
         console.print(f"default source: none ({exc})")
-
-
-@contextmanager
-def _steps(title: str):
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as progress:
-        task = progress.add_task(title, total=None)
-        yield lambda msg: progress.update(task, description=f"{title}: {msg}")
-
-
-def _progress_bar() -> Progress:
-    """A transient progress bar on stderr (count, bar, elapsed time)."""
-    from rich.progress import BarColumn, MofNCompleteColumn
-
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    )
-
-
-def _or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
-    """Run ``fn``; turn the package's own errors into one redacted line and an exit code
-    (2 bad input, ``validation_exit`` for a failed validation, 3 release refused)."""
-    from culturebench.safe_http import redact
-
-    try:
-        return fn()
-    except SourceError as exc:
-        err_console.print(f"[red]bad input:[/] {redact(exc)}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-    except ValidationFailed as exc:
-        exc.report.render(err_console)
-        err_console.print(f"[red]{redact(exc)}[/]: nothing was written")
-        raise typer.Exit(validation_exit) from exc
-    except CultureBenchError as exc:
-        from culturebench.release.pipeline import ReleaseRefused
-
-        if isinstance(exc, ReleaseRefused):
-            err_console.print(f"[red]release refused:[/] {redact(exc)}", soft_wrap=True)
-            raise typer.Exit(EXIT_REFUSED) from exc
-        err_console.print(f"[red]error:[/] {redact(exc)}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
 
 
 def _print_build(result) -> None:
@@ -216,7 +174,7 @@ def _print_build(result) -> None:
 
 @app.command("build")
 def build_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
+    name: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     source: Annotated[
         str | None,
         typer.Option(
@@ -230,9 +188,9 @@ def build_cmd(
     """Build, validate and write dist/<name>/<version>/ atomically."""
     from culturebench.builders import get_builder
 
-    builder = _or_exit(lambda: get_builder(name))
-    with _steps(f"building {name} {builder.spec.version}") as step:
-        result = _or_exit(
+    builder = or_exit(lambda: get_builder(name))
+    with steps(f"building {name} {builder.spec.version}") as step:
+        result = or_exit(
             lambda: builder.build(source=source, out_root=out, overwrite=overwrite, on_step=step)
         )
     _print_build(result)
@@ -240,7 +198,7 @@ def build_cmd(
 
 @app.command("validate")
 def validate_cmd(
-    folder: Annotated[Path, typer.Argument(help="A release folder, e.g. dist/borsch/1.0.0.")],
+    folder: Annotated[Path, typer.Argument(help="A release folder, e.g. dist/NAME/VERSION.")],
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON.")] = None,
     records: Annotated[bool, typer.Option(help="Load records through mlcroissant.")] = True,
     contact_sheet: Annotated[
@@ -253,21 +211,21 @@ def validate_cmd(
     if not folder.is_dir():
         err_console.print(f"[red]error:[/] {folder} is not a folder")
         raise typer.Exit(EXIT_BAD_INPUT)
-    with _steps(f"validating {folder}"):
+    with steps(f"validating {folder}"):
         report = validate_release(folder, croissant_records=records, contact_sheet=contact_sheet)
     report.render(console)
     if json_out:
         from culturebench.atomic import write_text_atomic
 
         text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2)
-        _or_exit(lambda: _write_or_error(write_text_atomic, json_out, text))
+        or_exit(lambda: write_or_error(write_text_atomic, json_out, text))
     if not report.ok:
         raise typer.Exit(EXIT_VALIDATION)
 
 
 @app.command("card")
 def card_cmd(
-    folder: Annotated[Path, typer.Argument(help="A release folder, e.g. dist/borsch/1.0.0.")],
+    folder: Annotated[Path, typer.Argument(help="A release folder, e.g. dist/NAME/VERSION.")],
     check: Annotated[
         bool, typer.Option(help="Only report whether the card/Croissant are stale (exit 1).")
     ] = False,
@@ -277,8 +235,8 @@ def card_cmd(
     from culturebench.manifest import read_manifest
     from culturebench.spec import load_spec
 
-    manifest = _or_exit(lambda: read_manifest(folder))
-    spec = _or_exit(lambda: load_spec(manifest["dataset"]))
+    manifest = or_exit(lambda: read_manifest(folder))
+    spec = or_exit(lambda: load_spec(manifest["dataset"]))
     if spec.version != manifest["version"]:
         err_console.print(
             f"[red]error:[/] {folder} is version {manifest['version']}, this checkout "
@@ -313,7 +271,7 @@ def hub_flags(spec, private: bool | None, gated: bool | None) -> tuple[bool, boo
 
 @app.command("release")
 def release_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
+    name: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     version: Annotated[
         str, typer.Option("--version", help="Version to release, X.Y.Z (must match dataset.yaml).")
     ],
@@ -345,12 +303,12 @@ def release_cmd(
     from culturebench.spec import load_spec
 
     if repo:  # Hub flags not given on the command line come from the dataset's declaration
-        private, gated = hub_flags(_or_exit(lambda: load_spec(name)), private, gated)
-    target = _or_exit(
+        private, gated = hub_flags(or_exit(lambda: load_spec(name)), private, gated)
+    target = or_exit(
         lambda: parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
     )
-    with _steps(f"planning {name} {version}"):
-        plan = _or_exit(  # a folder that fails validation is a refused release (exit 3)
+    with steps(f"planning {name} {version}"):
+        plan = or_exit(  # a folder that fails validation is a refused release (exit 3)
             lambda: plan_release(name, version, target, source=source, out_root=out, rebuild=rebuild),
             validation_exit=EXIT_REFUSED,
         )
@@ -364,7 +322,7 @@ def release_cmd(
         console.print("[yellow]dry run:[/] nothing was uploaded or tagged")
         return
     try:
-        with _steps(f"publishing {plan.tag} to {plan.target}"):
+        with steps(f"publishing {plan.tag} to {plan.target}"):
             result = publish_release(plan, target)
     except PublishError as exc:
         err_console.print(f"[red]publish failed:[/] {exc}")
@@ -462,12 +420,12 @@ def check_urls_cmd(
     from culturebench.urlcheck.history import baseline_phashes, load_history, save_history, update_history
     from culturebench.urlcheck.report import write_reports
 
-    _or_exit(lambda: parse_allow(allow or ()))  # a bad --allow fails before any work
-    folder = _or_exit(lambda: _resolve_release(target, dist))
-    manifest = _or_exit(lambda: read_manifest(folder))
+    or_exit(lambda: parse_allow(allow or ()))  # a bad --allow fails before any work
+    folder = or_exit(lambda: _resolve_release(target, dist))
+    manifest = or_exit(lambda: read_manifest(folder))
     report_dir = report or Path("url-reports") / manifest["dataset"]
     history_path = history or report_dir / "history.json"
-    past = _or_exit(lambda: load_history(history_path))
+    past = or_exit(lambda: load_history(history_path))
     items = collect_urls(folder, sample=sample)
     config = CheckConfig(
         timeout_s=timeout,
@@ -479,7 +437,7 @@ def check_urls_cmd(
         allow=tuple(allow or ()),
     )
     checker = UrlChecker(config, baseline_phash=baseline_phashes(past))
-    with _progress_bar() as bar:
+    with progress_bar() as bar:
         job = bar.add_task(f"checking {manifest['dataset']} {manifest['version']}", total=len(items))
         results = checker.check_all(items, progress=lambda done, total: bar.update(job, completed=done))
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -526,41 +484,9 @@ def eval_list_cmd() -> None:
     console.print(table)
 
 
-# Backend options shared by every command that runs a model.
-BackendOption = Annotated[str, typer.Option(help="transformers, vllm or openai.")]
-ModelRevisionOption = Annotated[str | None, typer.Option(help="Model revision (Hub models).")]
-BatchSizeOption = Annotated[int, typer.Option(help="Prompts per backend call.")]
-BaseUrlOption = Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")]
-ConcurrencyOption = Annotated[int, typer.Option(help="openai backend: requests in flight.")]
-
-
-def _make_engine(
-    backend: str,
-    model: str,
-    *,
-    model_revision: str | None,
-    max_new_tokens: int,
-    seed: int,
-    temperature: float,
-    batch_size: int,
-    base_url: str | None,
-    concurrency: int,
-):
-    """The backend named on the command line, with the options that backend takes."""
-    from culturebench.eval.backends import SamplingParams, make_backend
-
-    sampling = SamplingParams(max_new_tokens=max_new_tokens, seed=seed, temperature=temperature)
-    options: dict = {"revision": model_revision, "sampling": sampling}
-    if backend == "openai":
-        options.update(base_url=base_url, concurrency=concurrency)
-    elif backend == "transformers":
-        options.update(batch_size=batch_size)
-    return _or_exit(lambda: make_backend(backend, model, **options))
-
-
 @eval_app.command("run")
 def eval_run_cmd(
-    dataset: Annotated[str, typer.Argument(help="Dataset name, e.g. borsch.")],
+    dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     task: Annotated[str, typer.Option(help="Task name (see `culturebench eval list`).")],
     model: Annotated[str, typer.Option(help="Model id on the Hub or a local folder.")],
     backend: BackendOption = "transformers",
@@ -583,22 +509,22 @@ def eval_run_cmd(
     base_url: BaseUrlOption = None,
     concurrency: ConcurrencyOption = 4,
     temperature: Annotated[
-        float, typer.Option(help="Sampling temperature (0 = greedy; ASH judge repeats need > 0).")
+        float, typer.Option(help="Sampling temperature (0 = greedy; repeated ratings need > 0).")
     ] = 0.0,
-    generations: Annotated[
-        Path | None, typer.Option(help="ash judge: folder of the generate run to rate.")
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            help="Task option KEY=VALUE (repeatable), e.g. --option generations=runs/gen "
+            "--option repeats=3. `culturebench eval list` shows each task's options.",
+        ),
     ] = None,
-    repeats: Annotated[int, typer.Option(help="ash judge: ratings per recipe (paper: 3).")] = 3,
 ) -> None:
     """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md."""
     from culturebench.eval.runner import run_eval
 
-    task_options = (
-        {"generations": str(generations) if generations else None, "repeats": repeats}
-        if (dataset, task) == ("ash", "judge")
-        else {}
-    )
-    engine = _make_engine(
+    task_options = or_exit(lambda: parse_task_options(option or []))
+    engine = make_engine(
         backend,
         model,
         model_revision=model_revision,
@@ -609,9 +535,9 @@ def eval_run_cmd(
         base_url=base_url,
         concurrency=concurrency,
     )
-    with _progress_bar() as bar:
+    with progress_bar() as bar:
         job = bar.add_task(f"{dataset}/{task}", total=None)
-        results = _or_exit(
+        results = or_exit(
             lambda: run_eval(
                 dataset,
                 task,
@@ -630,85 +556,19 @@ def eval_run_cmd(
     console.print(
         f"{results['samples']} samples; results: {out / 'results.json'}; report: {out / 'report.md'}"
     )
-    for key, metrics in results["metrics"].items():
-        if isinstance(metrics, dict):
-            shown = {
-                k: round(v["mean"], 4)
-                for k, v in metrics.items()
-                if isinstance(v, dict) and isinstance(v.get("mean"), float)
-            }
-            if shown:
-                console.print(f"  {key}: {shown}")
-        elif isinstance(metrics, int | float):
-            console.print(f"  {key}: {round(metrics, 4)}")
+    _print_headlines(f"{dataset}/{task}", results["metrics"])
 
 
-@eval_app.command("ash-summary")
-def eval_ash_summary_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="Folders of ash judge runs (generator x judge).")],
-    out: Annotated[Path, typer.Option(help="Folder for ash_summary.json and the heatmaps.")] = Path(
-        "runs/ash_summary"
-    ),
-) -> None:
-    """CulinaryASH: generator x judge means/SDs (heatmap PNGs), top/bottom cuisines, agreement."""
-    from culturebench.eval.ash_report import summarize
+def _print_headlines(title: str, metrics: dict) -> None:
+    """The run's headline metrics as a table: value with its 95% CI (or ± SEM) and n."""
+    from culturebench.eval.report import headlines
 
-    result = _or_exit(lambda: summarize(runs, out))
-    for criterion, block in result["criteria"].items():
-        console.print(f"{criterion}: alpha (interval, all judges) = {block['alpha_interval_all_judges']}")
-    console.print(f"wrote {out / 'ash_summary.json'} and {len(result['criteria'])} heatmaps")
-
-
-@eval_app.command("rubin-distractors")
-def eval_rubin_distractors_cmd(
-    questions: Annotated[
-        Path, typer.Argument(help="JSON Lines: id, question, answer, category, year (or null).")
-    ],
-    model: Annotated[str, typer.Option(help="Generator model (paper: Qwen2.5-14B).")],
-    out: Annotated[Path, typer.Option(help="Output folder (must not exist unless --overwrite).")],
-    backend: BackendOption = "transformers",
-    model_revision: ModelRevisionOption = None,
-    seed: Annotated[int, typer.Option(help="Seed of the answer-slot draw and of sampling.")] = 0,
-    batch_size: BatchSizeOption = 8,
-    max_new_tokens: Annotated[int, typer.Option(help="Generation length.")] = 200,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (0 = greedy).")] = 0.0,
-    base_url: BaseUrlOption = None,
-    concurrency: ConcurrencyOption = 4,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing output folder.")] = False,
-) -> None:
-    """RuBIN: generate three distractors per question with a model, draw the correct slot at
-    random (balanced), apply the paper's filters; writes questions.jsonl for `build rubin`."""
-    from culturebench.eval.rubin_distractors import generate_distractors
-
-    engine = _make_engine(
-        backend,
-        model,
-        model_revision=model_revision,
-        max_new_tokens=max_new_tokens,
-        seed=seed,
-        temperature=temperature,
-        batch_size=batch_size,
-        base_url=base_url,
-        concurrency=concurrency,
-    )
-    with _progress_bar() as bar:
-        job = bar.add_task("rubin distractors", total=None)
-        report = _or_exit(
-            lambda: generate_distractors(
-                questions,
-                engine,
-                out,
-                seed=seed,
-                batch_size=batch_size,
-                overwrite=overwrite,
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
-            )
-        )
-    console.print(
-        f"{report['accepted']} accepted, {report['rejected']} rejected "
-        f"{report['rejection_reasons'] or ''}; label positions {report['label_positions_accepted']}"
-    )
-    console.print(f"wrote {out / 'questions.jsonl'} (review {out / 'generations.jsonl'} before annotation)")
+    table = Table(title=f"{title}: headline metrics")
+    for col in ("group", "metric", "value (95% CI or ± SEM)", "n"):
+        table.add_column(col, justify="right" if col == "n" else "left")
+    for h in headlines(metrics):
+        table.add_row(h.group, h.metric, h.formatted(), "" if h.n is None else str(h.n))
+    console.print(table)
 
 
 @eval_app.command("tiny-model")
@@ -741,14 +601,43 @@ def eval_report_cmd(
     if missing:
         err_console.print(f"[red]error:[/] no results.json in {', '.join(missing)}")
         raise typer.Exit(EXIT_BAD_INPUT)
-    console.print(f"wrote {_or_exit(lambda: write_report(folders, out))}")
+    console.print(f"wrote {or_exit(lambda: write_report(folders, out))}")
 
 
-def _write_or_error(write, path: Path, text: str) -> None:
+def parse_task_options(items: list[str]) -> dict:
+    """``KEY=VALUE`` pairs as a dict; values read as YAML scalars (``3`` -> 3, ``true``)."""
+    import yaml
+
+    from culturebench.errors import UsageError
+
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = yaml.safe_load(value) if value.strip() else None
+        except yaml.YAMLError:
+            out[key.strip()] = value
+    return out
+
+
+def _register_dataset_commands() -> None:
+    """Commands that belong to one dataset (``dataset.yaml`` code.cli) join ``eval``. A
+    registry error is not raised here: commands that use the registry report it."""
+    from culturebench import registry
+
     try:
-        write(path, text)
-    except OSError as exc:
-        raise CultureBenchError(f"cannot write {path}: {exc.strerror or exc}") from None
+        entries = registry.datasets()
+    except CultureBenchError:
+        return
+    for entry in entries.values():
+        module = entry.module("cli")
+        if module is not None:
+            module.register(eval_app)
+
+
+_register_dataset_commands()
 
 
 def main() -> None:
@@ -761,6 +650,11 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")
         sys.exit(130)
+    except CultureBenchError as exc:  # raised outside a command's own handling (e.g. discovery)
+        from culturebench.safe_http import redact
+
+        err_console.print(f"[red]error:[/] {redact(exc)}", soft_wrap=True)
+        sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:
         if _DEBUG["on"]:
             raise

@@ -16,9 +16,22 @@ from typing import Any
 
 import yaml
 
-from culturebench.errors import CultureBenchError, UnknownDatasetError
+from culturebench.errors import CultureBenchError
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+
+
+def builtin_datasets_folder() -> Path:
+    """Where the built-in dataset folders (declarations and code) are installed: inside the
+    package when installed from a wheel, the repository's top-level ``datasets/`` in a
+    source checkout."""
+    package = Path(__file__).resolve().parent
+    for cand in (package / "datasets", package.parent / "datasets"):
+        if any(cand.glob("*/dataset.yaml")):
+            return cand
+    raise CultureBenchError(
+        f"built-in datasets not found (looked in {package / 'datasets'}, {package.parent / 'datasets'})"
+    )
 
 
 def datasets_root() -> Path:
@@ -41,8 +54,10 @@ def datasets_root() -> Path:
 
 
 def available_datasets() -> list[str]:
-    """Names of all datasets that have a ``dataset.yaml``."""
-    return sorted(p.parent.name for p in datasets_root().glob("*/dataset.yaml"))
+    """Names of all registered datasets (built-in folders and entry points)."""
+    from culturebench import registry
+
+    return list(registry.datasets())
 
 
 @dataclass(frozen=True)
@@ -194,12 +209,11 @@ def changelog_section(text: str, version: str) -> str | None:
 
 
 def load_spec(name: str) -> DatasetSpec:
-    """Load ``datasets/<name>/dataset.yaml``; raise :class:`UnknownDatasetError` if absent."""
-    folder = datasets_root() / name
+    """Load the registered dataset's ``dataset.yaml``; :class:`UnknownDatasetError` if absent."""
+    from culturebench import registry
+
+    folder = registry.get(name).folder
     path = folder / "dataset.yaml"
-    if not path.exists():
-        known = ", ".join(available_datasets()) or "none"
-        raise UnknownDatasetError(f"unknown dataset {name!r} (known: {known})")
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not SEMVER.match(str(raw.get("version", ""))):
         raise CultureBenchError(f"{path}: version {raw.get('version')!r} is not semver X.Y.Z")

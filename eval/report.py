@@ -1,175 +1,224 @@
-"""Reports over one or more result folders: Markdown tables (per language, per country, with
-bootstrap 95% CIs) and PNG plots (multi-label confusion matrices, Figure-4 style
-over-prediction bars)."""
+"""Reports over result folders, for any task of any dataset.
+
+The generic part reads a task's metrics as they are: a metric is a number, or a statistic
+``{"mean": ..., "ci95": [lo, hi]}`` / ``{"mean": ..., "sem": ...}``; metrics may be grouped
+(e.g. by prompt language: ``{"ru": {"n": 15, "jaccard": {...}}}``), and a breakdown is a
+mapping of rows that share numeric fields (``per_country``, ``per_category``, ...). From
+that it renders the headline table (metric, value, 95% CI or SEM, n) and one table per
+breakdown, so a new dataset gets a correct report with no report code. A dataset's
+``report`` module (``dataset.yaml`` code.report) only adds sections: plots, paper-specific
+summaries.
+"""
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from culturebench.eval.tasks.borsch import POST_SOVIET
+MAX_BREAKDOWN_ROWS = 60
 
 
-def _fmt(entry: dict[str, Any]) -> str:
-    lo, hi = entry["ci95"]
-    return f"{entry['mean']:.3f} [{lo:.3f}, {hi:.3f}]"
+@dataclass(frozen=True)
+class Headline:
+    """One headline number of a run."""
+
+    group: str  # "all" or a group such as a prompt language
+    metric: str
+    value: float
+    ci95: tuple[float, float] | None = None
+    sem: float | None = None
+    n: int | None = None
+
+    def formatted(self) -> str:
+        if self.ci95 is not None:
+            return f"{self.value:.3f} [{self.ci95[0]:.3f}, {self.ci95[1]:.3f}]"
+        if self.sem is not None:
+            return f"{self.value:.3f} ± {self.sem:.3f}"
+        return f"{self.value:.4g}" if isinstance(self.value, float) else str(self.value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_stat(value: Any) -> bool:
+    return isinstance(value, Mapping) and _is_number(value.get("mean"))
+
+
+def _headline(group: str, metric: str, value: Any, n: Any) -> Headline | None:
+    if _is_stat(value):
+        ci = value.get("ci95")
+        return Headline(
+            group,
+            metric,
+            float(value["mean"]),
+            (float(ci[0]), float(ci[1])) if isinstance(ci, Sequence) and len(ci) == 2 else None,
+            float(value["sem"]) if _is_number(value.get("sem")) else None,
+            int(value["n"]) if _is_number(value.get("n")) else n,
+        )
+    if _is_number(value) and not _is_count(metric):
+        return Headline(group, metric, value, n=n)
+    return None
+
+
+def _is_count(key: str) -> bool:
+    """``n`` and ``n_*`` are sample sizes shown beside the metrics, not metrics."""
+    return key == "n" or key.startswith("n_")
+
+
+def _is_group(value: Any) -> bool:
+    """A block of metrics for one group: it has an ``n`` or statistics among its values."""
+    return isinstance(value, Mapping) and (
+        _is_number(value.get("n")) or any(_is_stat(v) for v in value.values())
+    )
+
+
+def headlines(metrics: Mapping[str, Any]) -> list[Headline]:
+    """Every headline number of a metrics dict, top level ("all") and per group."""
+    out: list[Headline] = []
+    n_all = metrics.get("n") if _is_number(metrics.get("n")) else None
+    for key, value in metrics.items():
+        item = _headline("all", key, value, n_all)
+        if item is not None:
+            out.append(item)
+        elif _is_group(value) and not _is_breakdown(value):
+            n = value.get("n") if _is_number(value.get("n")) else None
+            for metric, inner in value.items():
+                item = _headline(str(key), metric, inner, n)
+                if item is not None:
+                    out.append(item)
+    return out
+
+
+def _is_series(value: Any) -> bool:
+    """Numbers keyed by a label (e.g. a metric per prompt variant)."""
+    return isinstance(value, Mapping) and len(value) > 0 and all(_is_number(v) for v in value.values())
+
+
+def _is_breakdown(value: Any) -> bool:
+    """Rows keyed by a label, each a mapping with at least one number or statistic."""
+    return (
+        isinstance(value, Mapping)
+        and len(value) > 0
+        and all(isinstance(v, Mapping) for v in value.values())
+        and all(any(_is_number(x) or _is_stat(x) for x in v.values()) for v in value.values())
+        and not any(_is_number(v) for v in value.values())
+    )
+
+
+def breakdowns(metrics: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """``(group, name, rows)`` of every breakdown table, top level and per group."""
+    out = []
+    for key, value in metrics.items():
+        if _is_group(value):
+            for name, inner in value.items():
+                if _is_breakdown(inner):
+                    out.append((str(key), name, inner))
+                elif _is_series(inner) and not _is_count(name):
+                    out.append((str(key), name, {label: {"value": v} for label, v in inner.items()}))
+        elif _is_breakdown(value):
+            out.append(("all", key, value))
+        elif _is_series(value) and not _is_count(key):
+            out.append(("all", key, {label: {"value": v} for label, v in value.items()}))
+    return out
+
+
+def _cell(value: Any) -> str:
+    if _is_stat(value):
+        ci = value.get("ci95")
+        interval = (float(ci[0]), float(ci[1])) if isinstance(ci, Sequence) and len(ci) == 2 else None
+        sem = float(value["sem"]) if _is_number(value.get("sem")) else None
+        return Headline("", "", float(value["mean"]), interval, sem).formatted()
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value) if _is_number(value) else ""
+
+
+def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    columns: list[str] = []
+    for row in rows.values():
+        for key, value in row.items():
+            if key not in columns and key != "ci95" and (_is_number(value) or _is_stat(value)):
+                columns.append(key)
+    # a row {"n": .., "jaccard": .., "ci95": [..]} shows its interval beside its metric
+    lines = ["| | " + " | ".join(columns) + " |", "| --- |" + " ---: |" * len(columns)]
+    for label, row in list(rows.items())[:MAX_BREAKDOWN_ROWS]:
+        cells = []
+        for column in columns:
+            value = row.get(column)
+            if (
+                _is_number(value)
+                and isinstance(row.get("ci95"), Sequence)
+                and column not in ("n", "n_dishes")
+            ):
+                value = {"mean": value, "ci95": row["ci95"]}
+            cells.append(_cell(value))
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    if len(rows) > MAX_BREAKDOWN_ROWS:
+        lines.append(f"| ... {len(rows) - MAX_BREAKDOWN_ROWS} more rows in results.json | |")
+    return [*lines, ""]
+
+
+def headline_table(metrics: Mapping[str, Any]) -> list[str]:
+    """Markdown table of the headline numbers (metric, group, value with CI/SEM, n)."""
+    items = headlines(metrics)
+    if not items:
+        return ["(no numeric metrics)", ""]
+    dishes = _unit_counts(metrics)
+    lines = ["| group | metric | value (95% CI or ± SEM) | n |", "| --- | --- | --- | ---: |"]
+    for h in items:
+        n = "" if h.n is None else str(h.n)
+        if n and h.group in dishes:
+            n += f" ({dishes[h.group]})"
+        lines.append(f"| {h.group} | {h.metric} | {h.formatted()} | {n} |")
+    return [*lines, ""]
+
+
+def _unit_counts(metrics: Mapping[str, Any]) -> dict[str, str]:
+    """group -> "3 dishes"-style text from ``n_<unit>`` counts beside ``n``."""
+    out = {}
+    blocks = {"all": metrics, **{str(k): v for k, v in metrics.items() if _is_group(v)}}
+    for group, block in blocks.items():
+        parts = [f"{v} {k[2:]}" for k, v in block.items() if k.startswith("n_") and _is_number(v)]
+        if parts:
+            out[group] = ", ".join(parts)
+    return out
 
 
 def _header(results: dict[str, Any]) -> list[str]:
     prov = results["provenance"]
     ds = prov["dataset"]
-    pin = ds["commit_sha"] or f"manifest sha256 {ds['manifest_sha256']}"
-    model = prov["model"]
+    pin = ds.get("commit_sha") or f"manifest sha256 {ds.get('manifest_sha256')}"
+    model = prov.get("model", {})
     return [
-        f"## {ds['dataset']} / {prov['task']} / {model['model']} ({model['backend']})",
+        f"## {ds['dataset']} / {prov['task']} / {model.get('model')} ({model.get('backend')})",
         "",
-        f"- dataset: {ds['location']} @ {pin} (version {ds.get('version')})",
+        f"- dataset: {ds.get('location')} @ {pin} (version {ds.get('version')})",
         f"- model revision: {model.get('model_revision')}; weights sha256: {model.get('weights_sha256')}",
-        f"- sampling: {model['sampling']}; samples: {results['samples']}",
-        f"- skipped rows: {results['skipped_rows']}",
+        f"- sampling: {model.get('sampling')}; samples: {results.get('samples')}",
+        f"- skipped rows: {results.get('skipped_rows')}",
         f"- culturebench: {prov.get('culturebench_git')}",
         "",
     ]
 
 
-def _origin_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
-    lines = [
-        "| language | n | Jaccard | Dice | Overlap | no country named |",
-        "| --- | ---: | --- | --- | --- | ---: |",
-    ]
-    for lang, m in results["metrics"].items():
-        lines.append(
-            f"| {lang} | {m['n']} | {_fmt(m['jaccard'])} | {_fmt(m['dice'])} | {_fmt(m['overlap'])} | "
-            f"{m['no_country_rate']:.3f} |"
-        )
-    lines.append("")
-    for lang, m in results["metrics"].items():
-        lines += [
-            f"### {lang}: Jaccard per gold country (95% CI)",
-            "",
-            "| country | n | Jaccard |",
-            "| --- | ---: | --- |",
-        ]
-        per = m["per_country"]
-        ordered = [c for c in POST_SOVIET if c in per] + [c for c in per if c not in POST_SOVIET]
-        for code in ordered:
-            e = per[code]
-            lines.append(
-                f"| {code} | {e['n']} | {e['jaccard']:.3f} [{e['ci95'][0]:.3f}, {e['ci95'][1]:.3f}] |"
-            )
-        over = m["over_prediction"]
-        lines += [
-            "",
-            f"Over-prediction ({lang}): on {over['ru_ua_dishes']} answers about dishes from both Russia "
-            f"and Ukraine, Russia named in {_pct(over['predicts_RU'])}, Ukraine in "
-            f"{_pct(over['predicts_UA'])}, both in {_pct(over['predicts_both'])}; "
-            f"{over['language_country']} named for dishes not from it: "
-            f"{_pct(over['false_language_country_rate'])}.",
-            "",
-            f"![confusion {lang}]({rel}/confusion_{lang}.png)",
-            "",
-        ]
-        plot_confusion(
-            m["confusion"], folder / f"confusion_{lang}.png", f"{results['provenance']['task']} ({lang})"
-        )
-    plot_over_prediction(results["metrics"], folder / "over_prediction.png")
-    lines += [f"![over-prediction]({rel}/over_prediction.png)", ""]
-    return lines
+def result_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+    """The generic tables for one result, then its dataset's extra sections (if any)."""
+    from culturebench import registry
 
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def _name_sections(results: dict[str, Any]) -> list[str]:
-    lines = ["| language | n | accuracy (within 1 edit) |", "| --- | ---: | --- |"]
-    for lang, m in results["metrics"].items():
-        lines.append(f"| {lang} | {m['n']} | {_fmt(m['accuracy'])} |")
-    return [*lines, ""]
-
-
-def _continent_sections(results: dict[str, Any]) -> list[str]:
-    """World Wide Dishes: the task metric per continent, mean ± standard error (Table H.9/H.10)."""
-    lines: list[str] = []
-    for lang, m in results["metrics"].items():
-        metric = next(k for k, v in m.items() if isinstance(v, dict) and "sem" in v)
-        overall = m[metric]
-        lines += [
-            f"{metric} ({lang}): {100 * overall['mean']:.1f} ± {100 * overall['sem']:.1f} % (n={m['n']})",
-            "",
-            "| continent | dishes | " + metric + " (%) |",
-            "| --- | ---: | --- |",
-        ]
-        for continent, e in m["per_continent"].items():
-            lines.append(f"| {continent} | {e['n']} | {100 * e['mean']:.1f} ± {100 * e['sem']:.1f} |")
-        lines.append("")
-        for mode, per in m.get("failure_modes", {}).items():
-            cells = ", ".join(f"{c} {100 * e['mean']:.2f}±{100 * e['sem']:.2f}" for c, e in per.items())
-            lines.append(f'- "{mode}" rate (%): {cells}')
-        lines.append("")
-    return lines
-
-
-def plot_confusion(confusion: dict[str, Any], path: Path, title: str) -> None:
-    """Row-normalised multi-label confusion matrix as a heat map."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    matrix = confusion["matrix"]
-    norm = [[v / max(1, sum(row)) for v in row] for row in matrix]
-    fig, ax = plt.subplots(figsize=(8, 7))
-    ax.imshow(norm, cmap="Blues", vmin=0, vmax=1)
-    ax.set_xticks(range(len(confusion["columns"])), confusion["columns"], rotation=90)
-    ax.set_yticks(range(len(confusion["labels"])), confusion["labels"])
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("true origin")
-    ax.set_title(title)
-    for i, row in enumerate(matrix):
-        for j, value in enumerate(row):
-            if value:
-                ax.text(j, i, str(value), ha="center", va="center", fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-
-
-def plot_over_prediction(metrics: dict[str, Any], path: Path) -> None:
-    """Figure 4: share of answers naming Russia / Ukraine for dishes from both, per language."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    langs = list(metrics)
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    width = 0.35
-    for k, code in enumerate(("RU", "UA")):
-        values = [metrics[lang]["over_prediction"][f"predicts_{code}"] or 0.0 for lang in langs]
-        ax.bar([i + (k - 0.5) * width for i in range(len(langs))], values, width, label=f"predicts {code}")
-    ax.set_xticks(range(len(langs)), [f"prompt {lang}" for lang in langs])
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("share of answers")
-    ax.set_title("Dishes from both Russia and Ukraine")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-
-
-def _metric_sections(results: dict[str, Any]) -> list[str]:
-    """RuBIN, FoodieQA, CulinaryASH: headline numbers, then every metric as JSON."""
     metrics = results["metrics"]
-    lines = []
-    for key in ("accuracy", "na_rate", "unparseable", "n", "format_ok_rate", "unparseable_outputs"):
-        if key in metrics:
-            value = metrics[key]
-            lines.append(f"- {key}: {value:.4f}" if isinstance(value, float) else f"- {key}: {value}")
-    lines += ["", "```json", json.dumps(metrics, ensure_ascii=False, indent=1, sort_keys=True), "```", ""]
+    lines = ["### Headline metrics", "", *headline_table(metrics)]
+    for group, name, rows in breakdowns(metrics):
+        title = name if group == "all" else f"{group}: {name}"
+        lines += [f"### {title}", "", *_breakdown_table(rows)]
+    dataset = results["provenance"]["dataset"]["dataset"]
+    entries = registry.datasets()
+    hooks = entries[dataset].report() if dataset in entries else None
+    if hooks is not None:
+        lines += hooks.sections(results, folder, rel)
     return lines
 
 
@@ -181,14 +230,8 @@ def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
     lines = ["# culturebench evaluation report", ""]
     for folder in map(Path, folders):
         results = read_results(folder)
+        rel = Path(os.path.relpath(folder, out.parent)).as_posix()
         lines += _header(results)
-        if results["provenance"]["dataset"]["dataset"] in ("rubin", "foodieqa", "ash"):
-            lines += _metric_sections(results)
-        elif results["provenance"]["dataset"]["dataset"] == "wwd":
-            lines += _continent_sections(results)
-        elif results["provenance"]["task"] == "dish-name-vqa":
-            lines += _name_sections(results)
-        elif results["samples"]:
-            lines += _origin_sections(results, folder, Path(os.path.relpath(folder, out.parent)).as_posix())
+        lines += result_sections(results, folder, rel)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from culturebench.builders.base import get_builder
+from culturebench.datasets.ash.summary import summarize
+from culturebench.datasets.ash.tasks import parse_ratings
 from culturebench.errors import SourceError
-from culturebench.eval.ash_report import summarize
 from culturebench.eval.runner import run_eval
-from culturebench.eval.tasks.ash import parse_ratings
 from culturebench.spec import load_spec
 
 

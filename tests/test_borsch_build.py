@@ -53,7 +53,7 @@ def test_manifest_records_sources_and_versions(borsch_release) -> None:
     manifest = borsch_release.manifest
     spec = load_spec("borsch")
     assert manifest["schema_version"] == spec.schema_version
-    assert manifest["builder"]["class"] == "culturebench.builders.borsch:BorschBuilder"
+    assert manifest["builder"]["class"] == "culturebench.datasets.borsch.builder:BorschBuilder"
     for key, src in spec.sources.items():
         got = manifest["source"]["files"][key]
         assert got["sha256"] == src.sha256

@@ -71,7 +71,8 @@ def test_run_writes_results_samples_and_report(first_run, borsch_release, tiny_m
     assert len(prov["prompt_sha256"]) == 10 and "origin-qa/uk/4" in prov["prompt_sha256"]
     assert prov["packages"]["datasets"] != "not installed"
     report = (out / "report.md").read_text(encoding="utf-8")
-    assert "| ru | 15 |" in report and "Jaccard per gold country" in report
+    assert "| ru | jaccard |" in report and "| 15 (3 dishes) |" in report
+    assert "### ru: per_country" in report and "Over-prediction (ru)" in report
 
 
 def test_same_inputs_give_identical_outputs(

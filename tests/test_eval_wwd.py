@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from culturebench.datasets.wwd.tasks import choose, fuzzy_iou, iou, parse_list, per_continent, sem
 from culturebench.eval.backends.base import SamplingParams
 from culturebench.eval.backends.transformers_backend import TransformersBackend
 from culturebench.eval.runner import run_eval
 from culturebench.eval.tasks import get_task
-from culturebench.eval.tasks.wwd import choose, fuzzy_iou, iou, parse_list, per_continent, sem
 
 
 def test_parse_and_choose() -> None:

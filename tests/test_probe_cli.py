@@ -216,13 +216,14 @@ def test_release_gate_exits_3_for_a_folder_that_fails_validation(ash_release: Pa
 
 def test_unexpected_errors_get_one_line_and_a_debug_hint(tmp_path: Path) -> None:
     env = {**os.environ, "CULTUREBENCH_DATASETS": str(tmp_path / "datasets")}
-    (tmp_path / "datasets" / "broken").mkdir(parents=True)
-    (tmp_path / "datasets" / "broken" / "dataset.yaml").write_text("version: 1.0.0\nconfigs: 3\n")
+    shutil.copytree(REPO / "datasets", tmp_path / "datasets")
+    spec = tmp_path / "datasets" / "ash" / "dataset.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("configs:", "configs: 3\nunused:", 1))
     exe = str(Path(sys.executable).with_name("culturebench"))
-    proc = subprocess.run([exe, "info", "broken"], capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run([exe, "info", "ash"], capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and "--debug" in proc.stderr
     debug = subprocess.run(
-        [exe, "--debug", "info", "broken"], capture_output=True, text=True, env=env, check=False
+        [exe, "--debug", "info", "ash"], capture_output=True, text=True, env=env, check=False
     )
     assert "Traceback" in debug.stderr

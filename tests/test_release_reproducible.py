@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from culturebench.builders import get_builder
-from culturebench.builders.borsch import BorschBuilder
+from culturebench.datasets.borsch.builder import BorschBuilder
 from culturebench.errors import BuildError, ValidationFailed
 
 

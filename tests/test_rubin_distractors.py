@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from culturebench.builders.base import get_builder
-from culturebench.errors import CultureBenchError, SourceError
-from culturebench.eval.rubin_distractors import (
+from culturebench.datasets.rubin.distractors import (
     assemble,
     balanced_slots,
     generate_distractors,
     parse_options,
     read_raw_questions,
 )
+from culturebench.errors import CultureBenchError, SourceError
 from culturebench.mcq import LETTERS
 from culturebench.spec import load_spec
 

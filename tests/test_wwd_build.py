@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from culturebench.builders import get_builder
-from culturebench.builders.wwd import parse_multi
+from culturebench.datasets.wwd.builder import parse_multi
 from culturebench.errors import SourceError
 from culturebench.validation import validate_release
 from datasets import load_dataset

@@ -3,7 +3,6 @@ schemas and cross-field rules, and Croissant (metadata and records)."""
 
 from __future__ import annotations
 
-import importlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -286,11 +285,9 @@ def _check_dataset_rules(
     frames: dict[str, pd.DataFrame],
     report: ValidationReport,
 ) -> None:
-    try:
-        module = importlib.import_module(f"culturebench.validation.{spec.name}")
-    except ModuleNotFoundError:
-        report.add(Finding("schema", f"no validation module for {spec.name}", severity="warning"))
-        return
+    from culturebench import registry
+
+    module = registry.get(spec.name).checks()
     if manifest.get("schema_version") != spec.schema_version:
         return
     for config, schema in module.SCHEMAS.items():

@@ -1,5 +1,6 @@
-"""Evaluation tasks, one module per dataset (lm-evaluation-harness style: a task knows its
-dataset config, its prompt templates, how to score one output and how to aggregate)."""
+"""Evaluation tasks (lm-evaluation-harness style: a task knows its dataset config, its
+prompt templates, how to score one output and how to aggregate). Each dataset's tasks live
+in its folder (``datasets/<name>/tasks.py``) and are found through the dataset registry."""
 
 from __future__ import annotations
 
@@ -7,16 +8,10 @@ from culturebench.eval.tasks.base import Task, TaskRequest
 
 
 def registry() -> dict[str, dict[str, type[Task]]]:
-    """dataset -> task name -> task class."""
-    from culturebench.eval.tasks import ash, borsch, foodieqa, rubin, wwd
+    """dataset -> task name -> task class, for every registered dataset."""
+    from culturebench import registry as datasets
 
-    return {
-        "borsch": borsch.TASKS,
-        "wwd": wwd.TASKS,
-        "rubin": rubin.TASKS,
-        "foodieqa": foodieqa.TASKS,
-        "ash": ash.TASKS,
-    }
+    return {name: entry.tasks() for name, entry in datasets.datasets().items()}
 
 
 def get_task(dataset: str, name: str, **options) -> Task:

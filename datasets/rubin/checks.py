@@ -15,7 +15,7 @@ from collections import Counter
 import pandas as pd
 import pandera.pandas as pa
 
-from culturebench.builders.rubin import EASY_THRESHOLD, decade
+from culturebench.datasets.rubin.builder import EASY_THRESHOLD, decade
 from culturebench.mcq import LETTERS, option_problems
 from culturebench.validation.pandera_utils import each
 from culturebench.validation.report import Finding

@@ -5,7 +5,7 @@ Appendix D prompt, repeated (3 times by default, as in the paper).
 ``judge`` takes the folder of a finished ``generate`` run (task option ``generations``); the
 generator's name is that run's model. Ratings are parsed from free text; a criterion with no
 integer 1-5 is *missing* and counted, never imputed. Cross-run summaries (generator x judge
-heatmaps, top/bottom cuisines, inter-judge agreement) are in :mod:`culturebench.eval.ash_report`.
+heatmaps, top/bottom cuisines, inter-judge agreement) are in :mod:`culturebench.datasets.ash.summary`.
 """
 
 from __future__ import annotations

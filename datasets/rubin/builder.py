@@ -2,7 +2,7 @@
 year) and a human-answers file (CSV: question_id, annotator_id, answer, optionally
 annotator_age) -> configs ``full`` and ``easy`` (>= 50% of annotators correct, the paper's
 RuBIN-EASY). With ages, the paper's age x year chi-squared check goes into the build stats
-(:mod:`culturebench.builders.rubin_annotators`).
+(:mod:`culturebench.datasets.rubin.annotators`).
 
 Malformed records stop the build with their file, line and field: not exactly four options,
 a label outside A-D, a missing question, id or category, a bad year, an answer to an unknown
@@ -18,9 +18,9 @@ from typing import Any
 
 from culturebench.builders.base import DatasetBuilder, Rows
 from culturebench.builders.buildlog import BuildLog
-from culturebench.builders.rubin_annotators import age_year_check
 from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, read_csv, read_jsonl
+from culturebench.datasets.rubin.annotators import age_year_check
 from culturebench.errors import SourceError
 from culturebench.mcq import LETTERS, label_index, option_problems
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from culturebench.datasets.ash.tasks import CRITERIA, interval_alpha, model_name, ranked_cuisines, summary
 from culturebench.errors import CultureBenchError
 from culturebench.eval.runner import read_run, read_samples
-from culturebench.eval.tasks.ash import CRITERIA, interval_alpha, model_name, ranked_cuisines, summary
 
 
 def load_judge_runs(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -77,26 +77,28 @@ def plot_heatmap(
     cells: dict[str, dict[str, Any]], generators: list[str], judges: list[str], path: Path, title: str
 ) -> None:
     """Generator (rows) x judge (columns) mean rating with the SD in each cell."""
-    import matplotlib
+    from culturebench.eval.plots import plot_heatmap as heatmap
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    grid = np.array([[cells[f"{g}|{j}"]["mean"] or np.nan for j in judges] for g in generators], dtype=float)
-    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(judges), 1.0 + 0.6 * len(generators)))
-    ax.imshow(grid, vmin=1, vmax=5, cmap="RdYlGn")
-    ax.set_xticks(range(len(judges)), judges, rotation=45, ha="right")
-    ax.set_yticks(range(len(generators)), generators)
-    for r, g in enumerate(generators):
-        for c, j in enumerate(judges):
-            cell = cells[f"{g}|{j}"]
-            if cell["mean"] is not None:
-                sd = f"\n±{cell['sd']:.2f}" if cell["sd"] is not None else ""
-                ax.text(c, r, f"{cell['mean']:.2f}{sd}", ha="center", va="center", fontsize=8)
-    ax.set_xlabel("judge")
-    ax.set_ylabel("generator")
-    ax.set_title(f"{title}: mean (±SD)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    values = [[cells[f"{g}|{j}"]["mean"] for j in judges] for g in generators]
+    texts = [
+        [
+            f"{c['mean']:.2f}" + (f"\n±{c['sd']:.2f}" if c["sd"] is not None else "")
+            if c["mean"] is not None
+            else ""
+            for c in (cells[f"{g}|{j}"] for j in judges)
+        ]
+        for g in generators
+    ]
+    heatmap(
+        values,
+        generators,
+        judges,
+        path,
+        title=f"{title}: mean (±SD)",
+        vmin=1,
+        vmax=5,
+        label="mean rating (1-5)",
+        texts=texts,
+        cmap="RdYlGn",
+        axis_labels=("generator", "judge"),
+    )

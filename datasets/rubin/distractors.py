@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.atomic import publish_dir, staging_dir
-from culturebench.builders.rubin import parse_year, required_text
 from culturebench.builders.tables import read_jsonl
+from culturebench.datasets.rubin.builder import parse_year, required_text
 from culturebench.errors import CultureBenchError, SourceError
 from culturebench.eval.backends.base import Backend, Request
 from culturebench.eval.tasks.base import load_prompts

@@ -1,0 +1,151 @@
+"""What every command line module shares: consoles, exit codes, the error-to-exit-code
+mapping, progress display, and the backend options and engine factory of commands that run
+a model. Dataset folders import it to add their own commands (``dataset.yaml`` code.cli)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from culturebench.errors import CultureBenchError, SourceError, ValidationFailed
+
+console = Console()
+err_console = Console(stderr=True)
+
+EXIT_VALIDATION = 1
+EXIT_BAD_INPUT = 2
+EXIT_REFUSED = 3
+EXIT_PUBLISH_FAILED = 4
+EXIT_VERIFY_FAILED = 5
+
+
+@contextmanager
+def steps(title: str):
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(title, total=None)
+        yield lambda msg: progress.update(task, description=f"{title}: {msg}")
+
+
+class _LogProgress:
+    """Progress as log lines on stderr when stderr is not a terminal (CI logs, files): one
+    line at the start, then about every 10% and at the end, instead of redraws."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[int, dict] = {}
+
+    def __enter__(self) -> _LogProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, total: int | None = None, **_: object) -> int:
+        task = len(self._tasks)
+        self._tasks[task] = {"description": description, "total": total, "shown": -1}
+        err_console.print(f"{description}: started", highlight=False)
+        return task
+
+    def update(
+        self, task: int, *, completed: int | None = None, total: int | None = None, **_: object
+    ) -> None:
+        state = self._tasks[task]
+        if total is not None:
+            state["total"] = total
+        if completed is None or not state["total"]:
+            return
+        step = int(10 * completed / state["total"])
+        if step > state["shown"]:
+            state["shown"] = step
+            err_console.print(f"{state['description']}: {completed}/{state['total']}", highlight=False)
+
+
+def progress_bar():
+    """A transient progress bar on stderr (count, bar, elapsed time); log lines instead when
+    stderr is not a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn
+
+    if not err_console.is_terminal:
+        return _LogProgress()
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+
+
+def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
+    """Run ``fn``; turn the package's own errors into one redacted line and an exit code
+    (2 bad input, ``validation_exit`` for a failed validation, 3 release refused)."""
+    from culturebench.safe_http import redact
+
+    try:
+        return fn()
+    except SourceError as exc:
+        err_console.print(f"[red]bad input:[/] {redact(exc)}", soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except ValidationFailed as exc:
+        exc.report.render(err_console)
+        err_console.print(f"[red]{redact(exc)}[/]: nothing was written")
+        raise typer.Exit(validation_exit) from exc
+    except CultureBenchError as exc:
+        from culturebench.release.pipeline import ReleaseRefused
+
+        if isinstance(exc, ReleaseRefused):
+            err_console.print(f"[red]release refused:[/] {redact(exc)}", soft_wrap=True)
+            raise typer.Exit(EXIT_REFUSED) from exc
+        err_console.print(f"[red]error:[/] {redact(exc)}", soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+
+
+def write_or_error(write, path: Path, text: str) -> None:
+    try:
+        write(path, text)
+    except OSError as exc:
+        raise CultureBenchError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+# Backend options shared by every command that runs a model.
+BackendOption = Annotated[str, typer.Option(help="transformers, vllm or openai.")]
+ModelRevisionOption = Annotated[str | None, typer.Option(help="Model revision (Hub models).")]
+BatchSizeOption = Annotated[int, typer.Option(help="Prompts per backend call.")]
+BaseUrlOption = Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")]
+ConcurrencyOption = Annotated[int, typer.Option(help="openai backend: requests in flight.")]
+
+
+def make_engine(
+    backend: str,
+    model: str,
+    *,
+    model_revision: str | None,
+    max_new_tokens: int,
+    seed: int,
+    temperature: float,
+    batch_size: int,
+    base_url: str | None,
+    concurrency: int,
+):
+    """The backend named on the command line, with the options that backend takes."""
+    from culturebench.eval.backends import SamplingParams, make_backend
+
+    sampling = SamplingParams(max_new_tokens=max_new_tokens, seed=seed, temperature=temperature)
+    options: dict = {"revision": model_revision, "sampling": sampling}
+    if backend == "openai":
+        options.update(base_url=base_url, concurrency=concurrency)
+    elif backend == "transformers":
+        options.update(batch_size=batch_size)
+    return or_exit(lambda: make_backend(backend, model, **options))

@@ -1,0 +1,193 @@
+"""The dataset registry: every dataset is one folder, found by its ``dataset.yaml``.
+
+A dataset folder holds its declarations (``dataset.yaml``, datasheet, changelog, prompts)
+and its code, named in ``dataset.yaml``::
+
+    code:
+      builder: builder:BorschBuilder   # module:class, a DatasetBuilder
+      checks: checks                   # SCHEMAS (+ CROSS_CHECKS, cross_checks(frames))
+      tasks: tasks                     # TASKS: {name: Task class}
+      report: report                   # optional: sections(results, folder, rel) -> lines
+      cli: cli                         # optional: register(eval_app) adds commands
+
+Modules are relative to the dataset's code package. Built-in datasets live in
+``datasets/<name>/`` (package ``culturebench.datasets.<name>``); a separate package
+registers its own with an entry point in the group ``culturebench.datasets`` whose value is
+the import name of a package holding ``dataset.yaml`` and the modules, e.g. in its
+``pyproject.toml``::
+
+    [project.entry-points."culturebench.datasets"]
+    toy = "culturebench_toy"
+
+Discovery checks that every declared module exists; a missing piece is an error then,
+naming the dataset, not a warning in the middle of a run. Shared code asks the registry and
+never names a dataset.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from culturebench.errors import CultureBenchError, UnknownDatasetError
+
+ENTRY_POINT_GROUP = "culturebench.datasets"
+REQUIRED_PARTS = ("builder", "checks", "tasks")
+OPTIONAL_PARTS = ("report", "cli")
+
+
+class RegistryError(CultureBenchError):
+    """A dataset folder is incomplete or declares code that does not exist."""
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    """One registered dataset: where its declarations are and where its code lives."""
+
+    name: str
+    folder: Path
+    package: str
+    code: dict[str, str] = field(default_factory=dict)
+    origin: str = "built-in"  # or the entry point's distribution
+
+    def module(self, part: str) -> ModuleType | None:
+        """The imported module of a code part (None for an undeclared optional part)."""
+        target = self.code.get(part)
+        if target is None:
+            if part in REQUIRED_PARTS:
+                raise RegistryError(f"dataset {self.name!r} declares no {part} (dataset.yaml code.{part})")
+            return None
+        return importlib.import_module(f"{self.package}.{target.partition(':')[0]}")
+
+    def _attr(self, part: str, default_attr: str) -> Any:
+        target = self.code[part]
+        attr = target.partition(":")[2] or default_attr
+        module = self.module(part)
+        try:
+            return getattr(module, attr)
+        except AttributeError:
+            raise RegistryError(
+                f"dataset {self.name!r}: {module.__name__} has no {attr!r} (dataset.yaml code.{part})"
+            ) from None
+
+    def builder_class(self) -> type:
+        return self._attr("builder", "Builder")
+
+    def checks(self) -> ModuleType:
+        """The module with ``SCHEMAS`` and optionally ``CROSS_CHECKS``/``cross_checks``."""
+        module = self.module("checks")
+        if not hasattr(module, "SCHEMAS"):
+            raise RegistryError(f"dataset {self.name!r}: {module.__name__} has no SCHEMAS")
+        return module
+
+    def tasks(self) -> dict[str, type]:
+        """Task name -> Task class."""
+        return dict(self._attr("tasks", "TASKS"))
+
+    def report(self) -> ModuleType | None:
+        return self.module("report")
+
+
+def _read_code(folder: Path, name: str) -> dict[str, str]:
+    path = folder / "dataset.yaml"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise RegistryError(f"{path}: unreadable ({exc})") from None
+    code = raw.get("code")
+    if not isinstance(code, dict):
+        raise RegistryError(f"{path}: no `code:` block naming the dataset's builder, checks and tasks")
+    unknown = sorted(set(code) - set(REQUIRED_PARTS) - set(OPTIONAL_PARTS))
+    if unknown:
+        raise RegistryError(f"{path}: unknown code part(s) {unknown}")
+    return {str(k): str(v) for k, v in code.items()}
+
+
+def _checked(entry: DatasetEntry) -> DatasetEntry:
+    for part in REQUIRED_PARTS:
+        if part not in entry.code:
+            raise RegistryError(
+                f"dataset {entry.name!r} ({entry.folder}): dataset.yaml code.{part} is missing"
+            )
+    for part, target in entry.code.items():
+        module = f"{entry.package}.{target.partition(':')[0]}"
+        try:
+            found = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise RegistryError(f"dataset {entry.name!r}: code.{part} names {module}, which does not exist")
+    return entry
+
+
+BUILTIN_PACKAGE = "culturebench.datasets"
+
+
+def _builtin() -> dict[str, DatasetEntry]:
+    from culturebench.spec import datasets_root
+
+    out = {}
+    for path in sorted(datasets_root().glob("*/dataset.yaml")):
+        folder = path.parent
+        out[folder.name] = DatasetEntry(
+            folder.name, folder, f"{BUILTIN_PACKAGE}.{folder.name}", _read_code(folder, folder.name)
+        )
+    return out
+
+
+def _third_party() -> dict[str, DatasetEntry]:
+    from importlib.metadata import entry_points
+
+    out = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        package = ep.value.split(":")[0].strip()
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise RegistryError(f"entry point {ep.name} = {ep.value}: {package} is not an importable package")
+        folder = Path(next(iter(spec.submodule_search_locations)))
+        if not (folder / "dataset.yaml").is_file():
+            raise RegistryError(f"entry point {ep.name} = {ep.value}: {folder} has no dataset.yaml")
+        dist = getattr(ep, "dist", None)
+        origin = f"{dist.name} {dist.version}" if dist is not None else ep.value
+        out[ep.name] = DatasetEntry(ep.name, folder, package, _read_code(folder, ep.name), origin)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _discover(_key: tuple[str, ...]) -> dict[str, DatasetEntry]:
+    entries = _builtin()
+    for name, entry in _third_party().items():
+        if name in entries:
+            raise RegistryError(
+                f"dataset {name!r} is registered twice: built in and by {entry.origin} ({entry.folder})"
+            )
+        entries[name] = entry
+    return {name: _checked(entry) for name, entry in sorted(entries.items())}
+
+
+def _cache_key() -> tuple[str, ...]:
+    """Discovery depends on the declarations folder and on what is importable (sys.path)."""
+    import os
+    import sys
+
+    return (os.environ.get("CULTUREBENCH_DATASETS", ""), *sys.path)
+
+
+def datasets() -> dict[str, DatasetEntry]:
+    """Every registered dataset, by name (built-ins and entry points), checked."""
+    return _discover(_cache_key())
+
+
+def get(name: str) -> DatasetEntry:
+    """The registered dataset ``name``; :class:`UnknownDatasetError` naming the known ones."""
+    entries = datasets()
+    if name not in entries:
+        raise UnknownDatasetError(f"unknown dataset {name!r} (known: {', '.join(entries) or 'none'})")
+    return entries[name]

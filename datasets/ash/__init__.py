@@ -1,0 +1,1 @@
+"""ash: declarations and code of one dataset (see dataset.yaml)."""

@@ -1,0 +1,30 @@
+"""CulinaryASH commands: ``culturebench eval ash-summary``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from culturebench.cli_support import console, or_exit
+
+
+def register(eval_app: typer.Typer) -> None:
+    """Add this dataset's commands to ``culturebench eval``."""
+    eval_app.command("ash-summary")(eval_ash_summary_cmd)
+
+
+def eval_ash_summary_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Folders of ash judge runs (generator x judge).")],
+    out: Annotated[Path, typer.Option(help="Folder for ash_summary.json and the heatmaps.")] = Path(
+        "runs/ash_summary"
+    ),
+) -> None:
+    """CulinaryASH: generator x judge means/SDs (heatmap PNGs), top/bottom cuisines, agreement."""
+    from culturebench.datasets.ash.summary import summarize
+
+    result = or_exit(lambda: summarize(runs, out))
+    for criterion, block in result["criteria"].items():
+        console.print(f"{criterion}: alpha (interval, all judges) = {block['alpha_interval_all_judges']}")
+    console.print(f"wrote {out / 'ash_summary.json'} and {len(result['criteria'])} heatmaps")

@@ -1,0 +1,1 @@
+"""borsch: declarations and code of one dataset (see dataset.yaml)."""

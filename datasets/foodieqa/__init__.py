@@ -1,0 +1,1 @@
+"""foodieqa: declarations and code of one dataset (see dataset.yaml)."""

@@ -1,0 +1,1 @@
+"""rubin: declarations and code of one dataset (see dataset.yaml)."""

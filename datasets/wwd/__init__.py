@@ -1,0 +1,1 @@
+"""wwd: declarations and code of one dataset (see dataset.yaml)."""
