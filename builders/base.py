@@ -25,7 +25,7 @@ from culturebench.builders.parquet_io import to_table, write_split
 from culturebench.builders.sources import SourceSet, resolve_sources
 from culturebench.errors import BuildError, ValidationFailed
 from culturebench.hashing import sha256_text
-from culturebench.manifest import MANIFEST_FORMAT, dumps, write_manifest
+from culturebench.manifest import MANIFEST_FORMAT, dumps, release_folder, write_manifest
 from culturebench.release.versioning import declared_kind
 from culturebench.spec import DatasetSpec, load_spec
 
@@ -110,7 +110,7 @@ class DatasetBuilder(ABC):
         for folder in [Path(out_root), *Path(out_root).parents]:
             if folder.exists() and not folder.is_dir():
                 raise BuildError(f"--out {out_root}: {folder} is a file, not a folder")
-        final = Path(out_root) / spec.name / spec.version
+        final = release_folder(out_root, spec.name, spec.version)
         if final.exists() and not overwrite:
             raise BuildError(f"{final} already exists (use --overwrite to rebuild it)")
         changelog = spec.changelog_entry(spec.version)

@@ -17,13 +17,20 @@ from culturebench.cli_support import (
     EXIT_REFUSED,
     EXIT_VALIDATION,
     EXIT_VERIFY_FAILED,
+    AllowOption,
     BackendOption,
     BaseUrlOption,
     BatchSizeOption,
+    BuildProgress,
+    CommonsApiOption,
     ConcurrencyOption,
+    ImageMirrorOption,
+    ImagesOption,
     ModelRevisionOption,
+    OfflineImagesOption,
     console,
     err_console,
+    image_options,
     make_engine,
     or_exit,
     progress_bar,
@@ -184,14 +191,27 @@ def build_cmd(
     ] = None,
     out: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
     overwrite: Annotated[bool, typer.Option(help="Replace an existing release folder.")] = False,
+    images: ImagesOption = False,
+    image_mirror: ImageMirrorOption = None,
+    offline_images: OfflineImagesOption = False,
+    commons_api: CommonsApiOption = None,
+    allow: AllowOption = None,
 ) -> None:
     """Build, validate and write dist/<name>/<version>/ atomically."""
     from culturebench.builders import get_builder
 
+    options = or_exit(lambda: image_options(images, image_mirror, offline_images, commons_api, allow))
     builder = or_exit(lambda: get_builder(name))
-    with steps(f"building {name} {builder.spec.version}") as step:
+    with BuildProgress(f"building {name} {builder.spec.version}") as progress:
         result = or_exit(
-            lambda: builder.build(source=source, out_root=out, overwrite=overwrite, on_step=step)
+            lambda: builder.build(
+                source=source,
+                out_root=out,
+                overwrite=overwrite,
+                on_step=progress.step,
+                images=options,
+                image_progress=progress.images,
+            )
         )
     _print_build(result)
 
@@ -295,6 +315,11 @@ def release_cmd(
     out: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
     rebuild: Annotated[bool, typer.Option(help="Rebuild the release folder even if it exists.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the plan as JSON.")] = None,
+    images: ImagesOption = False,
+    image_mirror: ImageMirrorOption = None,
+    offline_images: OfflineImagesOption = False,
+    commons_api: CommonsApiOption = None,
+    allow: AllowOption = None,
 ) -> None:
     """Build -> validate (blocking) -> gate -> publish one commit + tag vX.Y.Z -> verify."""
     from culturebench.release import plan_release, publish_release
@@ -307,9 +332,12 @@ def release_cmd(
     target = or_exit(
         lambda: parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
     )
+    options = or_exit(lambda: image_options(images, image_mirror, offline_images, commons_api, allow))
     with steps(f"planning {name} {version}"):
         plan = or_exit(  # a folder that fails validation is a refused release (exit 3)
-            lambda: plan_release(name, version, target, source=source, out_root=out, rebuild=rebuild),
+            lambda: plan_release(
+                name, version, target, source=source, out_root=out, rebuild=rebuild, images=options
+            ),
             validation_exit=EXIT_REFUSED,
         )
     _print_plan(plan)

@@ -149,3 +149,69 @@ def make_engine(
     elif backend == "transformers":
         options.update(batch_size=batch_size)
     return or_exit(lambda: make_backend(backend, model, **options))
+
+
+# Image-stage options shared by `build` and `release`.
+ImagesOption = Annotated[
+    bool, typer.Option("--images", help="Run the image stage: fetch, verify, hash, licence, embed.")
+]
+ImageMirrorOption = Annotated[
+    str | None, typer.Option("--image-mirror", help="Base URL serving the upstream image paths.")
+]
+OfflineImagesOption = Annotated[
+    bool, typer.Option("--offline-images", help="Use only images already in the cache (no network).")
+]
+CommonsApiOption = Annotated[
+    str | None,
+    typer.Option("--commons-api", help="Wikimedia Commons API for licences ('none' to skip lookups)."),
+]
+AllowOption = Annotated[
+    list[str] | None,
+    typer.Option("--allow", help="Private address/network the image fetcher may contact (e.g. 127.0.0.1)."),
+]
+
+
+def image_options(
+    images: bool, mirror: str | None, offline: bool, commons_api: str | None, allow: list[str] | None
+):
+    """The image stage's options from the command line (None when ``--images`` is absent);
+    a flag that needs ``--images`` without it is a usage error."""
+    from culturebench.errors import UsageError
+    from culturebench.images.licenses import COMMONS_API
+    from culturebench.images.stage import ImageOptions
+    from culturebench.safe_http import parse_allow
+
+    if not images:
+        if mirror or offline or commons_api:
+            raise UsageError("--image-mirror, --offline-images and --commons-api need --images")
+        return None
+    parse_allow(allow or ())
+    api = None if (commons_api or "").lower() == "none" or offline else (commons_api or COMMONS_API)
+    return ImageOptions(mirror=mirror, commons_api=api, allow=tuple(allow or ()), offline=offline)
+
+
+class BuildProgress:
+    """One display for a build: a spinner naming the current step and, when the image stage
+    runs, a bar counting images (log lines instead when stderr is not a terminal)."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self._bar = progress_bar()
+        self._job: int | None = None
+        self._images: int | None = None
+
+    def __enter__(self) -> BuildProgress:
+        self._bar.__enter__()
+        self._job = self._bar.add_task(self.title, total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.__exit__(*exc)
+
+    def step(self, message: str) -> None:
+        self._bar.update(self._job, description=f"{self.title}: {message}")
+
+    def images(self, done: int, total: int) -> None:
+        if self._images is None:
+            self._images = self._bar.add_task("images", total=total)
+        self._bar.update(self._images, completed=done, total=total)

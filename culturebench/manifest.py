@@ -23,6 +23,12 @@ def dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
+def release_folder(out_root: str | Path, name: str, version: str) -> Path:
+    """Where a release of ``name`` at ``version`` lives under ``out_root``: the one place
+    the ``<out>/<name>/<version>`` layout is spelled out."""
+    return Path(out_root) / name / str(version)
+
+
 def write_manifest(folder: Path, manifest: dict[str, Any]) -> Path:
     path = folder / MANIFEST_NAME
     write_text_atomic(path, dumps(manifest))

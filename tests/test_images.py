@@ -341,3 +341,35 @@ def test_wwd_links_get_images_licences_and_statuses(upstream_wwd: Path, tmp_path
     assert all(link["status"] is None for link in links if link["kind"] == "recipe")
     assert {"images:integrity", "images:near_duplicates"} <= set(result.report.checks_run)
     assert result.report.ok
+
+
+def test_cli_build_with_images_against_a_local_mirror(image_world) -> None:
+    """The documented command line, end to end: `build --images --image-mirror ... --allow`."""
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    w = image_world
+    out = w["tmp"] / "cli-dist"
+    args = ["build", "borsch", "--source", str(w["source"]), "--out", str(out), "--images"]
+    args += ["--image-mirror", w["mirror"], "--commons-api", w["api"], "--allow", "127.0.0.1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    statuses = {}
+    for path in sorted((out / "borsch" / "1.0.0" / "data" / "ru").glob("*.parquet")):
+        for row in pq.read_table(path).to_pylist():
+            for record in row["images"]:
+                statuses[record["upstream_path"]] = record["status"]
+    paths = [row["path"] for row in w["rows"] if row["language"] == "ru"]
+    assert statuses[paths[2]] == "failed:checksum_mismatch"
+    assert "embedded" in statuses.values() and "url_only" in statuses.values()
+
+
+def test_cli_image_flags_need_images(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    result = CliRunner().invoke(app, ["build", "borsch", "--out", str(tmp_path), "--offline-images"])
+    assert result.exit_code == 2 and "need --images" in result.output

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from culturebench.errors import CultureBenchError, ValidationFailed
-from culturebench.manifest import read_manifest
+from culturebench.manifest import read_manifest, release_folder
 from culturebench.release.targets import PublishTarget, ReleaseFile, release_files
 from culturebench.release.versioning import (
     Version,
@@ -25,6 +25,9 @@ from culturebench.release.versioning import (
     latest,
 )
 from culturebench.spec import changelog_section, load_spec
+
+if TYPE_CHECKING:
+    from culturebench.images.stage import ImageOptions
 
 
 class ReleaseRefused(CultureBenchError):
@@ -79,7 +82,13 @@ class ReleasePlan:
 
 
 def _prepare_folder(
-    name: str, version: Version, *, source: str | None, out_root: Path, rebuild: bool
+    name: str,
+    version: Version,
+    *,
+    source: str | None,
+    out_root: Path,
+    rebuild: bool,
+    images: ImageOptions | None = None,
 ) -> Path:
     from culturebench.builders import get_builder
     from culturebench.validation import validate_release
@@ -90,7 +99,7 @@ def _prepare_folder(
             f"datasets/{name}/dataset.yaml declares version {spec.version}, not {version}: bump it there "
             "(with a CHANGELOG entry) before releasing"
         )
-    folder = out_root / name / str(version)
+    folder = release_folder(out_root, name, str(version))
     if folder.exists() and not rebuild:
         report = validate_release(folder)
         if not report.ok:
@@ -98,7 +107,7 @@ def _prepare_folder(
                 report, f"{folder} fails validation (dirty build); rebuild it with --rebuild"
             )
         return folder
-    get_builder(name).build(source=source, out_root=out_root, overwrite=rebuild)
+    get_builder(name).build(source=source, out_root=out_root, overwrite=rebuild, images=images)
     return folder
 
 
@@ -125,11 +134,15 @@ def plan_release(
     source: str | None = None,
     out_root: str | Path = "dist",
     rebuild: bool = False,
+    images: ImageOptions | None = None,
 ) -> ReleasePlan:
-    """Build (or re-validate) the release folder and run the gate; write nothing to ``target``."""
+    """Build (or re-validate) the release folder and run the gate; write nothing to ``target``.
+    ``images``: run the image stage when the folder is (re)built."""
     parsed = Version.parse(version)
     load_spec(name)  # unknown dataset -> clear error before any work
-    folder = _prepare_folder(name, parsed, source=source, out_root=Path(out_root), rebuild=rebuild)
+    folder = _prepare_folder(
+        name, parsed, source=source, out_root=Path(out_root), rebuild=rebuild, images=images
+    )
     manifest = read_manifest(folder)
 
     if manifest.get("sample"):
