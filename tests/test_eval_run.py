@@ -283,3 +283,40 @@ def test_eval_pins_a_hub_revision_to_its_commit(
     )
     assert ref["commit_sha"] == published.commit
     assert results["samples"] == 5
+
+
+@pytest.mark.parametrize(("config", "langs"), [("ru", ["ru"]), ("uk", ["uk"])])
+def test_origin_tasks_run_on_the_language_configs(
+    borsch_release, scripted_backend, tmp_path: Path, config: str, langs: list[str]
+) -> None:
+    from datasets import load_dataset
+
+    results = run_eval(
+        "borsch",
+        "origin-qa",
+        scripted_backend("Россия"),
+        tmp_path / "run",
+        local=str(borsch_release.folder),
+        limit=2,
+        task_options={"config": config},
+    )
+    rows = samples(tmp_path / "run")
+    assert results["samples"] == 2 * 5 and sorted(results["metrics"]) == langs
+    first = load_dataset(str(borsch_release.folder), config, split="test")[0]
+    assert first["name"].capitalize() in rows[0]["prompt"] or first["name"] in rows[0]["prompt"]
+    assert rows[0]["gold_origins"] == list(first["origins"])
+    assert results["provenance"]["task_options"] == {"config": config}
+
+
+def test_origin_task_refuses_an_unknown_config(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    from culturebench.errors import UsageError
+
+    with pytest.raises(UsageError, match="choose one of parallel, ru, uk"):
+        run_eval(
+            "borsch",
+            "origin-qa",
+            scripted_backend("x"),
+            tmp_path / "r",
+            local=str(borsch_release.folder),
+            task_options={"config": "kk"},
+        )

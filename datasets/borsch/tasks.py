@@ -1,6 +1,6 @@
 """BORSCH tasks (paper sections 4.1, 4.2 and Appendix H): country-of-origin QA, VQA,
-VQA with the dish name, and dish-name VQA, on the `parallel` config, in Russian and
-Ukrainian, five prompt variants each."""
+VQA with the dish name, and dish-name VQA, in Russian and Ukrainian, five prompt variants
+each; on the `parallel` config by default, or on `ru` / `uk` (task option ``config``)."""
 
 from __future__ import annotations
 
@@ -52,11 +52,28 @@ def per_country(group: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
     return out
 
 
+CONFIG_LANGUAGES = {"parallel": ("ru", "uk"), "ru": ("ru",), "uk": ("uk",)}
+
+
 class _BorschTask(Task):
+    """Shared by every BORSCH task. Task option ``config``: ``parallel`` (default, the
+    paper's 433 dishes named in both languages), or ``ru`` / ``uk``, the full language sets
+    (1,147 and 823 dishes) that the pretraining co-occurrence analysis needs QA on; a
+    language config is prompted in its own language only."""
+
     dataset = "borsch"
     config = "parallel"
     languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
     uses_name: ClassVar[bool] = True
+
+    def __init__(self, config: str = "parallel", **options: Any) -> None:
+        if config not in CONFIG_LANGUAGES:
+            from culturebench.errors import UsageError
+
+            raise UsageError(f"borsch config {config!r}: choose one of {', '.join(CONFIG_LANGUAGES)}")
+        super().__init__(**({"config": config} if config != "parallel" else {}), **options)
+        self.config = config
+        self.languages = CONFIG_LANGUAGES[config]
 
     def build(
         self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
@@ -69,7 +86,7 @@ class _BorschTask(Task):
                 skipped["no image bytes"] += 1
                 continue
             for lang in langs:
-                name = row[f"name_{lang}"]
+                name = row[f"name_{lang}"] if self.config == "parallel" else row["name"]
                 for index, template in enumerate(self.templates(lang)):
                     prompt = template.format(dish=display_name(name)) if self.uses_name else template
                     meta = {
