@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from culturebench.atomic import publish_dir, staging_dir, write_text_atomic
-from culturebench.builders.buildlog import BuildLog
-from culturebench.builders.parquet_io import to_table, write_split
 from culturebench.builders.sources import SourceSet, resolve_sources
+from culturebench.buildlog import BuildLog
+from culturebench.changelog import declared_kind
 from culturebench.errors import BuildError, ValidationFailed
 from culturebench.hashing import sha256_text
 from culturebench.manifest import MANIFEST_FORMAT, dumps, release_folder, write_manifest
-from culturebench.release.versioning import declared_kind
+from culturebench.parquet_io import to_table, write_split
 from culturebench.spec import DatasetSpec, load_spec
 
 if TYPE_CHECKING:

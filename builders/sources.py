@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
+from culturebench.cache import cache_root
 from culturebench.errors import ChecksumError, Location, SourceError
 from culturebench.hashing import sha256_file
 from culturebench.safe_http import redact
@@ -90,14 +91,6 @@ class SourceSet:
                 for key, f in sorted(self.files.items())
             },
         }
-
-
-def cache_root() -> Path:
-    """Root of culturebench's download cache (``$CULTUREBENCH_CACHE`` or ``~/.cache``)."""
-    env = os.environ.get("CULTUREBENCH_CACHE")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "culturebench"
 
 
 def _shared_candidates(name: str) -> list[Path]:

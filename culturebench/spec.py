@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from culturebench.changelog import changelog_section
 from culturebench.errors import CultureBenchError
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -195,17 +196,6 @@ class DatasetSpec:
         if not self.changelog_path.exists():
             return None
         return changelog_section(self.changelog_path.read_text(encoding="utf-8"), version)
-
-
-def changelog_section(text: str, version: str) -> str | None:
-    """Extract the body of the ``## <version>`` section of a Keep-a-Changelog style file."""
-    pattern = re.compile(rf"^## \[?{re.escape(version)}\]?(?:\s.*)?$", re.MULTILINE)
-    match = pattern.search(text)
-    if not match:
-        return None
-    rest = text[match.end() :]
-    nxt = re.search(r"^## ", rest, re.MULTILINE)
-    return rest[: nxt.start() if nxt else len(rest)].strip()
 
 
 def load_spec(name: str) -> DatasetSpec:

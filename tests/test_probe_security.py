@@ -195,7 +195,7 @@ def _hostile_images() -> dict[str, bytes]:
 
 
 def test_hostile_images_fail_alone(tmp_path) -> None:
-    from culturebench.builders.buildlog import BuildLog
+    from culturebench.buildlog import BuildLog
     from culturebench.images.policy import ImagePolicy
     from culturebench.images.stage import ImageOptions, run_image_stage
 

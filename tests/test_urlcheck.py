@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from culturebench.builders.parquet_io import write_split
 from culturebench.cli import app
 from culturebench.manifest import write_manifest
+from culturebench.parquet_io import write_split
 from culturebench.urlcheck import CheckConfig, UrlChecker, UrlItem, collect_urls
 from culturebench.urlcheck.history import Diff, load_history, update_history
 

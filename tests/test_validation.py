@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from culturebench.builders.parquet_io import write_split
 from culturebench.cli import app
 from culturebench.manifest import read_manifest, write_manifest
+from culturebench.parquet_io import write_split
 from culturebench.validation import validate_release
 
 

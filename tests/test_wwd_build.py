@@ -184,8 +184,8 @@ def test_bad_input_names_file_row_field(
 def test_validation_catches_an_unbalanced_split(wwd_release, tmp_path: Path) -> None:
     import pyarrow as pa
 
-    from culturebench.builders.parquet_io import write_split
     from culturebench.manifest import read_manifest, write_manifest
+    from culturebench.parquet_io import write_split
 
     folder = tmp_path / "release"
     shutil.copytree(wwd_release.folder, folder)

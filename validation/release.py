@@ -9,10 +9,11 @@ from typing import Any
 
 import pandas as pd
 
+from culturebench.changelog import changelog_section
 from culturebench.errors import CultureBenchError
 from culturebench.hashing import sha256_file
 from culturebench.manifest import MANIFEST_NAME, data_files, read_manifest
-from culturebench.spec import DatasetSpec, changelog_section, load_spec
+from culturebench.spec import DatasetSpec, load_spec
 from culturebench.validation.pandera_utils import run_schema
 from culturebench.validation.report import Finding, ValidationReport
 from culturebench.validation.rows import Frames
@@ -219,7 +220,7 @@ def _check_data(
 ) -> Frames:
     """Features and row counts; return one DataFrame per config (splits concatenated) and
     each split's ids (``Frames.split_ids``)."""
-    from culturebench.builders.parquet_io import read_split
+    from culturebench.parquet_io import read_split
     from datasets import Features
 
     report.ran("features")

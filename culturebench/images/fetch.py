@@ -59,7 +59,7 @@ class ImageCache:
 
 
 def default_cache() -> ImageCache:
-    from culturebench.builders.sources import cache_root
+    from culturebench.cache import cache_root
 
     return ImageCache(cache_root() / "images")
 

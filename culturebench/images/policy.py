@@ -20,6 +20,8 @@ class ImagePolicy:
     contamination_threshold: int = 10
     reference_lists: list[Path] = field(default_factory=list)
     waivers: list[dict[str, Any]] = field(default_factory=list)
+    #: ``kind`` values of ``links`` records that point at an image (declared per dataset)
+    link_kinds: frozenset[str] = frozenset()
 
     def waived(self, check: str, *keys: str | None) -> dict[str, Any] | None:
         """The waiver covering ``check`` for any of the image keys (sha256 or phash), if any."""
@@ -48,4 +50,5 @@ def load_policy(spec: DatasetSpec) -> ImagePolicy:
         contamination_threshold=int(raw.get("contamination_threshold", 10)),
         reference_lists=refs,
         waivers=waivers,
+        link_kinds=frozenset(raw.get("image_link_kinds") or ()),
     )

@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from culturebench.builders.buildlog import BuildLog
+from culturebench.buildlog import BuildLog
 from culturebench.images.decode import ImageError
 from culturebench.images.fetch import FetchRequest, ImageCache, default_cache, fetch_images
 from culturebench.images.hashing import hash_image_bytes
 from culturebench.images.licenses import UNKNOWN, CommonsClient, LicenseInfo, allowed, commons_title
 from culturebench.images.policy import ImagePolicy
-from culturebench.urlcheck.collect import IMAGE_LINK_KINDS
 
 
 @dataclass(frozen=True)
@@ -33,9 +32,12 @@ class ImageOptions:
     cache: ImageCache | None = None
 
 
-def image_records(rows: dict[str, dict[str, list[dict[str, Any]]]]) -> Iterator[dict[str, Any]]:
-    """Every image record in the rows: ``images`` entries, and ``links`` entries of an image
-    kind with an http(s) URL. Records shared between configs come once."""
+def image_records(
+    rows: dict[str, dict[str, list[dict[str, Any]]]], link_kinds: frozenset[str] = frozenset()
+) -> Iterator[dict[str, Any]]:
+    """Every image record in the rows: ``images`` entries, and ``links`` entries whose kind
+    is one of the dataset's image ``link_kinds`` with an http(s) URL. Records shared between
+    configs come once."""
     seen: set[int] = set()
     for splits in rows.values():
         for split_rows in splits.values():
@@ -44,7 +46,7 @@ def image_records(rows: dict[str, dict[str, list[dict[str, Any]]]]) -> Iterator[
                 candidates += [
                     link
                     for link in row.get("links") or []
-                    if link.get("kind") in IMAGE_LINK_KINDS and str(link.get("url") or "").startswith("http")
+                    if link.get("kind") in link_kinds and str(link.get("url") or "").startswith("http")
                 ]
                 for record in candidates:
                     if id(record) not in seen:
@@ -80,7 +82,7 @@ def run_image_stage(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Fill every image record in place; return statistics and the attribution list."""
-    records = list(image_records(rows))
+    records = list(image_records(rows, policy.link_kinds))
     by_key: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         by_key.setdefault(record["url"], []).append(record)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from culturebench.changelog import changelog_section, declared_kind
 from culturebench.errors import CultureBenchError, ValidationFailed
 from culturebench.manifest import read_manifest, release_folder
 from culturebench.release.targets import PublishTarget, ReleaseFile, release_files
@@ -21,10 +22,9 @@ from culturebench.release.versioning import (
     VersionError,
     check_bump,
     classify_change,
-    declared_kind,
     latest,
 )
-from culturebench.spec import changelog_section, load_spec
+from culturebench.spec import load_spec
 
 if TYPE_CHECKING:
     from culturebench.images.stage import ImageOptions

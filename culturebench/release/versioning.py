@@ -21,7 +21,6 @@ from culturebench.errors import CultureBenchError
 Kind = Literal["major", "minor", "patch", "none"]
 KIND_ORDER = {"none": 0, "patch": 1, "minor": 2, "major": 3}
 _SEMVER = re.compile(r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-_KIND_LINE = re.compile(r"^\s*Kind:\s*(major|minor|patch)\b", re.IGNORECASE | re.MULTILINE)
 
 
 class VersionError(CultureBenchError):
@@ -108,12 +107,6 @@ def classify_change(old: dict[str, Any] | None, new: dict[str, Any]) -> tuple[Ki
     if old.get("files") != new.get("files"):
         return "patch", "metadata only (card, Croissant or changelog changed; data identical)"
     return "none", "identical content"
-
-
-def declared_kind(changelog_entry: str) -> str | None:
-    """The ``Kind: <major|minor|patch>`` line of a CHANGELOG entry, lower-cased."""
-    match = _KIND_LINE.search(changelog_entry)
-    return match.group(1).lower() if match else None
 
 
 def check_bump(previous: Version | None, new: Version, kind: Kind) -> None:

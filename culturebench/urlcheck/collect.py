@@ -10,9 +10,6 @@ from typing import Any
 
 from culturebench.manifest import read_manifest
 
-# `links` kinds that point at an image (World Wide Dishes); shared with the image stage.
-IMAGE_LINK_KINDS = frozenset({"cc_image", "contributor_photo"})
-
 
 @dataclass(frozen=True)
 class UrlItem:
@@ -40,8 +37,20 @@ def _walk(value: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
             yield from _walk(item, path)
 
 
-def _kind(field: str, record: dict[str, Any]) -> str:
-    if record.get("kind") in IMAGE_LINK_KINDS or field.split(".")[0] == "images":
+def image_link_kinds(dataset: str) -> frozenset[str]:
+    """The ``links`` kinds that point at an image, from the dataset's image policy (none
+    when the dataset is not registered here, e.g. a Hub release of another dataset)."""
+    from culturebench import registry
+    from culturebench.images.policy import load_policy
+    from culturebench.spec import load_spec
+
+    if dataset not in registry.datasets():
+        return frozenset()
+    return load_policy(load_spec(dataset)).link_kinds
+
+
+def _kind(field: str, record: dict[str, Any], link_kinds: frozenset[str]) -> str:
+    if record.get("kind") in link_kinds or field.split(".")[0] == "images":
         return "image"
     return "page"
 
@@ -55,6 +64,7 @@ def collect_urls(folder: str | Path, *, sample: int | None = None, seed: int = 0
 
     folder = Path(folder)
     manifest = read_manifest(folder)
+    link_kinds = image_link_kinds(manifest["dataset"])
     seen: dict[str, UrlItem] = {}
     for config, cfg in manifest["configs"].items():
         for split in cfg["splits"].values():
@@ -67,7 +77,7 @@ def collect_urls(folder: str | Path, *, sample: int | None = None, seed: int = 0
                             continue
                         seen[url] = UrlItem(
                             url=url,
-                            kind=_kind(field, record),
+                            kind=_kind(field, record, link_kinds),
                             dataset=manifest["dataset"],
                             config=config,
                             row_id=str(row.get("id")),

@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 
 from culturebench.builders.base import DatasetBuilder, Rows
-from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
+from culturebench.buildlog import BuildLog
 from culturebench.errors import Location, SourceError
 
 CATEGORIES = ("regional", "religious", "historical")

@@ -39,9 +39,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from culturebench.builders.base import DatasetBuilder
-from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, parse_int, read_csv, read_xlsx
+from culturebench.buildlog import BuildLog
 from culturebench.countries import country_names, is_iso_alpha2
 from culturebench.errors import Location, SourceError
 from culturebench.text import file_name_problem, has_mixed_script, name_problem, normalize_name

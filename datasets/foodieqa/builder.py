@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.builders.base import DatasetBuilder, Rows
-from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
+from culturebench.buildlog import BuildLog
 from culturebench.errors import Location, SourceError
 from culturebench.hashing import sha256_bytes
 

@@ -17,9 +17,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from culturebench.builders.base import DatasetBuilder, Rows
-from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, read_csv, read_jsonl
+from culturebench.buildlog import BuildLog
 from culturebench.datasets.rubin.annotators import age_year_check
 from culturebench.errors import SourceError
 from culturebench.mcq import LETTERS, label_index, option_problems

@@ -20,9 +20,9 @@ import pycountry
 import yaml
 
 from culturebench.builders.base import DatasetBuilder
-from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, parse_int, read_csv
+from culturebench.buildlog import BuildLog
 from culturebench.countries import is_iso_alpha2
 from culturebench.errors import Location, SourceError
 from culturebench.text import name_problem

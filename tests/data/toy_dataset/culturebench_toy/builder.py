@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from culturebench.builders.base import DatasetBuilder, Rows
-from culturebench.builders.buildlog import BuildLog
 from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import read_jsonl
+from culturebench.buildlog import BuildLog
 
 
 class ToyBuilder(DatasetBuilder):
