@@ -136,3 +136,17 @@ def test_shared_modules_name_no_dataset() -> None:
                 if names.search(code):
                     hits.append(f"{path.relative_to(REPO)}:{number}: {stripped}")
     assert hits == []
+
+
+def test_readme_task_list_matches_the_registry() -> None:
+    import re
+
+    from culturebench.eval.tasks import registry as task_registry
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- tasks:start -->")[1].split("<!-- tasks:end -->")[0]
+    listed = {
+        m.group(1): re.findall(r"`([^`]+)`", m.group(2))
+        for m in re.finditer(r"^\| `(\w+)` \| (.+) \|$", block, re.MULTILINE)
+    }
+    assert listed == {name: list(tasks) for name, tasks in task_registry().items()}
