@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from culturebench.cards.paper import compare
 from culturebench.spec import DatasetSpec
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -102,6 +103,7 @@ def render_card(spec: DatasetSpec, manifest: dict[str, Any], build_report: dict[
         raw=spec.raw,
         manifest=manifest,
         stats=build_report.get("stats", {}),
+        paper=compare(spec, build_report.get("stats", {}), sample=bool(manifest.get("sample"))),
         quirk_counts=build_report.get("quirk_counts", {}),
         quirk_actions=build_report.get("quirk_actions", {}),
         datasheet=spec.datasheet,

@@ -35,6 +35,10 @@ def _lookup(stats: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
+def _unexplained(why: str) -> bool:
+    return why.lower().startswith(UNEXPLAINED)
+
+
 def compare(spec: DatasetSpec, stats: Mapping[str, Any], *, sample: bool) -> dict[str, Any] | None:
     """Every published number next to the build's; None when the dataset declares none."""
     paper = load_paper(spec)
@@ -78,8 +82,8 @@ def compare(spec: DatasetSpec, stats: Mapping[str, Any], *, sample: bool) -> dic
         )
     reproduced = sum(c["match"] for c in counts) + sum(t["matched"] for t in tables)
     total = len(counts) + sum(t["cells"] for t in tables)
-    unexplained = sum(1 for c in counts if not c["match"] and c["why"] == UNEXPLAINED) + sum(
-        1 for t in tables for d in t["diffs"] if d["why"] == UNEXPLAINED
+    unexplained = sum(1 for c in counts if not c["match"] and _unexplained(c["why"])) + sum(
+        1 for t in tables for d in t["diffs"] if _unexplained(d["why"])
     )
     return {
         "source": paper.get("paper", ""),

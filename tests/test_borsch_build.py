@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -174,3 +175,35 @@ def test_headline_country_counts(borsch_release) -> None:
         "bootstrap-2": 16,
         "wikidata": 676,
     }
+
+
+def test_card_lists_differences_from_the_paper(borsch_release) -> None:
+    """Every published count and every cell of Tables 7 and 8 compared with the build; each
+    difference carries its traced cause, or says it is not explained."""
+    card = (borsch_release.folder / "README.md").read_text(encoding="utf-8")
+    section = card.split("## Differences from the paper")[1].split("## Provenance")[0]
+    assert "216 of 222 published numbers are reproduced exactly" in section
+    assert "1 difference(s) are not explained" in section
+    assert "| UA | 166 | 167 |" in section and "'UA ' with a trailing space" in section
+    assert "| HU | 15 | 14 |" in section and "МАКОВНИК" in section
+    assert "| IE | (no row) | 2 | Not explained" in section
+    assert "| Images (Appendix C" in section and "| 8192 | 7095 |" in section
+
+
+def test_paper_comparison_flags_unexplained_and_missing(tmp_path: Path) -> None:
+    from culturebench.cards.paper import compare
+    from culturebench.spec import DatasetSpec
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "paper.yaml").write_text(
+        "paper: P\ncounts:\n  - {what: a, paper: 3, stat: x.rows}\n  - {what: b, paper: 2, stat: nowhere}\n"
+        'tables:\n  - what: t\n    stat: x.per\n    paper: {"A": 1, "B": 2}\n    why: {B: traced}\n'
+    )
+    spec = DatasetSpec(name="d", folder=folder, raw={})
+    got = compare(spec, {"x": {"rows": 3, "per": {"A": 1, "B": 5, "C": 1}}}, sample=False)
+    assert (got["reproduced"], got["total"]) == (2, 5)
+    assert got["counts"][1]["built"] is None and got["counts"][1]["why"] == "not explained"
+    diffs = {d["key"]: d for d in got["tables"][0]["diffs"]}
+    assert diffs["B"]["why"] == "traced" and diffs["C"]["paper"] is None
+    assert got["unexplained"] == 2  # count b, cell C
