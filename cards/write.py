@@ -33,6 +33,38 @@ def render_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any])
     }
 
 
+def stale_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any]) -> list[str]:
+    """The card files whose text differs from what this package renders now (missing ones
+    included): the check behind ``culturebench card --check`` and validation."""
+    out = []
+    for name, text in render_card_files(folder, spec, manifest).items():
+        path = folder / name
+        if (
+            not path.is_file()
+            or path.is_symlink()
+            or path.read_text(encoding="utf-8", errors="replace") != text
+        ):
+            out.append(name)
+    return out
+
+
+def card_inputs(folder: Path) -> tuple[DatasetSpec, dict[str, Any]]:
+    """The spec and manifest to (re)render a release folder's card with; refuses a release
+    of another version than this checkout declares (its card cannot be reproduced here)."""
+    from culturebench.errors import CultureBenchError
+    from culturebench.manifest import read_manifest
+    from culturebench.spec import load_spec
+
+    manifest = read_manifest(folder)
+    spec = load_spec(manifest["dataset"])
+    if spec.version != manifest["version"]:
+        raise CultureBenchError(
+            f"{folder} is version {manifest['version']}, this checkout declares {spec.version}; "
+            "check out the matching version to regenerate"
+        )
+    return spec, manifest
+
+
 def write_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any]) -> None:
     """(Re)write the card and Croissant, then record every metadata file's sha256 in the
     manifest (``manifest["files"]``) and save it."""

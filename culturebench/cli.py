@@ -251,24 +251,10 @@ def card_cmd(
     ] = False,
 ) -> None:
     """Regenerate README.md (card + datasheet) and croissant.json of a release folder."""
-    from culturebench.cards.write import render_card_files, write_card_files
-    from culturebench.manifest import read_manifest
-    from culturebench.spec import load_spec
+    from culturebench.cards.write import CARD_FILES, card_inputs, stale_card_files, write_card_files
 
-    manifest = or_exit(lambda: read_manifest(folder))
-    spec = or_exit(lambda: load_spec(manifest["dataset"]))
-    if spec.version != manifest["version"]:
-        err_console.print(
-            f"[red]error:[/] {folder} is version {manifest['version']}, this checkout "
-            f"declares {spec.version}; check out the matching version to regenerate"
-        )
-        raise typer.Exit(EXIT_BAD_INPUT)
-    rendered = render_card_files(folder, spec, manifest)
-    stale = [
-        n
-        for n, text in rendered.items()
-        if not (folder / n).exists() or (folder / n).read_text(encoding="utf-8") != text
-    ]
+    spec, manifest = or_exit(lambda: card_inputs(folder))
+    stale = stale_card_files(folder, spec, manifest)
     if check:
         if stale:
             console.print(f"[red]stale:[/] {', '.join(stale)}")
@@ -276,16 +262,8 @@ def card_cmd(
         console.print("card and croissant are up to date")
         return
     write_card_files(folder, spec, manifest)
-    console.print(f"wrote {', '.join(rendered)} ({'changed: ' + ', '.join(stale) if stale else 'unchanged'})")
-
-
-def hub_flags(spec, private: bool | None, gated: bool | None) -> tuple[bool, bool]:
-    """(private, gated) for a Hub release: the command line wins, else ``dataset.yaml``'s
-    ``release:`` block (FoodieQA: gated), else public and ungated."""
-    defaults = spec.release_defaults
-    return (
-        bool(defaults.get("private", False)) if private is None else private,
-        bool(defaults.get("gated", False)) if gated is None else gated,
+    console.print(
+        f"wrote {', '.join(CARD_FILES)} ({'changed: ' + ', '.join(stale) if stale else 'unchanged'})"
     )
 
 
@@ -328,6 +306,8 @@ def release_cmd(
     from culturebench.spec import load_spec
 
     if repo:  # Hub flags not given on the command line come from the dataset's declaration
+        from culturebench.release.targets import hub_flags
+
         private, gated = hub_flags(or_exit(lambda: load_spec(name)), private, gated)
     target = or_exit(
         lambda: parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
@@ -385,37 +365,6 @@ def _print_plan(plan) -> None:
     console.print(table)
 
 
-def _resolve_release(target: str, dist: Path) -> Path:
-    """A release folder, a dataset name (latest version under ``dist``), or hub:ORG/NAME[@REV]."""
-    from culturebench.release.versioning import Version, VersionError
-
-    if target.startswith("hub:"):
-        from huggingface_hub import snapshot_download
-
-        from culturebench.release.targets import HubTarget
-        from culturebench.release.versioning import latest
-
-        repo, _, revision = target[4:].partition("@")
-        if not revision:  # the latest release tag, else main
-            newest = latest(HubTarget(repo).tags())
-            revision = newest.tag if newest else "main"
-        return Path(snapshot_download(repo, repo_type="dataset", revision=revision))
-    path = Path(target)
-    if (path / "manifest.json").is_file():
-        return path
-    versions = []
-    for child in (dist / target).glob("*") if (dist / target).is_dir() else []:
-        try:
-            versions.append((Version.parse(child.name), child))
-        except VersionError:
-            continue
-    if not versions:
-        raise CultureBenchError(
-            f"{target!r} is neither a release folder nor a dataset with releases under {dist}"
-        )
-    return max(versions)[1]
-
-
 @app.command("check-urls")
 def check_urls_cmd(
     target: Annotated[
@@ -440,21 +389,13 @@ def check_urls_cmd(
     backoff: Annotated[float, typer.Option(help="First retry delay in seconds (doubles).")] = 1.0,
 ) -> None:
     """Check every external URL of a release; exit 1 if anything is newly broken."""
-    from datetime import datetime, timezone
-
-    from culturebench.manifest import read_manifest
+    from culturebench.release.locate import locate_release
     from culturebench.safe_http import parse_allow
-    from culturebench.urlcheck import CheckConfig, UrlChecker, collect_urls
-    from culturebench.urlcheck.history import baseline_phashes, load_history, save_history, update_history
-    from culturebench.urlcheck.report import write_reports
+    from culturebench.urlcheck import CheckConfig
+    from culturebench.urlcheck.run import check_release
 
     or_exit(lambda: parse_allow(allow or ()))  # a bad --allow fails before any work
-    folder = or_exit(lambda: _resolve_release(target, dist))
-    manifest = or_exit(lambda: read_manifest(folder))
-    report_dir = report or Path("url-reports") / manifest["dataset"]
-    history_path = history or report_dir / "history.json"
-    past = or_exit(lambda: load_history(history_path))
-    items = collect_urls(folder, sample=sample)
+    folder = or_exit(lambda: locate_release(target, dist))
     config = CheckConfig(
         timeout_s=timeout,
         retries=retries,
@@ -464,21 +405,25 @@ def check_urls_cmd(
         per_host_delay_s=delay,
         allow=tuple(allow or ()),
     )
-    checker = UrlChecker(config, baseline_phash=baseline_phashes(past))
     with progress_bar() as bar:
-        job = bar.add_task(f"checking {manifest['dataset']} {manifest['version']}", total=len(items))
-        results = checker.check_all(items, progress=lambda done, total: bar.update(job, completed=done))
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    diff = update_history(past, results, now)
-    save_history(history_path, past)
-    written = write_reports(report_dir, f"{manifest['dataset']} {manifest['version']}", results, diff, now)
-    summary = written["summary"]
+        job = bar.add_task(f"checking {folder}", total=None)
+        outcome = or_exit(
+            lambda: check_release(
+                folder,
+                config,
+                report_dir=report,
+                history_path=history,
+                sample=sample,
+                progress=lambda done, total: bar.update(job, completed=done, total=total),
+            )
+        )
+    summary, diff = outcome.summary, outcome.diff
     console.print(
         f"checked {summary['checked']} URLs: {summary['by_status']}; problems: {summary['by_problem']}"
     )
     console.print(
         f"newly broken {len(diff.newly_broken)}, newly fixed {len(diff.newly_fixed)}, "
-        f"still broken {len(diff.still_broken)}; report: {report_dir / 'summary.md'}"
+        f"still broken {len(diff.still_broken)}; report: {outcome.report_dir / 'summary.md'}"
     )
     if diff.newly_broken:
         raise typer.Exit(1)

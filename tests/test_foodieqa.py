@@ -137,7 +137,7 @@ def test_release_is_gated_by_default_and_loads(foodie_release, tmp_path: Path) -
     )
     # The flags are decided before any network call; the unreachable endpoint then fails the plan.
     assert "gated" in dry.output or dry.exit_code != 0
-    from culturebench.cli import hub_flags
+    from culturebench.release.targets import hub_flags
     from culturebench.spec import load_spec
 
     assert hub_flags(load_spec("foodieqa"), None, None) == (False, True)

@@ -92,7 +92,7 @@ def _check_regenerated(
 ) -> None:
     """The card and Croissant must equal what this package renders from the manifest and
     the build report (``card --check``): an edited licence or body does not pass."""
-    from culturebench.cards.write import render_card_files
+    from culturebench.cards.write import stale_card_files
 
     report.ran("card:regenerated")
     if manifest.get("version") != spec.version or manifest.get("schema_version") != spec.schema_version:
@@ -107,17 +107,12 @@ def _check_regenerated(
         )
         return
     try:
-        rendered = render_card_files(folder, spec, manifest)
+        stale = stale_card_files(folder, spec, manifest)
     except Exception as exc:  # a tampered build report or manifest can break rendering
         report.add(Finding("card:regenerated", f"cannot render the card from the manifest: {exc}"))
         return
-    for name, text in rendered.items():
-        path = folder / name
-        if (
-            path.is_file()
-            and not path.is_symlink()
-            and path.read_text(encoding="utf-8", errors="replace") != text
-        ):
+    for name in stale:
+        if (folder / name).is_file():  # a missing file is reported by the layout check
             report.add(
                 Finding(
                     "card:regenerated",

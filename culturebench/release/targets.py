@@ -356,6 +356,16 @@ class HubTarget(PublishTarget):
         return {"path": self.repo_id, "revision": tag}
 
 
+def hub_flags(spec, private: bool | None, gated: bool | None) -> tuple[bool, bool]:
+    """(private, gated) for a Hub release: the command line wins, else ``dataset.yaml``'s
+    ``release:`` block (e.g. a gated dataset), else public and ungated."""
+    defaults = spec.release_defaults
+    return (
+        bool(defaults.get("private", False)) if private is None else private,
+        bool(defaults.get("gated", False)) if gated is None else gated,
+    )
+
+
 def parse_target(
     repo: str | None,
     to: str | None,
