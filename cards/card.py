@@ -35,20 +35,36 @@ def total_rows(manifest: dict[str, Any]) -> int:
     return sum(split["num_rows"] for cfg in manifest["configs"].values() for split in cfg["splits"].values())
 
 
-def card_metadata(spec: DatasetSpec, manifest: dict[str, Any]) -> dict[str, Any]:
+def card_languages(spec: DatasetSpec, stats: dict[str, Any]) -> list[str]:
+    """The card's ``language:`` tags: the declared languages, or, when ``dataset.yaml`` names
+    a build statistic (``card_languages_stat``), the language codes the build validated,
+    with the catch-all ``mul`` dropped."""
+    path = spec.raw.get("card_languages_stat")
+    if not path:
+        return list(spec.languages)
+    value: Any = stats
+    for part in str(path).split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if not value:
+        return list(spec.languages)
+    declared = [lang for lang in spec.languages if lang != "mul"]
+    return declared + [code for code in value if code not in declared]
+
+
+def card_metadata(
+    spec: DatasetSpec, manifest: dict[str, Any], stats: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The YAML header as a dict (key order kept as the Hub shows it)."""
     configs = []
+    default = spec.raw.get("default_config")
     infos = []
     for name, cfg in spec.configs.items():
         splits = manifest["configs"][name]["splits"]
-        configs.append(
-            {
-                "config_name": name,
-                "data_files": [
-                    {"split": split, "path": f"data/{name}/{split}-*.parquet"} for split in splits
-                ],
-            }
-        )
+        entry: dict[str, Any] = {"config_name": name}
+        if name == default:
+            entry["default"] = True
+        entry["data_files"] = [{"split": split, "path": f"data/{name}/{split}-*.parquet"} for split in splits]
+        configs.append(entry)
         download = sum(f["size"] for s in splits.values() for f in s["files"])
         infos.append(
             {
@@ -66,7 +82,7 @@ def card_metadata(spec: DatasetSpec, manifest: dict[str, Any]) -> dict[str, Any]
     return {
         "pretty_name": spec.pretty_name,
         "license": raw["license"],
-        "language": spec.languages,
+        "language": card_languages(spec, stats or {}),
         "multilinguality": raw.get("multilinguality", "monolingual"),
         "task_categories": raw.get("task_categories", []),
         "size_categories": [size_category(total_rows(manifest))],
@@ -117,7 +133,8 @@ def render_card(spec: DatasetSpec, manifest: dict[str, Any], build_report: dict[
             if isinstance(value, dict)
         },
     )
-    return "---\n" + _yaml(card_metadata(spec, manifest)) + "---\n\n" + body
+    stats = build_report.get("stats", {})
+    return "---\n" + _yaml(card_metadata(spec, manifest, stats)) + "---\n\n" + body
 
 
 def stats_lines(stats: dict[str, Any]) -> list[str]:

@@ -17,7 +17,11 @@ import pyarrow.parquet as pq
 
 from culturebench.hashing import sha256_file
 
-ROW_GROUP_SIZE = 1000
+ROW_GROUP_SIZE = 1000  # rows, at most
+#: Row groups are also capped in bytes: the Hub's dataset viewer fails on row groups beyond a
+#: few hundred MB, and an image config (about 1.1 MB a row with BORSCH images embedded)
+#: would make a 1,000-row group of ~1.1 GB.
+ROW_GROUP_BYTES = 64 * 1024 * 1024
 MAX_SHARD_BYTES = 256 * 1024 * 1024
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 9
@@ -37,6 +41,15 @@ def _shards(table: pa.Table) -> list[pa.Table]:
     return [table.slice(i, step) for i in range(0, table.num_rows, step)]
 
 
+def row_group_rows(table: pa.Table) -> int:
+    """Rows per row group: :data:`ROW_GROUP_SIZE`, fewer when the rows are big, so a row
+    group stays near :data:`ROW_GROUP_BYTES` (in memory, before compression)."""
+    if table.num_rows == 0:
+        return ROW_GROUP_SIZE
+    per_row = max(1, table.nbytes // table.num_rows)
+    return max(1, min(ROW_GROUP_SIZE, ROW_GROUP_BYTES // per_row))
+
+
 def write_split(table: pa.Table, folder: Path, config: str, split: str) -> list[dict[str, Any]]:
     """Write ``table`` as ``data/<config>/<split>-NNNNN-of-NNNNN.parquet`` under ``folder``.
 
@@ -54,9 +67,10 @@ def write_split(table: pa.Table, folder: Path, config: str, split: str) -> list[
             path,
             compression=COMPRESSION,
             compression_level=COMPRESSION_LEVEL,
-            row_group_size=ROW_GROUP_SIZE,
+            row_group_size=row_group_rows(shard),
             use_dictionary=True,
             write_statistics=True,
+            write_page_index=True,  # lets readers (the viewer, DuckDB) skip pages
         )
         records.append(
             {

@@ -207,3 +207,21 @@ def test_paper_comparison_flags_unexplained_and_missing(tmp_path: Path) -> None:
     diffs = {d["key"]: d for d in got["tables"][0]["diffs"]}
     assert diffs["B"]["why"] == "traced" and diffs["C"]["paper"] is None
     assert got["unexplained"] == 2  # count b, cell C
+
+
+def test_default_config_and_byte_sized_row_groups(borsch_release, tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from culturebench.parquet_io import ROW_GROUP_BYTES, ROW_GROUP_SIZE, row_group_rows, write_split
+    from datasets import load_dataset
+
+    assert load_dataset(str(borsch_release.folder), split="test").num_rows == 433  # default: parallel
+    small = pa.table({"x": list(range(5000))})
+    assert row_group_rows(small) == ROW_GROUP_SIZE
+    big = pa.table({"image": [b"\0" * 1_100_000] * 200})  # ~1.1 MB a row, like embedded images
+    rows = row_group_rows(big)
+    assert rows * 1_100_000 <= ROW_GROUP_BYTES < (rows + 1) * 1_100_000
+    record = write_split(big, tmp_path, "images", "test")[0]
+    meta = pq.ParquetFile(tmp_path / record["path"]).metadata
+    assert meta.num_row_groups == -(-200 // rows) and meta.row_group(0).num_rows == rows
+    assert meta.row_group(0).column(0).has_offset_index  # page index written

@@ -205,3 +205,19 @@ def test_validation_catches_an_unbalanced_split(wwd_release, tmp_path: Path) -> 
     write_manifest(folder, manifest)
     report = validate_release(folder, croissant_records=False)
     assert any(f.check == "cross:split_balanced_per_country" for f in report.errors)
+
+
+def test_card_lists_validated_language_codes_not_mul(wwd_release) -> None:
+    import yaml
+
+    card = (wwd_release.folder / "README.md").read_text(encoding="utf-8")
+    meta = yaml.safe_load(card.split("---")[1])
+    assert "mul" not in meta["language"]
+    assert meta["language"][0] == "en" and {"swa", "yor", "ary"} <= set(meta["language"])
+    assert (
+        len(meta["language"])
+        == 1
+        + wwd_release.log.stats["default"]["languages"]
+        - ("eng" in wwd_release.log.stats["default"]["language_codes"])
+        or len(meta["language"]) >= 100
+    )

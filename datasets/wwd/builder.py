@@ -408,6 +408,7 @@ class WWDBuilder(DatasetBuilder):
                 "per_country": dict(Counter(code for r in rows for code in r["country_codes"]).most_common()),
                 "per_continent": dict(Counter(c for r in rows for c in r["continents"]).most_common()),
                 "languages": len({c for r in rows for c in r["language_codes"]}),
+                "language_codes": sorted({c for r in rows for c in r["language_codes"]}),
                 "country_name_status": dict(sorted(status.items())),
                 "names_not_iso_countries": [f"{name} ({st})" for name, st in not_iso],
                 "links": dict(
