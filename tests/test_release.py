@@ -416,3 +416,57 @@ def test_network_failure_mid_upload_creates_no_tag(borsch_release, tmp_path: Pat
     assert any(path.startswith("/api/repos/create") for _, path in seen)
     assert any("preupload" in path or "commit" in path for _, path in seen)
     assert not any("/tag/" in path for _, path in seen)
+
+
+# --------------------------------------------------------------------------- Hub verification
+def test_hub_verification_uses_the_file_listing(borsch_release, tmp_path: Path, servers) -> None:
+    """`HubTarget.verify_files` against a real Hub-compatible server (olah): the published
+    tag is checked from `list_repo_tree` (git blob ids here), without downloading files."""
+    with servers.local_hub(tmp_path / "hub") as hub:
+        folder = tmp_path / "rel"
+        shutil.copytree(borsch_release.folder, folder)
+        GitTarget(hub.repo_path(REPO_ID)).publish(folder, "Release borsch 1.0.0", "v1.0.0")
+        edited = tmp_path / "edited"
+        shutil.copytree(folder, edited)
+        (edited / "CHANGELOG.md").write_text("changed\n", encoding="utf-8")
+        got = run_py(
+            f"""
+            import json
+            from pathlib import Path
+            from culturebench.release.targets import HubTarget, release_files
+            target = HubTarget({REPO_ID!r}, endpoint={hub.url!r})
+            same = target.verify_files("v1.0.0", Path({str(folder)!r}), release_files(Path({str(folder)!r})))
+            files = release_files(Path({str(folder)!r}))
+            differ = target.verify_files("v1.0.0", Path({str(edited)!r}), files)
+            print(json.dumps({{"same": same, "differ": differ}}))
+            """,
+            {"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf")},
+        )
+    assert got["same"] == []
+    assert len(got["differ"]) == 1 and got["differ"][0].startswith("CHANGELOG.md: the published git blob")
+
+
+def test_listing_comparison_checks_lfs_sha256(tmp_path: Path) -> None:
+    from huggingface_hub.hf_api import RepoFile
+
+    from culturebench.release.targets import ReleaseFile, compare_listing, git_blob_sha1
+
+    (tmp_path / "a.txt").write_text("hello\n")
+    files = [ReleaseFile("a.txt", 6, "x" * 64), ReleaseFile("data/b.parquet", 10, "b" * 64)]
+    listed = {
+        "a.txt": RepoFile(type="file", oid=git_blob_sha1(tmp_path / "a.txt"), size=6, path="a.txt"),
+        "data/b.parquet": RepoFile(
+            type="file",
+            oid="0" * 40,
+            size=10,
+            path="data/b.parquet",
+            lfs={"oid": "c" * 64, "size": 10, "pointerSize": 1},
+        ),
+        ".gitattributes": RepoFile(type="file", oid="1" * 40, size=1, path=".gitattributes"),
+        "stray.txt": RepoFile(type="file", oid="2" * 40, size=1, path="stray.txt"),
+    }
+    problems = compare_listing(listed, tmp_path, files)
+    assert problems == [
+        f"data/b.parquet: expected sha256 {'b' * 64}, published {'c' * 64}",
+        "stray.txt: published but not part of the release",
+    ]

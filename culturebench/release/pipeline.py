@@ -200,7 +200,8 @@ def plan_release(
 
 
 def verify_release(target: PublishTarget, plan: ReleasePlan) -> list[str]:
-    """Load the published revision back; compare file hashes and row counts with the manifest."""
+    """Compare the published files with the release (the Hub: from its file listing) and load
+    the published revision back to compare row counts with the manifest."""
     import tempfile
 
     from datasets.utils.logging import disable_progress_bar
@@ -208,12 +209,7 @@ def verify_release(target: PublishTarget, plan: ReleasePlan) -> list[str]:
     from datasets import load_dataset
 
     disable_progress_bar()
-    problems = []
-    expected = {f.path: f.sha256 for f in release_files(plan.folder)}
-    got = target.hashes_at(plan.tag)
-    for path in sorted(set(expected) | set(got)):
-        if expected.get(path) != got.get(path):
-            problems.append(f"{path}: expected sha256 {expected.get(path)}, published {got.get(path)}")
+    problems = target.verify_files(plan.tag, plan.folder, release_files(plan.folder))
     remote = target.load_dataset_kwargs(plan.tag)
     with tempfile.TemporaryDirectory() as tmp:
         if remote is None:

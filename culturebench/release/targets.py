@@ -73,6 +73,39 @@ def hashes_in(folder: Path) -> dict[str, str]:
     }
 
 
+def git_blob_sha1(path: Path) -> str:
+    """The git blob id of a file (sha1 of ``blob <size>\\0`` + its bytes), as the Hub lists
+    it for files not stored in LFS."""
+    import hashlib
+
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def compare_listing(listed: dict[str, Any], folder: Path, files: list[ReleaseFile]) -> list[str]:
+    """Problems between a remote file listing (path -> entry with ``blob_id`` and, for LFS
+    files, ``lfs.sha256``) and the release's files: wrong content, missing or extra files."""
+    problems = []
+    expected = {f.path: f for f in files}
+    for path, release_file in sorted(expected.items()):
+        entry = listed.get(path)
+        if entry is None:
+            problems.append(f"{path}: not published")
+            continue
+        lfs = getattr(entry, "lfs", None)
+        if lfs is not None:
+            if lfs.sha256 != release_file.sha256:
+                problems.append(f"{path}: expected sha256 {release_file.sha256}, published {lfs.sha256}")
+        elif entry.blob_id != git_blob_sha1(folder / path):
+            problems.append(f"{path}: the published git blob {entry.blob_id} is not the local file's")
+    for path in sorted(set(listed) - set(expected) - {".gitattributes"}):
+        problems.append(f"{path}: published but not part of the release")
+    return problems
+
+
 class PublishTarget(ABC):
     """Where releases go."""
 
@@ -113,6 +146,17 @@ class PublishTarget(ABC):
     def load_dataset_kwargs(self, tag: str) -> dict[str, Any] | None:
         """How ``datasets.load_dataset`` reads this tag remotely (None: check a checkout)."""
         return None
+
+    def verify_files(self, tag: str, folder: Path, files: list[ReleaseFile]) -> list[str]:
+        """Problems between the files published at ``tag`` and the release's ``files``. The
+        default checks out the tag and compares sha256s."""
+        expected = {f.path: f.sha256 for f in files}
+        got = self.hashes_at(tag)
+        return [
+            f"{path}: expected sha256 {expected.get(path)}, published {got.get(path)}"
+            for path in sorted(set(expected) | set(got))
+            if expected.get(path) != got.get(path)
+        ]
 
 
 # ---------------------------------------------------------------------- local git
@@ -354,6 +398,16 @@ class HubTarget(PublishTarget):
 
     def load_dataset_kwargs(self, tag: str) -> dict[str, Any] | None:
         return {"path": self.repo_id, "revision": tag}
+
+    def verify_files(self, tag: str, folder: Path, files: list[ReleaseFile]) -> list[str]:
+        """From the Hub's file listing, without downloading the tag again: LFS files by the
+        sha256 the Hub reports, other files by their git blob id computed here."""
+        try:
+            entries = self.api.list_repo_tree(self.repo_id, repo_type="dataset", revision=tag, recursive=True)
+            listed = {e.path: e for e in entries if hasattr(e, "blob_id")}
+        except Exception as exc:
+            raise PublishError(f"cannot list {tag} on {self.describe()}: {exc}") from exc
+        return compare_listing(listed, Path(folder), files)
 
 
 def hub_flags(spec, private: bool | None, gated: bool | None) -> tuple[bool, bool]:
