@@ -3,6 +3,9 @@ and the repo's top-level ``datasets/`` folder never shadows Hugging Face ``datas
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,11 +14,34 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+DATASETS = ("ash", "borsch", "foodieqa", "rubin", "wwd")
+
+
+def _clean_copy(dest: Path) -> Path:
+    """The working tree as git sees it (tracked + untracked-not-ignored files): a wheel built
+    in the checkout itself would reuse a stale ``build/`` folder and ship deleted modules."""
+    listed = (
+        subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    for rel in filter(None, listed):
+        source = REPO / rel
+        if source.is_file():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return dest
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    tree = _clean_copy(tmp_path_factory.mktemp("tree") / "culturebench")
     subprocess.run(
         [
             sys.executable,
@@ -27,7 +53,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-q",
             "-w",
             str(out),
-            str(REPO),
+            str(tree),
         ],
         check=True,
         capture_output=True,
@@ -41,22 +67,54 @@ def test_wheel_has_a_single_top_level_package(wheel: Path) -> None:
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"culturebench"}
     for module in (
-        "builders/borsch.py",
-        "validation/borsch.py",
+        "builders/base.py",
+        "validation/release.py",
         "cards/croissant.py",
+        "cards/paper.py",
         "eval/__init__.py",
         "cli.py",
+        "registry.py",
         "release/pipeline.py",
         "eval/runner.py",
         "eval/backends/vllm_backend.py",
-        "eval/tasks/borsch.py",
-        "eval/tasks/wwd.py",
         "images/stage.py",
         "urlcheck/checker.py",
-        "builders/wwd.py",
-        "validation/wwd.py",
+        *(f"datasets/{name}/{part}.py" for name in DATASETS for part in ("builder", "checks", "tasks")),
+        "datasets/borsch/report.py",
+        "datasets/rubin/cli.py",
+        "datasets/ash/cli.py",
     ):
         assert f"culturebench/{module}" in names
+    # nothing left over from the old layout (a stale build folder would ship these)
+    assert not any(
+        n.startswith(("culturebench/builders/borsch", "culturebench/eval/tasks/borsch")) for n in names
+    )
+
+
+def test_installed_wheel_discovers_every_dataset(wheel: Path, tmp_path: Path) -> None:
+    """The registry works from an installed wheel, where ``culturebench/datasets`` is a
+    namespace package inside the package (not the checkout's top-level folder)."""
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    code = (
+        "import culturebench, json; from culturebench import registry; "
+        "e = registry.datasets(); print(json.dumps([culturebench.__file__, "
+        "{n: str(x.folder) for n, x in e.items()}, sorted(registry.get('borsch').tasks())]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    env.pop("CULTUREBENCH_DATASETS", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, check=True, capture_output=True, text=True
+    )
+    location, folders, tasks = json.loads(out.stdout)
+    assert location.startswith(str(site))
+    assert sorted(folders) == sorted(DATASETS)
+    assert all(folder.startswith(str(site / "culturebench" / "datasets")) for folder in folders.values())
+    assert "origin-qa" in tasks
 
 
 def test_wheel_ships_declarative_data(wheel: Path) -> None:
