@@ -544,6 +544,58 @@ def _print_headlines(title: str, metrics: dict) -> None:
     console.print(table)
 
 
+@eval_app.command("score")
+def eval_score_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
+    generations: Annotated[
+        list[Path], typer.Option("--generations", help="Recorded outputs (JSONL or CSV); repeatable.")
+    ],
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Task(s) to score (repeatable; default: every task).")
+    ] = None,
+    layout: Annotated[
+        str | None, typer.Option(help="A layout shipped with the dataset (datasets/<name>/generations.yaml).")
+    ] = None,
+    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
+    repo: Annotated[
+        str | None, typer.Option(help="Dataset repo id (default culturebench/<dataset>).")
+    ] = None,
+    local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder (one sub-folder per task).")] = Path("runs/score"),
+    option: Annotated[list[str] | None, typer.Option("--option", help="Task option KEY=VALUE.")] = None,
+) -> None:
+    """Score generations recorded elsewhere with the same task code, metrics and report as
+    `eval run`; several tasks at once write the dataset's summary files too."""
+    from culturebench import registry
+    from culturebench.eval.score import score_generations
+    from culturebench.eval.tasks import registry as task_registry
+
+    names = task or list(or_exit(lambda: task_registry().get(dataset) or registry.get(dataset).tasks()))
+    options = or_exit(lambda: parse_task_options(option or []))
+    done = {}
+    for name in names:
+        folder = out / name if len(names) > 1 else out
+        done[name] = or_exit(
+            lambda name=name, folder=folder: score_generations(
+                dataset,
+                name,
+                generations,
+                folder,
+                layout=layout,
+                revision=revision,
+                local=str(local) if local else None,
+                repo=repo,
+                task_options=options,
+            )
+        )
+        console.print(f"{name}: {done[name]['samples']} samples of {done[name]['items']} items -> {folder}")
+        _print_headlines(f"{dataset}/{name}", done[name]["metrics"])
+    hooks = registry.get(dataset).report()
+    if len(names) > 1 and hooks is not None and hasattr(hooks, "summary_files"):
+        for path in hooks.summary_files(done, out):
+            console.print(f"wrote {path}")
+
+
 @eval_app.command("tiny-model")
 def eval_tiny_model_cmd(
     path: Annotated[Path, typer.Argument(help="Folder to create.")],

@@ -20,3 +20,10 @@ def sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
             lines.append(f'- "{mode}": {cells}')
         lines.append("")
     return lines
+
+
+def summary_files(results_by_task, out_dir):
+    """Files summarising several scored tasks (``table_h9.csv``, the authors' layout)."""
+    from culturebench.datasets.wwd.table_h9 import summary_files as write
+
+    return write(results_by_task, out_dir)

@@ -81,9 +81,12 @@ def sem(values: Sequence[float]) -> float:
 
 
 def per_continent(samples: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
-    """Mean and SEM of ``metric`` per continent (a dish counts for each of its continents)."""
+    """Mean and SEM of ``metric`` per continent (a dish counts for each of its continents);
+    samples without a score (no usable gold answer) are left out."""
     groups: dict[str, list[float]] = defaultdict(list)
     for sample in samples:
+        if sample.get(metric) is None:
+            continue
         for continent in sample["continents"]:
             groups[continent].append(float(sample[metric]))
     return {
@@ -122,10 +125,11 @@ class _WWDTask(Task):
         return []
 
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        values = [float(s[self.metric]) for s in samples]
+        values = [float(s[self.metric]) for s in samples if s.get(self.metric) is not None]
         return {
             "en": {
-                "n": len(samples),
+                "n": len(values),
+                "n_without_gold": len(samples) - len(values),
                 self.metric: {
                     "mean": sum(values) / len(values) if values else float("nan"),
                     "sem": sem(values),
@@ -156,12 +160,21 @@ class _ChoiceTask(_WWDTask):
     def normalise(self, values: Sequence[str]) -> list[str]:
         return list(dict.fromkeys(_key(v) for v in values))
 
+    def normalise_gold(self, values: Sequence[str]) -> list[str]:
+        """The gold answers that can be scored: "other" (an unspecified answer) is dropped."""
+        return [v for v in self.normalise(values) if v not in ("other", "otherfood")]
+
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        """IoU of the chosen options with the gold ones. A dish whose gold answer is empty or
+        only "other" gets no score (``iou`` null) and is left out of the means, as in the
+        paper's Table H.9 (recomputing it from the authors' per-row file reproduces all six
+        published time-of-day cells only with this rule)."""
         predicted = self.normalise(choose(output, self.options()))
+        gold = self.normalise_gold(meta["gold"])
         return {
             "predicted": predicted,
             "parsed_list": parse_list(output) is not None,
-            "iou": iou(predicted, self.normalise(meta["gold"])),
+            "iou": iou(predicted, gold) if gold else None,
         }
 
 

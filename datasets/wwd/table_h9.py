@@ -1,0 +1,72 @@
+"""Table H.9/H.10 of the World Wide Dishes paper from scored runs, in exactly the layout of
+the authors' ``*_cleaned_stats.csv`` (rows: count, the five task metrics, the four
+failure-mode rates in %; one column per continent), so it can be diffed against theirs."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+CONTINENTS = ("Africa", "Asia", "Europe", "North America", "Oceania", "South America")
+#: row of the published table -> (task, metric key in that task's per-continent block)
+METRIC_ROWS = {
+    "country_acc": ("country", "correct"),
+    "time_of_day_iou": ("time-of-day", "iou"),
+    "type_of_dish_iou": ("meal-type", "iou"),
+    "utensils_iou": ("utensils", "iou"),
+    "ingredients_iou": ("ingredients", "iou"),
+}
+#: failure-mode rows (percent of descriptions) -> keyword group in prompts.yaml
+FAILURE_ROWS = {
+    "apologize": "apologize",
+    "not known": "not_known",
+    "not real": "not_real",
+    "take a guess": "guess",
+}
+
+
+def table_h9(results_by_task: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """row -> continent -> value, from the results of the scored tasks (missing: None)."""
+    table: dict[str, dict[str, float | None]] = {}
+    counts: dict[str, float | None] = dict.fromkeys(CONTINENTS)
+    for row, (task, _metric) in METRIC_ROWS.items():
+        block = (results_by_task.get(task) or {}).get("metrics", {}).get("en", {})
+        per = block.get("per_continent", {})
+        table[row] = {c: round(per[c]["mean"], 2) if c in per else None for c in CONTINENTS}
+        if task == "country":
+            counts = {c: float(per[c]["n"]) if c in per else None for c in CONTINENTS}
+    modes = (
+        (results_by_task.get("description") or {}).get("metrics", {}).get("en", {}).get("failure_modes", {})
+    )
+    for row, key in FAILURE_ROWS.items():
+        per = modes.get(key, {})
+        table[row] = {c: round(100 * per[c]["mean"], 2) if c in per else None for c in CONTINENTS}
+    return {"count": counts, **table}
+
+
+def write_table_h9(results_by_task: Mapping[str, dict[str, Any]], path: Path) -> Path:
+    """Write :func:`table_h9` as CSV in the authors' layout (empty cell: not computed)."""
+    table = table_h9(results_by_task)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["", *CONTINENTS])
+        for row, cells in table.items():
+            writer.writerow([row, *("" if cells[c] is None else cells[c] for c in CONTINENTS)])
+    return path
+
+
+def read_published(path: Path) -> dict[str, dict[str, float]]:
+    """The authors' ``*_cleaned_stats.csv`` as row -> continent -> value."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    header = rows[0][1:]
+    return {r[0]: {c: float(v) for c, v in zip(header, r[1:], strict=True)} for r in rows[1:]}
+
+
+def summary_files(results_by_task: Mapping[str, dict[str, Any]], out_dir: Path) -> list[Path]:
+    """Report hook for `eval score`/multi-task runs: ``table_h9.csv`` beside the task folders."""
+    if not any(task in results_by_task for task, _ in METRIC_ROWS.values()):
+        return []
+    return [write_table_h9(results_by_task, Path(out_dir) / "table_h9.csv")]

@@ -1,0 +1,162 @@
+"""Scoring recorded generations: the World Wide Dishes authors' own GPT-3.5 outputs (real
+data, shared/upstream/wwd/llm_probing) scored end to end into Table H.9, compared cell by
+cell with the published table; generic JSONL generations for other datasets; bad files."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from culturebench.cli import app
+from culturebench.datasets.wwd.table_h9 import CONTINENTS, read_published
+from culturebench.errors import SourceError
+from culturebench.eval.score import score_generations
+
+PROBING = (
+    "gpt35_dish_info_cleaned_results.csv",
+    "gpt35_dish_info_cleaned_compared.csv",
+    "gpt35_dish_info_failures.csv",
+)
+
+
+@pytest.fixture(scope="module")
+def probing(upstream_wwd: Path) -> Path:
+    folder = upstream_wwd / "llm_probing"
+    if not (folder / PROBING[0]).is_file():
+        pytest.skip("the WWD probing files are not in this upstream snapshot")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def table(probing: Path, wwd_release, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("score") / "gpt35"
+    args = [
+        "eval",
+        "score",
+        "wwd",
+        "--layout",
+        "wwd-probing",
+        "--local",
+        str(wwd_release.folder),
+        "--out",
+        str(out),
+    ]
+    for name in PROBING:
+        args += ["--generations", str(probing / name)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return {
+        "ours": read_published(out / "table_h9.csv"),
+        "paper": read_published(probing / "gpt35_dish_info_cleaned_stats.csv"),
+        "out": out,
+    }
+
+
+def test_gpt35_table_h9_reproduces_the_deterministic_rows(table) -> None:
+    ours, paper = table["ours"], table["paper"]
+    assert list(ours) == list(paper)  # the authors' row layout, in their order
+    for row in ("count", "time_of_day_iou", "apologize", "not known", "not real", "take a guess"):
+        assert ours[row] == paper[row], row  # exact, all six continents
+    for continent in CONTINENTS:  # type of dish: within one rounding step
+        assert abs(ours["type_of_dish_iou"][continent] - paper["type_of_dish_iou"][continent]) <= 0.011
+
+
+def test_scored_runs_carry_provenance_and_every_seed(table, probing: Path) -> None:
+    from culturebench.hashing import sha256_file
+
+    results = json.loads((table["out"] / "utensils" / "results.json").read_text(encoding="utf-8"))
+    assert results["samples"] == 3825 and results["items"] == 765 and results["seeds"] == [0, 1, 2, 3, 4]
+    (used,) = results["provenance"]["generations"]
+    assert used["sha256"] == sha256_file(probing / PROBING[0])
+    assert results["metrics"]["en"]["n"] + results["metrics"]["en"]["n_without_gold"] == 3825
+    report = (table["out"] / "utensils" / "report.md").read_text(encoding="utf-8")
+    assert "| en | iou |" in report and "per_continent" in report
+
+
+def _copy(probing: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "probing"
+    folder.mkdir()
+    for name in PROBING:
+        (folder / name).write_bytes((probing / name).read_bytes())
+    return folder
+
+
+def _edit(path: Path, edit) -> None:
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    edit(rows)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "message"),
+    [
+        (lambda rows: rows[3].__setitem__(0, ""), (4, "id"), "missing id"),
+        (lambda rows: rows[3].__setitem__(0, "99999"), (4, "id"), "not an item of this task"),
+        (lambda rows: rows[3].__setitem__(3, rows[2][3]), (4, "id"), "appears twice"),
+        (lambda rows: rows[5].__setitem__(3, "x"), (6, "seed"), "not an integer"),
+        (lambda rows: rows[6].__setitem__(5, " "), (7, "country_llm"), "empty output"),
+    ],
+    ids=["missing-id", "unknown-id", "duplicate-id-seed", "bad-seed", "empty-output"],
+)
+def test_bad_generation_files_name_file_row_column(
+    probing: Path, wwd_release, tmp_path: Path, edit, where, message: str
+) -> None:
+    folder = _copy(probing, tmp_path)
+    _edit(folder / PROBING[1], edit)
+    with pytest.raises(SourceError) as info:
+        score_generations(
+            "wwd",
+            "country",
+            [folder / PROBING[1]],
+            tmp_path / "out",
+            layout="wwd-probing",
+            local=str(wwd_release.folder),
+        )
+    assert (info.value.location.file, info.value.location.row, info.value.location.field) == (
+        PROBING[1],
+        *where,
+    )
+    assert message in str(info.value)
+
+
+def test_misaligned_sibling_file_is_refused(probing: Path, wwd_release, tmp_path: Path) -> None:
+    folder = _copy(probing, tmp_path)
+    _edit(folder / PROBING[0], lambda rows: rows.insert(2, rows.pop(9)))  # a row of another dish moved up
+    with pytest.raises(SourceError, match="does not line up"):
+        score_generations(
+            "wwd",
+            "time-of-day",
+            [folder / PROBING[0]],
+            tmp_path / "out",
+            layout="wwd-probing",
+            local=str(wwd_release.folder),
+        )
+
+
+def test_generic_jsonl_for_another_dataset(borsch_release, tmp_path: Path) -> None:
+    """Any tool's output: `{id, output, seed}` lines, scored like `eval run` (BORSCH origin QA)."""
+    from datasets import load_dataset
+
+    first = load_dataset(str(borsch_release.folder), "parallel", split="test")[0]
+    lines = [
+        {"id": f"{first['id']}:ru:0", "output": "Узбекистан", "seed": 0},
+        {"id": f"{first['id']}:ru:0", "output": "Россия", "seed": 1},
+        {"id": f"{first['id']}:uk:2", "output": "Таджикистан"},
+    ]
+    path = tmp_path / "gen.jsonl"
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    results = score_generations(
+        "borsch", "origin-qa", [path], tmp_path / "out", local=str(borsch_release.folder)
+    )
+    assert results["samples"] == 3 and results["seeds"] == [0, 1]
+    samples = [
+        json.loads(s) for s in (tmp_path / "out" / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert [s["predicted"] for s in samples] == [["UZ"], ["RU"], ["TJ"]]
+    assert samples[0]["jaccard"] == pytest.approx(1 / len(first["origins"]))
