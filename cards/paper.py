@@ -93,4 +93,5 @@ def compare(spec: DatasetSpec, stats: Mapping[str, Any], *, sample: bool) -> dic
         "reproduced": reproduced,
         "total": total,
         "unexplained": unexplained,
+        "notes": [str(n).strip() for n in paper.get("notes") or []],
     }

@@ -53,6 +53,8 @@ class CountryExtractor:
         for code in all_alpha2():
             for lang in LANGUAGES:
                 self._add(country_name(code, lang), code, lang)
+        for code, name in _iso_english_names():  # "Myanmar", "Bosnia and Herzegovina", ...
+            self._add(name, code, "en")
         for code, by_lang in data["aliases"].items():
             for lang, names in by_lang.items():
                 for name in names:
@@ -129,6 +131,25 @@ class CountryExtractor:
                 if code:
                     return code, length
         return None
+
+
+#: ISO short names that name two countries in practice: never matched on their own.
+_AMBIGUOUS_ISO_NAMES = {"congo"}
+
+
+def _iso_english_names() -> list[tuple[str, str]]:
+    """English names from ISO 3166 (pycountry) that CLDR writes differently: CLDR says
+    "Myanmar (Burma)", "Congo - Kinshasa", "Bosnia & Herzegovina", "Hong Kong SAR China";
+    answers say "Myanmar", "Bosnia and Herzegovina", "Hong Kong"."""
+    import pycountry
+
+    out = []
+    for country in pycountry.countries:
+        for attr in ("name", "common_name", "official_name"):
+            name = getattr(country, attr, None)
+            if name and "," not in name and name.lower() not in _AMBIGUOUS_ISO_NAMES:
+                out.append((country.alpha_2, name))
+    return out
 
 
 def _sentence_start(text: str, offset: int) -> bool:
