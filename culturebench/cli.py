@@ -596,6 +596,44 @@ def eval_score_cmd(
             console.print(f"wrote {path}")
 
 
+@eval_app.command("compare")
+def eval_compare_cmd(
+    a: Annotated[Path, typer.Argument(help="Run folder A, or a CSV table (e.g. runs/x/table_h9.csv).")],
+    b: Annotated[Path, typer.Argument(help="Run folder B, or a CSV table (e.g. the published stats).")],
+    out: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown.")] = None,
+) -> None:
+    """Side by side: every metric (or table cell) the two share, B - A, and for runs a paired
+    bootstrap 95% CI of the difference over the items both scored."""
+    from culturebench.eval.compare import compare, markdown
+
+    rows = or_exit(lambda: compare(a, b))
+    table = Table(title=f"A = {a}   B = {b}")
+    for col in ("group", "metric", "A", "B", "B - A", "95% CI of B - A"):
+        table.add_column(col, justify="left" if col in ("group", "metric") else "right")
+    for row in rows:
+        ci = row.get("ci95")
+        table.add_row(
+            row["group"],
+            row["metric"],
+            f"{row['a']:.3f}",
+            f"{row['b']:.3f}",
+            f"{row['difference']:+.3f}",
+            f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "",
+        )
+    console.print(table)
+    if not rows:
+        console.print("[yellow]nothing in common to compare[/]")
+    if out:
+        or_exit(lambda: write_or_error(_write_text, out, markdown(rows, str(a), str(b))))
+        console.print(f"wrote {out}")
+
+
+def _write_text(path: Path, text: str) -> None:
+    from culturebench.atomic import write_text_atomic
+
+    write_text_atomic(path, text)
+
+
 @eval_app.command("tiny-model")
 def eval_tiny_model_cmd(
     path: Annotated[Path, typer.Argument(help="Folder to create.")],

@@ -16,6 +16,7 @@ from culturebench.datasets.wwd.table_h9 import CONTINENTS, read_published
 from culturebench.errors import SourceError
 from culturebench.eval.score import score_generations
 
+PROBING_STATS = "gpt35_dish_info_cleaned_stats.csv"
 PROBING = (
     "gpt35_dish_info_cleaned_results.csv",
     "gpt35_dish_info_cleaned_compared.csv",
@@ -160,3 +161,44 @@ def test_generic_jsonl_for_another_dataset(borsch_release, tmp_path: Path) -> No
     ]
     assert [s["predicted"] for s in samples] == [["UZ"], ["RU"], ["TJ"]]
     assert samples[0]["jaccard"] == pytest.approx(1 / len(first["origins"]))
+
+
+def test_compare_table_h9_with_the_published_stats(table, probing: Path, tmp_path: Path) -> None:
+    out = tmp_path / "compare.md"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "compare",
+            str(table["out"] / "table_h9.csv"),
+            str(probing / PROBING_STATS),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert "| Oceania | time_of_day_iou | 0.550 | 0.550 | +0.000 |  |" in text
+    assert "| Africa | country_acc |" in text
+
+
+def test_compare_two_runs_has_a_paired_bootstrap_ci(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    from culturebench.eval.compare import compare
+    from culturebench.eval.runner import run_eval
+
+    def run(answer: str, name: str) -> Path:
+        run_eval(
+            "borsch",
+            "origin-qa",
+            scripted_backend(answer),
+            tmp_path / name,
+            local=str(borsch_release.folder),
+            limit=12,
+        )
+        return tmp_path / name
+
+    rows = {(r["group"], r["metric"]): r for r in compare(run("Узбекистан", "a"), run("Россия", "b"))}
+    jaccard = rows[("ru", "jaccard")]
+    assert jaccard["difference"] == pytest.approx(jaccard["b"] - jaccard["a"])
+    lo, hi = jaccard["ci95"]
+    assert lo <= jaccard["difference"] <= hi

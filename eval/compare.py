@@ -1,0 +1,133 @@
+"""Compare two runs (or two tables such as ``table_h9.csv`` and a published stats file).
+
+Runs: every headline metric the two share, side by side, with the difference (B - A) and a
+paired bootstrap 95% interval of the difference. The unit resampled is the item (the dish,
+the question): the same drawn items are scored in both runs, all their prompts and seeds
+together. Tables: the cells the two CSV files share, side by side, with their differences.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ITERATIONS = 1000
+
+
+def _samples_by_unit(samples: Sequence[dict[str, Any]], group: str, metric: str) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for sample in samples:
+        if group != "all" and sample.get("lang") != group:
+            continue
+        value = sample.get(metric)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        out.setdefault(str(sample.get("row_id", sample.get("id"))), []).append(float(value))
+    return out
+
+
+def paired_difference_ci(
+    a: dict[str, list[float]], b: dict[str, list[float]], *, iterations: int = ITERATIONS, seed: int = 0
+) -> tuple[float, float] | None:
+    """95% percentile interval of mean(B) - mean(A), resampling the items both runs scored."""
+    import numpy as np
+
+    units = sorted(set(a) & set(b))
+    if len(units) < 2:
+        return None
+    sums = np.array([[sum(a[u]), len(a[u]), sum(b[u]), len(b[u])] for u in units], dtype=float)
+    rng = np.random.default_rng(seed)
+    draw = rng.integers(0, len(units), size=(iterations, len(units)))
+    picked = sums[draw]  # iterations x units x 4
+    diff = picked[..., 2].sum(1) / picked[..., 3].sum(1) - picked[..., 0].sum(1) / picked[..., 1].sum(1)
+    lo, hi = np.quantile(diff, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def compare_runs(run_a: Path, run_b: Path) -> list[dict[str, Any]]:
+    """One row per headline metric the two runs share."""
+    from culturebench.eval.report import headlines
+    from culturebench.eval.runner import SAMPLES, read_results, read_samples
+
+    results_a, results_b = read_results(run_a), read_results(run_b)
+    samples_a, samples_b = read_samples(run_a / SAMPLES), read_samples(run_b / SAMPLES)
+    heads_b = {(h.group, h.metric): h for h in headlines(results_b["metrics"])}
+    rows = []
+    for head_a in headlines(results_a["metrics"]):
+        head_b = heads_b.get((head_a.group, head_a.metric))
+        if head_b is None:
+            continue
+        ci = paired_difference_ci(
+            _samples_by_unit(samples_a, head_a.group, head_a.metric),
+            _samples_by_unit(samples_b, head_b.group, head_b.metric),
+        )
+        rows.append(
+            {
+                "group": head_a.group,
+                "metric": head_a.metric,
+                "a": head_a.value,
+                "b": head_b.value,
+                "difference": head_b.value - head_a.value,
+                "ci95": ci,
+                "n": (head_a.n, head_b.n),
+            }
+        )
+    return rows
+
+
+def read_table(path: Path) -> dict[tuple[str, str], float]:
+    """A CSV table with row labels in the first column: (row, column) -> number."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    header = rows[0][1:]
+    out = {}
+    for row in rows[1:]:
+        for column, value in zip(header, row[1:], strict=False):
+            try:
+                out[(row[0], column)] = float(value)
+            except ValueError:
+                continue
+    return out
+
+
+def compare_tables(table_a: Path, table_b: Path) -> list[dict[str, Any]]:
+    """One row per cell both tables have, in table A's order."""
+    a, b = read_table(table_a), read_table(table_b)
+    return [
+        {
+            "group": column,
+            "metric": row,
+            "a": value,
+            "b": b[(row, column)],
+            "difference": b[(row, column)] - value,
+        }
+        for (row, column), value in a.items()
+        if (row, column) in b
+    ]
+
+
+def compare(a: Path, b: Path) -> list[dict[str, Any]]:
+    """Runs (folders) or tables (CSV files): whichever the two paths are."""
+    from culturebench.errors import UsageError
+
+    if a.is_dir() and b.is_dir():
+        return compare_runs(a, b)
+    if a.suffix == ".csv" and b.suffix == ".csv":
+        return compare_tables(a, b)
+    raise UsageError("compare two run folders, or two CSV tables (e.g. table_h9.csv and the published stats)")
+
+
+def markdown(rows: Sequence[dict[str, Any]], name_a: str, name_b: str) -> str:
+    """The comparison as a Markdown table."""
+    lines = [
+        f"| group | metric | A: {name_a} | B: {name_b} | B - A | 95% CI of B - A |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for row in rows:
+        ci = row.get("ci95")
+        interval = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+        cells = f"{row['a']:.3f} | {row['b']:.3f} | {row['difference']:+.3f}"
+        lines.append(f"| {row['group']} | {row['metric']} | {cells} | {interval} |")
+    return "\n".join(lines) + "\n"
