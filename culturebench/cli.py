@@ -479,6 +479,10 @@ def eval_run_cmd(
     batch_size: BatchSizeOption = 8,
     max_new_tokens: Annotated[int, typer.Option(help="Generation length (paper: 200).")] = 200,
     seed: Annotated[int, typer.Option(help="Seed recorded and passed to the backend.")] = 0,
+    seeds: Annotated[
+        str | None,
+        typer.Option(help="Generate every prompt once per seed, e.g. 0,1,2,3,4 (the WWD paper: 5 seeds)."),
+    ] = None,
     base_url: BaseUrlOption = None,
     concurrency: ConcurrencyOption = 4,
     temperature: Annotated[
@@ -497,6 +501,7 @@ def eval_run_cmd(
     from culturebench.eval.runner import run_eval
 
     task_options = or_exit(lambda: parse_task_options(option or []))
+    seed_list = or_exit(lambda: parse_seeds(seeds))
     engine = make_engine(
         backend,
         model,
@@ -524,6 +529,7 @@ def eval_run_cmd(
                 batch_size=batch_size,
                 progress=lambda done, total: bar.update(job, completed=done, total=total),
                 task_options=task_options,
+                seeds=seed_list,
             )
         )
     console.print(
@@ -665,6 +671,21 @@ def eval_report_cmd(
         err_console.print(f"[red]error:[/] no results.json in {', '.join(missing)}")
         raise typer.Exit(EXIT_BAD_INPUT)
     console.print(f"wrote {or_exit(lambda: write_report(folders, out))}")
+
+
+def parse_seeds(text: str | None) -> list[int] | None:
+    """``0,1,2`` -> [0, 1, 2] (distinct integers); None when not given."""
+    from culturebench.errors import UsageError
+
+    if not text:
+        return None
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"--seeds {text!r}: expected integers separated by commas, e.g. 0,1,2,3,4") from None
+    if not values or len(set(values)) != len(values):
+        raise UsageError(f"--seeds {text!r}: give distinct integers")
+    return values
 
 
 def parse_task_options(items: list[str]) -> dict:

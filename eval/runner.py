@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -234,8 +234,11 @@ def run_eval(
     batch_size: int = 8,
     progress: Callable[[int, int], None] | None = None,
     task_options: dict[str, Any] | None = None,
+    seeds: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) one evaluation and return the results dict (also on disk).
+    ``seeds``: generate every request once per seed (sample ids ``<request>@<seed>``), with
+    the backend's sampling seed set to it; metrics aggregate over all (item, seed) samples.
     ``task_options`` go to the task (e.g. ``{"generations": DIR, "repeats": 3}`` for ASH judge)."""
     task = get_task(dataset, task_name, **(task_options or {}))
     langs = list(langs or task.languages)
@@ -266,6 +269,11 @@ def run_eval(
         "requests": len(requests),
         "requests_sha256": sha256_text("\n".join(r.request.id + "\t" + r.request.prompt for r in requests)),
     }
+    base_sampling = backend.sampling
+    if seeds:
+        run_info["seeds"] = list(seeds)
+        run_info["sampling_per_seed"] = {str(s): replace(base_sampling, seed=int(s)).to_dict() for s in seeds}
+    jobs = [(r, s) for s in seeds for r in requests] if seeds else [(r, None) for r in requests]
     resuming = _check_run(out / RUN, run_info)
     backend.load()  # a model that cannot load fails here, before run.json exists
     key = run_key(run_info)
@@ -274,24 +282,33 @@ def run_eval(
         _write_json(out / RUN, run_info)
 
     samples_path = out / SAMPLES
-    ids = {r.request.id for r in requests}
+    ids = {_job_id(r, s) for r, s in jobs}
     done = {s["id"] for s in read_samples(samples_path, run_key=key, expected_ids=ids)}
-    pending = [r for r in requests if r.request.id not in done]
+    pending = [(r, s) for r, s in jobs if _job_id(r, s) not in done]
+    total = len(jobs)
     if progress:
-        progress(len(requests) - len(pending), len(requests))
+        progress(total - len(pending), total)
+    finished = total - len(pending)
     with open(samples_path, "a", encoding="utf-8") as handle:
-        for start in range(0, len(pending), batch_size):
-            batch = pending[start : start + batch_size]
-            outputs = backend.generate([r.request for r in batch])
-            for item, output in zip(batch, outputs, strict=True):
-                sample = {**_sample(task, item, output), "run": key}
-                handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-            if progress:
-                progress(len(requests) - len(pending) + start + len(batch), len(requests))
+        for seed in dict.fromkeys(s for _, s in pending):
+            backend.sampling = replace(base_sampling, seed=seed) if seed is not None else base_sampling
+            todo = [r for r, s in pending if s == seed]
+            for start in range(0, len(todo), batch_size):
+                batch = todo[start : start + batch_size]
+                outputs = backend.generate([r.request for r in batch])
+                for item, output in zip(batch, outputs, strict=True):
+                    sample = {**_sample(task, item, output), "run": key, "id": _job_id(item, seed)}
+                    if seed is not None:
+                        sample["seed"] = seed
+                    handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+                finished += len(batch)
+                if progress:
+                    progress(finished, total)
+    backend.sampling = base_sampling
 
-    order = {r.request.id: i for i, r in enumerate(requests)}
+    order = {_job_id(r, s): i for i, (r, s) in enumerate(jobs)}
     samples = sorted(
         read_samples(samples_path, run_key=key, expected_ids=ids),
         key=lambda s: order.get(s["id"], len(order)),
@@ -313,6 +330,10 @@ def run_eval(
 
     write_report([out], out / "report.md")
     return results
+
+
+def _job_id(item: TaskRequest, seed: int | None) -> str:
+    return item.request.id if seed is None else f"{item.request.id}@{seed}"
 
 
 def _sample(task, item: TaskRequest, output: str) -> dict[str, Any]:
@@ -339,7 +360,7 @@ def _check_run(path: Path, info: dict[str, Any]) -> bool:
         raise RunMismatch(
             f"{path} is corrupt ({exc}); remove it (or the folder) or use another --out"
         ) from None
-    keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256")
+    keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256", "seeds")
     diff = [k for k in keys if old.get(k) != info.get(k)]
     old_model = {k: v for k, v in (old.get("model") or {}).items() if k != "versions"}
     new_model = {k: v for k, v in info["model"].items() if k != "versions"}

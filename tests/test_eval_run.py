@@ -320,3 +320,41 @@ def test_origin_task_refuses_an_unknown_config(borsch_release, scripted_backend,
             local=str(borsch_release.folder),
             task_options={"config": "kk"},
         )
+
+
+def test_multi_seed_run_records_each_seed_and_resumes(
+    borsch_release, tiny_model: Path, tmp_path: Path
+) -> None:
+    """`--seeds`: every prompt once per seed with that sampling seed; ids `<request>@<seed>`;
+    a killed multi-seed run resumes only the missing (prompt, seed) pairs."""
+    from culturebench.eval.runner import RunMismatch
+
+    def backend_() -> TransformersBackend:
+        return TransformersBackend(
+            str(tiny_model), sampling=SamplingParams(max_new_tokens=8, temperature=1.0), batch_size=8
+        )
+
+    out = tmp_path / "seeds"
+    results = run_eval(
+        "borsch", "origin-qa", backend_(), out, local=str(borsch_release.folder), limit=1, seeds=[0, 1, 2]
+    )
+    rows = samples(out)
+    assert results["samples"] == 1 * 2 * 5 * 3 and len(rows) == 30
+    assert {r["seed"] for r in rows} == {0, 1, 2} and rows[0]["id"].endswith("@0")
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert run["seeds"] == [0, 1, 2] and run["sampling_per_seed"]["2"]["seed"] == 2
+    by_seed = {s: [r["output"] for r in rows if r["seed"] == s] for s in (0, 1, 2)}
+    assert by_seed[0] != by_seed[1]  # temperature 1.0: the seed changes the outputs
+    lines = (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    (out / "samples.jsonl").write_text("\n".join(lines[:-7]) + "\n", encoding="utf-8")  # killed
+    again = run_eval(
+        "borsch", "origin-qa", backend_(), out, local=str(borsch_release.folder), limit=1, seeds=[0, 1, 2]
+    )
+    # the missing (prompt, seed) pairs are generated again, each under its own seed (with
+    # temperature > 0 a resumed batch may sample differently; greedy runs resume identically)
+    assert again["samples"] == 30 and [r["id"] for r in samples(out)] == [r["id"] for r in rows]
+    assert [r["seed"] for r in samples(out)[-7:]] == [r["seed"] for r in rows[-7:]]
+    with pytest.raises(RunMismatch, match="seeds"):
+        run_eval(
+            "borsch", "origin-qa", backend_(), out, local=str(borsch_release.folder), limit=1, seeds=[0, 1]
+        )
