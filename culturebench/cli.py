@@ -569,6 +569,16 @@ def eval_score_cmd(
     local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
     out: Annotated[Path, typer.Option(help="Output folder (one sub-folder per task).")] = Path("runs/score"),
     option: Annotated[list[str] | None, typer.Option("--option", help="Task option KEY=VALUE.")] = None,
+    matcher: Annotated[
+        str, typer.Option(help="deterministic (default) or llm: the paper's LLM string matcher.")
+    ] = "deterministic",
+    judge_model: Annotated[str | None, typer.Option(help="--matcher llm: the judge model.")] = None,
+    judge_backend: Annotated[
+        str, typer.Option(help="--matcher llm: transformers, vllm or openai.")
+    ] = "transformers",
+    judge_base_url: Annotated[
+        str | None, typer.Option(help="--matcher llm, openai backend: base URL.")
+    ] = None,
 ) -> None:
     """Score generations recorded elsewhere with the same task code, metrics and report as
     `eval run`; several tasks at once write the dataset's summary files too."""
@@ -578,6 +588,25 @@ def eval_score_cmd(
 
     names = task or list(or_exit(lambda: task_registry().get(dataset) or registry.get(dataset).tasks()))
     options = or_exit(lambda: parse_task_options(option or []))
+    judge = None
+    if matcher not in ("deterministic", "llm"):
+        err_console.print(f"[red]error:[/] --matcher {matcher!r}: deterministic or llm")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if matcher == "llm":
+        if not judge_model:
+            err_console.print("[red]error:[/] --matcher llm needs --judge-model")
+            raise typer.Exit(EXIT_BAD_INPUT)
+        judge = make_engine(
+            judge_backend,
+            judge_model,
+            model_revision=None,
+            max_new_tokens=200,
+            seed=0,
+            temperature=0.0,
+            batch_size=8,
+            base_url=judge_base_url,
+            concurrency=4,
+        )
     done = {}
     for name in names:
         folder = out / name if len(names) > 1 else out
@@ -592,6 +621,7 @@ def eval_score_cmd(
                 local=str(local) if local else None,
                 repo=repo,
                 task_options=options,
+                judge=judge,
             )
         )
         console.print(f"{name}: {done[name]['samples']} samples of {done[name]['items']} items -> {folder}")

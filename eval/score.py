@@ -4,7 +4,9 @@ report as ``eval run``.
 
 Input: JSON Lines or CSV. The generic layout has one record per output with ``id`` (the
 request id ``eval run`` uses, e.g. ``wwd-748:en:0``, or a dataset row id, which means the
-task's first prompt), ``output`` and an optional ``seed``. A dataset can ship named layouts
+task's first prompt; ``eval run``'s ``<request>@<seed>`` ids are understood, so a finished
+run's ``samples.jsonl`` can be re-scored, e.g. with ``--matcher llm``), ``output`` and an
+optional ``seed``. A dataset can ship named layouts
 for its authors' files in ``datasets/<name>/generations.yaml``::
 
     layouts:
@@ -129,10 +131,12 @@ def read_generations(
         output = record.get(output_column)
         if output is None or str(output).strip() == "":
             raise SourceError(Location(path.name, number, output_column), "empty output")
+        request_id, _, id_seed = str(raw_id).strip().partition("@")  # `eval run` ids: <request>@<seed>
+        seed_value = record.get(seed_column) if record.get(seed_column) not in (None, "") else id_seed
         out.append(
             Generation(
-                request_id=id_prefix + id_format.format(str(raw_id).strip()),
-                seed=_seed(record.get(seed_column), Location(path.name, number, seed_column)),
+                request_id=id_prefix + id_format.format(request_id),
+                seed=_seed(seed_value, Location(path.name, number, seed_column)),
                 output=str(output),
                 file=path.name,
                 row=number,
@@ -204,9 +208,11 @@ def score_generations(
     local: str | None = None,
     repo: str | None = None,
     task_options: dict[str, Any] | None = None,
+    judge: Any = None,
 ) -> dict[str, Any]:
     """Score the recorded outputs of ``task_name`` in ``files``; write ``run.json``,
-    ``samples.jsonl``, ``results.json`` and ``report.md`` to ``out_dir`` (replaced whole)."""
+    ``samples.jsonl``, ``results.json`` and ``report.md`` to ``out_dir`` (replaced whole).
+    ``judge``: a backend that scores with the task's LLM matcher (``--matcher llm``)."""
     from culturebench.eval.runner import (
         RESULTS,
         RUN,
@@ -260,6 +266,11 @@ def score_generations(
         sample["id"] = f"{request.request.id}@{gen.seed}" if gen.seed is not None else request.request.id
         sample["seed"] = gen.seed
         samples.append(sample)
+    if judge is not None:
+        from culturebench.eval.judge import run_judge
+
+        samples, run_info["matcher"] = run_judge(task, samples, judge, out)
+        _write_json(out / RUN, run_info)
     text = "".join(json.dumps(s, ensure_ascii=False, sort_keys=True) + "\n" for s in samples)
     from culturebench.atomic import write_text_atomic
 

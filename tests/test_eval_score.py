@@ -202,3 +202,98 @@ def test_compare_two_runs_has_a_paired_bootstrap_ci(borsch_release, scripted_bac
     assert jaccard["difference"] == pytest.approx(jaccard["b"] - jaccard["a"])
     lo, hi = jaccard["ci95"]
     assert lo <= jaccard["difference"] <= hi
+
+
+class _CountingJudge:
+    """Our Backend interface answering judge prompts by rule, counting its calls (scripted;
+    not a fake of anyone's API)."""
+
+    def __init__(self, scripted_backend) -> None:
+        self.calls = 0
+        self.prompts: list[str] = []
+
+        def answer(prompt: str) -> str:
+            self.calls += 1
+            self.prompts.append(prompt)
+            if prompt.startswith("COUNTRY:"):
+                return "True" if "Algeria" in prompt.split("COUNTRIES:")[0] else "False"
+            return "['chicken']" if "**BOTH**" in prompt else "['chicken', 'onion', 'garlic', 'salt']"
+
+        self.backend = scripted_backend(answer)
+
+
+def test_llm_matcher_uses_the_paper_prompts_and_caches(
+    probing: Path, wwd_release, scripted_backend, tmp_path
+) -> None:
+    folder = tmp_path / "gen"
+    folder.mkdir()
+    with open(probing / PROBING[1], encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    with open(folder / PROBING[1], "w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows[:11])  # two dishes x 5 seeds
+    judge = _CountingJudge(scripted_backend)
+    args = dict(layout="wwd-probing", local=str(wwd_release.folder))
+    country = score_generations(
+        "wwd", "country", [folder / PROBING[1]], tmp_path / "c", judge=judge.backend, **args
+    )
+    assert country["provenance"]["matcher"]["matcher"] == "llm" and country["samples"] == 10
+    assert judge.prompts[0].startswith("COUNTRY: `Algeria`\\nCOUNTRIES: `Algeria`")  # literal \n, as upstream
+    first = judge.calls
+    assert first == len({p for p in judge.prompts})  # one call per distinct prompt
+    again = score_generations(
+        "wwd", "country", [folder / PROBING[1]], tmp_path / "c", judge=judge.backend, **args
+    )
+    assert judge.calls == first and again["metrics"] == country["metrics"]  # answered from judgments.jsonl
+    ingredients = score_generations(
+        "wwd", "ingredients", [folder / PROBING[1]], tmp_path / "i", judge=judge.backend, **args
+    )
+    assert ingredients["metrics"]["en"]["iou"]["mean"] == pytest.approx(0.25)  # 1 of 4 by the judge's lists
+
+
+def test_llm_matcher_on_the_tiny_model(probing: Path, wwd_release, tiny_model: Path, tmp_path: Path) -> None:
+    from culturebench.eval.backends.base import SamplingParams
+    from culturebench.eval.backends.transformers_backend import TransformersBackend
+
+    folder = tmp_path / "gen"
+    folder.mkdir()
+    with open(probing / PROBING[1], encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    with open(folder / PROBING[1], "w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows[:6])
+    judge = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=6))
+    result = score_generations(
+        "wwd",
+        "country",
+        [folder / PROBING[1]],
+        tmp_path / "c",
+        layout="wwd-probing",
+        local=str(wwd_release.folder),
+        judge=judge,
+    )
+    en = result["metrics"]["en"]
+    assert en["n"] + en["n_without_gold"] == 5  # random weights rarely say True/False: unscored, counted
+    # the five seeds gave the same answer, so one judge prompt, one call, one cache line
+    assert (tmp_path / "c" / "judgments.jsonl").read_text(encoding="utf-8").count("\n") == 1
+
+
+def test_a_finished_run_can_be_rescored(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    from culturebench.eval.runner import run_eval
+
+    live = run_eval(
+        "borsch",
+        "origin-qa",
+        scripted_backend("Узбекистан"),
+        tmp_path / "live",
+        local=str(borsch_release.folder),
+        limit=2,
+        seeds=[0, 1],
+    )
+    again = score_generations(
+        "borsch",
+        "origin-qa",
+        [tmp_path / "live" / "samples.jsonl"],
+        tmp_path / "re",
+        local=str(borsch_release.folder),
+    )
+    assert again["samples"] == live["samples"] == 2 * 2 * 5 * 2 and again["seeds"] == [0, 1]
+    assert again["metrics"]["ru"]["jaccard"]["mean"] == live["metrics"]["ru"]["jaccard"]["mean"]

@@ -116,6 +116,7 @@ class _WWDTask(Task):
                     "prompt_index": index,
                     "continents": list(row["continents"]),
                     "gold_countries": list(row["country_codes"]),
+                    "countries_text": countries,
                     "gold": self.gold(row),
                 }
                 requests.append(TaskRequest(Request(f"{row['id']}:en:{index}", prompt), meta))
@@ -148,6 +149,21 @@ class CountryTask(_WWDTask):
 
         named = default_extractor().extract(output, "en")
         return {"predicted": named, "correct": float(bool(named) and named[0] in meta["gold_countries"])}
+
+    # --matcher llm: the paper's own GPT string matcher (App. H), through any backend
+    def judge_prompts(self, sample: dict[str, Any]) -> list[tuple[str, str]]:
+        template = self.prompt_file["judge"]["country_match"]
+        return [
+            (
+                "country_match",
+                template.format(country_llm=sample["output"], countries=sample["countries_text"]),
+            )
+        ]
+
+    def apply_judgments(self, sample: dict[str, Any], answers: dict[str, str]) -> dict[str, Any]:
+        verdict = re.search(r"\b(true|false)\b", answers.get("country_match", ""), re.IGNORECASE)
+        correct = None if verdict is None else float(verdict.group(1).lower() == "true")
+        return {**sample, "correct": correct, "matcher": "llm", "judge_answer": answers.get("country_match")}
 
 
 class _ChoiceTask(_WWDTask):
@@ -228,6 +244,24 @@ class IngredientsTask(_WWDTask):
             "parsed_list": items is not None,
             "iou": fuzzy_iou(predicted[:10], meta["gold"]),
         }
+
+    # --matcher llm: the paper's GPT intersection and union of the two ingredient lists
+    def judge_prompts(self, sample: dict[str, Any]) -> list[tuple[str, str]]:
+        judge = self.prompt_file["judge"]
+        fields = {"ingredients": ", ".join(sample["gold"]), "ingredients_llm": str(sample["predicted"])}
+        return [
+            (name, judge[name].format(**fields)) for name in ("ingredients_intersect", "ingredients_union")
+        ]
+
+    def apply_judgments(self, sample: dict[str, Any], answers: dict[str, str]) -> dict[str, Any]:
+        both = parse_list(answers.get("ingredients_intersect", ""))
+        either = parse_list(answers.get("ingredients_union", ""))
+        if both is None or either is None:
+            value = None  # the judge did not answer with a list: no score, counted
+        else:
+            value = len(both) / len(either) if either else 1.0
+            value = min(value, 1.0)
+        return {**sample, "iou": value, "matcher": "llm", "judge_intersect": both, "judge_union": either}
 
 
 class DescriptionTask(_WWDTask):
