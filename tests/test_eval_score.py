@@ -297,3 +297,33 @@ def test_a_finished_run_can_be_rescored(borsch_release, scripted_backend, tmp_pa
     )
     assert again["samples"] == live["samples"] == 2 * 2 * 5 * 2 and again["seeds"] == [0, 1]
     assert again["metrics"]["ru"]["jaccard"]["mean"] == live["metrics"]["ru"]["jaccard"]["mean"]
+
+
+@pytest.mark.parametrize(("dataset", "task"), [("rubin", "mcqa"), ("foodieqa", "text")])
+def test_score_path_for_other_datasets(
+    dataset, task, foodieqa_download, scripted_backend, tmp_path: Path
+) -> None:
+    """Any tool's `{id, output}` lines score like a live run: here the live run's own lines,
+    and a hand-written file answering each item's first prompt by its bare row id."""
+    from culturebench.builders import get_builder
+    from culturebench.eval.runner import run_eval
+
+    source = str(foodieqa_download) if dataset == "foodieqa" else None
+    folder = get_builder(dataset).build(source=source, out_root=tmp_path / "dist").folder
+    live = run_eval(dataset, task, scripted_backend("B"), tmp_path / "live", local=str(folder), limit=3)
+    rescored = score_generations(
+        dataset, task, [tmp_path / "live" / "samples.jsonl"], tmp_path / "re", local=str(folder)
+    )
+    assert rescored["samples"] == live["samples"] and rescored["metrics"] == live["metrics"]
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "live" / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    bare = tmp_path / "bare.csv"
+    with open(bare, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "output"])
+        for row_id in dict.fromkeys(r["row_id"] for r in rows):
+            writer.writerow([row_id, "Answer: B"])
+    first = score_generations(dataset, task, [bare], tmp_path / "bare", local=str(folder))
+    assert first["samples"] == first["items"] == len({r["row_id"] for r in rows})
