@@ -257,11 +257,7 @@ def run_eval(
     out = Path(out_dir)
     check_out_dir(out)
     run_info = {
-        "dataset": asdict(ref),
-        "task": task_name,
-        "task_options": task.task_options,
-        "config": task.config,
-        "split": task.split,
+        **task_identity(ref, task_name, task),
         "languages": langs,
         "limit": limit,
         "model": backend.describe(),
@@ -330,6 +326,17 @@ def run_eval(
 
     write_report([out], out / "report.md")
     return results
+
+
+def task_identity(ref: DatasetRef, task_name: str, task: Any) -> dict[str, Any]:
+    """What names a run's dataset revision and task (shared by ``eval run`` and ``eval score``)."""
+    return {
+        "dataset": asdict(ref),
+        "task": task_name,
+        "task_options": task.task_options,
+        "config": task.config,
+        "split": task.split,
+    }
 
 
 def _job_id(item: TaskRequest, seed: int | None) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +222,7 @@ def score_generations(
         check_out_dir,
         load_rows,
         resolve_dataset,
+        task_identity,
     )
     from culturebench.eval.tasks import get_task
 
@@ -249,11 +250,7 @@ def score_generations(
     check_out_dir(out)
     out.mkdir(parents=True, exist_ok=True)
     run_info = {
-        "dataset": asdict(ref),
-        "task": task_name,
-        "task_options": task.task_options,
-        "config": task.config,
-        "split": task.split,
+        **task_identity(ref, task_name, task),
         "mode": "score",
         "generations": [{"file": str(f.resolve()), "sha256": sha256_file(f)} for f in used],
         "layout": layout,

@@ -86,14 +86,6 @@ def _copy(probing: Path, tmp_path: Path) -> Path:
     return folder
 
 
-def _edit(path: Path, edit) -> None:
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
-    edit(rows)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerows(rows)
-
-
 @pytest.mark.parametrize(
     ("edit", "where", "message"),
     [
@@ -106,10 +98,10 @@ def _edit(path: Path, edit) -> None:
     ids=["missing-id", "unknown-id", "duplicate-id-seed", "bad-seed", "empty-output"],
 )
 def test_bad_generation_files_name_file_row_column(
-    probing: Path, wwd_release, tmp_path: Path, edit, where, message: str
+    probing: Path, wwd_release, tmp_path: Path, edit, where, message: str, csv_editor
 ) -> None:
     folder = _copy(probing, tmp_path)
-    _edit(folder / PROBING[1], edit)
+    csv_editor(folder / PROBING[1], edit)
     with pytest.raises(SourceError) as info:
         score_generations(
             "wwd",
@@ -126,9 +118,11 @@ def test_bad_generation_files_name_file_row_column(
     assert message in str(info.value)
 
 
-def test_misaligned_sibling_file_is_refused(probing: Path, wwd_release, tmp_path: Path) -> None:
+def test_misaligned_sibling_file_is_refused(probing: Path, wwd_release, tmp_path: Path, csv_editor) -> None:
     folder = _copy(probing, tmp_path)
-    _edit(folder / PROBING[0], lambda rows: rows.insert(2, rows.pop(9)))  # a row of another dish moved up
+    csv_editor(
+        folder / PROBING[0], lambda rows: rows.insert(2, rows.pop(9))
+    )  # a row of another dish moved up
     with pytest.raises(SourceError, match="does not line up"):
         score_generations(
             "wwd",
