@@ -13,6 +13,7 @@ for its authors' files in ``datasets/<name>/generations.yaml``::
       NAME:
         id: {column: id, format: "wwd-{}"}     # how a row names the dataset row
         seed: seed                             # optional seed column
+        list_outputs: [task-name, ...]         # columns that must hold Python list literals
         outputs: {task-name: column, ...}      # which column answers which task
         ids_from:                              # optional: ids/seeds live in a sibling file
           file: other.csv                      # aligned row by row ...
@@ -89,6 +90,29 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
             raise SourceError(Location(path.name, reader.line_num), f"malformed CSV: {exc}") from None
 
 
+def _check_list_literal(text: str, where: Location) -> None:
+    """A column the layout declares as parsed lists must hold a Python list literal (text
+    after it is tolerated: one of the WWD authors' 3,825 answers reads
+    ``["Main dish - eaten with sides"] - United States of America (USA)``)."""
+    import ast
+    import re
+
+    candidates = [text.strip()]
+    match = re.match(r"\s*(\[[^\[\]]*\])", text)
+    if match:
+        candidates.append(match.group(1))
+    value = None
+    for candidate in candidates:
+        try:
+            value = ast.literal_eval(candidate)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, list):
+            break
+    if not isinstance(value, list):
+        raise SourceError(where, f"not a Python list literal: {text[:60]!r}")
+
+
 def _header(path: Path) -> list[str]:
     """Column names of a CSV, or the keys of a JSONL file's first record."""
     records = _records(path)
@@ -123,6 +147,7 @@ def read_generations(
         raise SourceError(
             Location(path.name, 1, output_column), f"no column {output_column!r} for task {task!r}"
         )
+    list_output = task in (layout.get("list_outputs") or [])
     out = []
     for number, record in records:
         raw_id = record.get(id_column)
@@ -131,6 +156,8 @@ def read_generations(
         output = record.get(output_column)
         if output is None or str(output).strip() == "":
             raise SourceError(Location(path.name, number, output_column), "empty output")
+        if list_output:
+            _check_list_literal(str(output), Location(path.name, number, output_column))
         request_id, _, id_seed = str(raw_id).strip().partition("@")  # `eval run` ids: <request>@<seed>
         seed_value = record.get(seed_column) if record.get(seed_column) not in (None, "") else id_seed
         out.append(

@@ -118,6 +118,27 @@ def test_bad_generation_files_name_file_row_column(
     assert message in str(info.value)
 
 
+def test_bad_list_literal_in_a_list_column(probing: Path, wwd_release, tmp_path: Path, csv_editor) -> None:
+    folder = _copy(probing, tmp_path)
+    column = "ingredients_llm"
+
+    def edit(rows):
+        rows[4][rows[0].index(column)] = "['chicken', 'onion'"  # cut short
+
+    csv_editor(folder / PROBING[1], edit)
+    with pytest.raises(SourceError) as info:
+        score_generations(
+            "wwd",
+            "ingredients",
+            [folder / PROBING[1]],
+            tmp_path / "out",
+            layout="wwd-probing",
+            local=str(wwd_release.folder),
+        )
+    assert (info.value.location.row, info.value.location.field) == (5, column)
+    assert "not a Python list literal" in str(info.value)
+
+
 def test_misaligned_sibling_file_is_refused(probing: Path, wwd_release, tmp_path: Path, csv_editor) -> None:
     folder = _copy(probing, tmp_path)
     csv_editor(
