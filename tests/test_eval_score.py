@@ -342,3 +342,20 @@ def test_score_path_for_other_datasets(
             writer.writerow([row_id, "Answer: B"])
     first = score_generations(dataset, task, [bare], tmp_path / "bare", local=str(folder))
     assert first["samples"] == first["items"] == len({r["row_id"] for r in rows})
+
+
+def test_community_review_tables_2_and_3(upstream_wwd: Path, tmp_path: Path) -> None:
+    """Tables 2 and 3 from the authors' review file: every printed cell of Cameroon, Kenya and
+    Nigeria reproduced; the other countries' cells are reported as they are."""
+    reviews = upstream_wwd / "community_review" / "Community_Review_Generated_Dish_Images.csv"
+    if not reviews.is_file():
+        pytest.skip("no community review file in this upstream snapshot")
+    result = CliRunner().invoke(app, ["eval", "wwd-community-review", str(reviews), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    with open(tmp_path / "comparison.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 90  # 6 countries x 3 models x 5 metrics
+    for country in ("Cameroon", "Kenya", "Nigeria"):
+        assert all(r["equal"] == "True" for r in rows if r["country"] == country), country
+    header = (tmp_path / "table2.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.startswith("country,food_generated Dalle2,")

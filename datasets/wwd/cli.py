@@ -1,0 +1,45 @@
+"""World Wide Dishes commands: ``culturebench eval wwd-community-review``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from culturebench.cli_support import console, or_exit
+
+
+def register(eval_app: typer.Typer) -> None:
+    """Add this dataset's commands to ``culturebench eval``."""
+    eval_app.command("wwd-community-review")(community_review_cmd)
+
+
+def community_review_cmd(
+    reviews: Annotated[
+        Path, typer.Argument(help="Community_Review_Generated_Dish_Images.csv (upstream data/).")
+    ],
+    out: Annotated[Path, typer.Option(help="Folder for table2.csv, table3.csv, comparison.csv.")] = Path(
+        "runs/wwd_community_review"
+    ),
+) -> None:
+    """Tables 2 and 3 of the paper from the published community reviews, compared cell by cell."""
+    from culturebench.cards.paper import load_paper
+    from culturebench.datasets.wwd.community_review import (
+        compare_with_paper,
+        read_reviews,
+        tables,
+        write_outputs,
+    )
+    from culturebench.spec import load_spec
+
+    rows, dropped = or_exit(lambda: read_reviews(reviews))
+    ours = tables(rows)
+    comparison = compare_with_paper(ours, load_paper(load_spec("wwd"))["community_review"])
+    for path in write_outputs(ours, comparison, out):
+        console.print(f"wrote {path}")
+    equal = sum(r["equal"] for r in comparison)
+    console.print(
+        f"{len(rows)} reviews ({dropped} without a model left out); "
+        f"{equal} of {len(comparison)} printed cells reproduced exactly"
+    )
