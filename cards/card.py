@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from culturebench.cards.paper import compare
+from culturebench.cards.paper import compare, lookup_stat
 from culturebench.spec import DatasetSpec
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -42,9 +42,7 @@ def card_languages(spec: DatasetSpec, stats: dict[str, Any]) -> list[str]:
     path = spec.raw.get("card_languages_stat")
     if not path:
         return list(spec.languages)
-    value: Any = stats
-    for part in str(path).split("."):
-        value = value.get(part) if isinstance(value, dict) else None
+    value = lookup_stat(stats, str(path))
     if not value:
         return list(spec.languages)
     declared = [lang for lang in spec.languages if lang != "mul"]

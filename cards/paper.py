@@ -26,7 +26,8 @@ def load_paper(spec: DatasetSpec) -> dict[str, Any] | None:
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
-def _lookup(stats: Mapping[str, Any], dotted: str) -> Any:
+def lookup_stat(stats: Mapping[str, Any], dotted: str) -> Any:
+    """A build statistic by dotted path (``ru.per_country``); None when absent."""
     value: Any = stats
     for part in dotted.split("."):
         if not isinstance(value, Mapping) or part not in value:
@@ -46,7 +47,7 @@ def compare(spec: DatasetSpec, stats: Mapping[str, Any], *, sample: bool) -> dic
         return None
     counts = []
     for item in paper.get("counts") or []:
-        built = _lookup(stats, item["stat"])
+        built = lookup_stat(stats, item["stat"])
         counts.append(
             {
                 "what": item["what"],
@@ -58,7 +59,7 @@ def compare(spec: DatasetSpec, stats: Mapping[str, Any], *, sample: bool) -> dic
         )
     tables = []
     for table in paper.get("tables") or []:
-        built = _lookup(stats, table["stat"]) or {}
+        built = lookup_stat(stats, table["stat"]) or {}
         published = table.get("paper") or {}
         reasons = table.get("why") or {}
         keys = list(published) + sorted(k for k in built if k not in published)

@@ -28,11 +28,13 @@ class _BuiltinDatasetsFinder:
         if fullname != "culturebench.datasets":
             return None
         from importlib.machinery import ModuleSpec
-        from pathlib import Path
 
-        here = Path(__file__).resolve().parent
-        folder = next((c for c in (here / "datasets", here.parent / "datasets") if c.is_dir()), None)
-        if folder is None:
+        from culturebench.errors import CultureBenchError
+        from culturebench.spec import builtin_datasets_folder
+
+        try:
+            folder = builtin_datasets_folder()
+        except CultureBenchError:
             return None
         spec = ModuleSpec(fullname, None, is_package=True)
         spec.submodule_search_locations = [str(folder)]

@@ -660,14 +660,10 @@ def eval_compare_cmd(
     if not rows:
         console.print("[yellow]nothing in common to compare[/]")
     if out:
-        or_exit(lambda: write_or_error(_write_text, out, markdown(rows, str(a), str(b))))
+        from culturebench.atomic import write_text_atomic
+
+        or_exit(lambda: write_or_error(write_text_atomic, out, markdown(rows, str(a), str(b))))
         console.print(f"wrote {out}")
-
-
-def _write_text(path: Path, text: str) -> None:
-    from culturebench.atomic import write_text_atomic
-
-    write_text_atomic(path, text)
 
 
 @eval_app.command("tiny-model")

@@ -34,14 +34,18 @@ def paired_difference_ci(
     """95% percentile interval of mean(B) - mean(A), resampling the items both runs scored."""
     import numpy as np
 
+    from culturebench.eval.metrics import unit_draws
+
     units = sorted(set(a) & set(b))
     if len(units) < 2:
         return None
-    sums = np.array([[sum(a[u]), len(a[u]), sum(b[u]), len(b[u])] for u in units], dtype=float)
-    rng = np.random.default_rng(seed)
-    draw = rng.integers(0, len(units), size=(iterations, len(units)))
-    picked = sums[draw]  # iterations x units x 4
-    diff = picked[..., 2].sum(1) / picked[..., 3].sum(1) - picked[..., 0].sum(1) / picked[..., 1].sum(1)
+    sum_a, n_a, sum_b, n_b = np.array([[sum(a[u]), len(a[u]), sum(b[u]), len(b[u])] for u in units]).T
+    diff = np.concatenate(
+        [
+            sum_b[draw].sum(1) / n_b[draw].sum(1) - sum_a[draw].sum(1) / n_a[draw].sum(1)
+            for draw in unit_draws(len(units), iterations, seed)
+        ]
+    )
     lo, hi = np.quantile(diff, [0.025, 0.975])
     return float(lo), float(hi)
 
@@ -78,7 +82,8 @@ def compare_runs(run_a: Path, run_b: Path) -> list[dict[str, Any]]:
 
 
 def read_table(path: Path) -> dict[tuple[str, str], float]:
-    """A CSV table with row labels in the first column: (row, column) -> number."""
+    """A CSV table with row labels in the first column: (row, column) -> number (cells that
+    are not numbers are left out), in file order."""
     with open(path, encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))
     header = rows[0][1:]

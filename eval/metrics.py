@@ -4,7 +4,8 @@ one Levenshtein edit, multi-label confusion matrices, bootstrap confidence inter
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any
 
 NO_PREDICTION = "none"
 
@@ -123,12 +124,23 @@ def bootstrap_ci(
         _, inverse = np.unique(np.asarray([str(u) for u in units]), return_inverse=True)
         sums = np.bincount(inverse, weights=data)
         counts = np.bincount(inverse).astype(float)
-    rng = np.random.default_rng(seed)
-    k = sums.size
-    means = np.empty(iterations)
-    chunk = max(1, 4_000_000 // k)  # bound memory for very many units
-    for start in range(0, iterations, chunk):
-        draw = rng.integers(0, k, size=(min(chunk, iterations - start), k))
-        means[start : start + draw.shape[0]] = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
+    means = np.concatenate(
+        [
+            sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
+            for draw in unit_draws(sums.size, iterations, seed)
+        ]
+    )
     lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return (float(data.mean()), float(lo), float(hi))
+
+
+def unit_draws(units: int, iterations: int, seed: int) -> Iterator[Any]:
+    """Bootstrap draws of unit indices (with replacement), ``iterations`` rows of ``units``
+    each, yielded in chunks of about four million cells so memory stays bounded for very
+    many units; deterministic for a seed. Shared by every bootstrap in the package."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    chunk = max(1, 4_000_000 // units)
+    for start in range(0, iterations, chunk):
+        yield rng.integers(0, units, size=(min(chunk, iterations - start), units))

@@ -114,9 +114,24 @@ def _check_list_literal(text: str, where: Location) -> None:
 
 
 def _header(path: Path) -> list[str]:
-    """Column names of a CSV, or the keys of a JSONL file's first record."""
-    records = _records(path)
-    return list(records[0][1]) if records else []
+    """Column names of a CSV, or the keys of a JSONL file's first record; reads only that
+    much (the file is parsed in full once, by :func:`read_generations`, if it is used)."""
+    if not path.is_file():
+        raise SourceError(Location(str(path)), "no such file")
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        if path.suffix.lower() in (".jsonl", ".json"):
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    try:
+                        value = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise SourceError(Location(path.name, number), f"not valid JSON: {exc.msg}") from None
+                    return list(value) if isinstance(value, dict) else []
+            return []
+        try:
+            return next(csv.reader(handle), [])
+        except csv.Error as exc:
+            raise SourceError(Location(path.name, 1), f"malformed CSV: {exc}") from None
 
 
 def _seed(value: Any, where: Location) -> int | None:

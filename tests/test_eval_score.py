@@ -238,14 +238,10 @@ class _CountingJudge:
 
 
 def test_llm_matcher_uses_the_paper_prompts_and_caches(
-    probing: Path, wwd_release, scripted_backend, tmp_path
+    probing: Path, wwd_release, scripted_backend, tmp_path, csv_editor
 ) -> None:
-    folder = tmp_path / "gen"
-    folder.mkdir()
-    with open(probing / PROBING[1], encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
-    with open(folder / PROBING[1], "w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerows(rows[:11])  # two dishes x 5 seeds
+    folder = _copy(probing, tmp_path)
+    csv_editor(folder / PROBING[1], lambda rows: rows.__delitem__(slice(11, None)))  # two dishes x 5 seeds
     judge = _CountingJudge(scripted_backend)
     args = dict(layout="wwd-probing", local=str(wwd_release.folder))
     country = score_generations(
@@ -265,16 +261,14 @@ def test_llm_matcher_uses_the_paper_prompts_and_caches(
     assert ingredients["metrics"]["en"]["iou"]["mean"] == pytest.approx(0.25)  # 1 of 4 by the judge's lists
 
 
-def test_llm_matcher_on_the_tiny_model(probing: Path, wwd_release, tiny_model: Path, tmp_path: Path) -> None:
+def test_llm_matcher_on_the_tiny_model(
+    probing: Path, wwd_release, tiny_model: Path, tmp_path: Path, csv_editor
+) -> None:
     from culturebench.eval.backends.base import SamplingParams
     from culturebench.eval.backends.transformers_backend import TransformersBackend
 
-    folder = tmp_path / "gen"
-    folder.mkdir()
-    with open(probing / PROBING[1], encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
-    with open(folder / PROBING[1], "w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerows(rows[:6])
+    folder = _copy(probing, tmp_path)
+    csv_editor(folder / PROBING[1], lambda rows: rows.__delitem__(slice(6, None)))
     judge = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=6))
     result = score_generations(
         "wwd",

@@ -58,11 +58,13 @@ def write_table_h9(results_by_task: Mapping[str, dict[str, Any]], path: Path) ->
 
 
 def read_published(path: Path) -> dict[str, dict[str, float]]:
-    """The authors' ``*_cleaned_stats.csv`` as row -> continent -> value."""
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
-    header = rows[0][1:]
-    return {r[0]: {c: float(v) for c, v in zip(header, r[1:], strict=True)} for r in rows[1:]}
+    """The authors' ``*_cleaned_stats.csv`` (or ours) as row -> continent -> value."""
+    from culturebench.eval.compare import read_table
+
+    out: dict[str, dict[str, float]] = {}
+    for (row, continent), value in read_table(path).items():
+        out.setdefault(row, {})[continent] = value
+    return out
 
 
 def summary_files(results_by_task: Mapping[str, dict[str, Any]], out_dir: Path) -> list[Path]:
