@@ -52,6 +52,8 @@ def _read_matrix(path: Path) -> tuple[list[str], np.ndarray]:
 def read_descriptors(folder: Path) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
     """(positive, negative, their text embeddings) from ``config.ini`` and
     ``descriptors_embeddings.csv`` (rows named with the prompt, e.g. "a photo of clean food")."""
+    if not (folder / "config.ini").is_file():
+        raise SourceError(Location(str(folder / "config.ini")), "no such file (give the clip_probing folder)")
     config = configparser.ConfigParser()
     config.read(folder / "config.ini", encoding="utf-8")
     try:
