@@ -32,6 +32,7 @@ from culturebench.cli_support import (
     err_console,
     image_options,
     make_engine,
+    make_image_engine,
     or_exit,
     progress_bar,
     steps,
@@ -461,7 +462,12 @@ def eval_list_cmd() -> None:
 def eval_run_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     task: Annotated[str, typer.Option(help="Task name (see `culturebench eval list`).")],
-    model: Annotated[str, typer.Option(help="Model id on the Hub or a local folder.")],
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Model id on the Hub or a local folder (analysis tasks: the model they use, if any)."
+        ),
+    ] = None,
     backend: BackendOption = "transformers",
     revision: Annotated[
         str | None, typer.Option(help="Dataset revision on the Hub (tag, branch, sha).")
@@ -496,23 +502,63 @@ def eval_run_cmd(
             "--option repeats=3. `culturebench eval list` shows each task's options.",
         ),
     ] = None,
+    size: Annotated[
+        str, typer.Option(help="Text-to-image: WIDTHxHEIGHT (paper: 512x512 SD 2.1 / DALL-E 2).")
+    ] = "512x512",
+    steps: Annotated[
+        int | None, typer.Option(min=1, help="Text-to-image: denoising steps (default: the pipeline's).")
+    ] = None,
+    guidance: Annotated[
+        float | None, typer.Option(help="Text-to-image: guidance scale (default: the pipeline's).")
+    ] = None,
+    dtype: Annotated[str, typer.Option(help="diffusers: float32, float16 or bfloat16.")] = "float32",
+    quality: Annotated[str | None, typer.Option(help="openai-images: quality (e.g. standard, hd).")] = None,
 ) -> None:
-    """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md."""
+    """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md.
+    Text-to-image tasks store one PNG per (item, seed) under images/."""
+    from culturebench.eval.backends import IMAGE_BACKENDS
     from culturebench.eval.runner import run_eval
+    from culturebench.eval.tasks import AnalysisTask, get_task
 
     task_options = or_exit(lambda: parse_task_options(option or []))
     seed_list = or_exit(lambda: parse_seeds(seeds))
-    engine = make_engine(
-        backend,
-        model,
-        model_revision=model_revision,
-        max_new_tokens=max_new_tokens,
-        seed=seed,
-        temperature=temperature,
-        batch_size=batch_size,
-        base_url=base_url,
-        concurrency=concurrency,
-    )
+    task_class = type(or_exit(lambda: get_task(dataset, task, **task_options)))
+    engine = None
+    if issubclass(task_class, AnalysisTask):
+        if model:  # the analysis's own model (e.g. CLIP), passed as a task option
+            task_options.setdefault("model", model)
+            if model_revision:
+                task_options.setdefault("model_revision", model_revision)
+    elif not model:
+        err_console.print(f"[red]error:[/] {dataset}/{task} needs --model")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    elif backend in IMAGE_BACKENDS:
+        engine = make_image_engine(
+            backend,
+            model,
+            model_revision=model_revision,
+            seed=seed,
+            size=size,
+            steps=steps,
+            guidance=guidance,
+            dtype=dtype,
+            batch_size=batch_size,
+            base_url=base_url,
+            concurrency=concurrency,
+            quality=quality,
+        )
+    else:
+        engine = make_engine(
+            backend,
+            model,
+            model_revision=model_revision,
+            max_new_tokens=max_new_tokens,
+            seed=seed,
+            temperature=temperature,
+            batch_size=batch_size,
+            base_url=base_url,
+            concurrency=concurrency,
+        )
     with progress_bar() as bar:
         job = bar.add_task(f"{dataset}/{task}", total=None)
         results = or_exit(
@@ -539,15 +585,36 @@ def eval_run_cmd(
 
 
 def _print_headlines(title: str, metrics: dict) -> None:
-    """The run's headline metrics as a table: value with its 95% CI (or ± SEM) and n."""
-    from culturebench.eval.report import headlines
+    """The run's headline metrics as a table: value with its 95% CI (or ± SEM) and n; a run
+    whose results are all breakdowns (e.g. per continent x model) prints those instead."""
+    from culturebench.eval.report import breakdowns, headlines
 
+    items = headlines(metrics)
+    if not items:
+        for group, name, rows in breakdowns(metrics):
+            _print_breakdown(f"{title}: {name if group == 'all' else group + ' ' + name}", rows)
+        return
     table = Table(title=f"{title}: headline metrics")
     for col in ("group", "metric", "value (95% CI or ± SEM)", "n"):
         table.add_column(col, justify="right" if col == "n" else "left")
-    for h in headlines(metrics):
+    for h in items:
         table.add_row(h.group, h.metric, h.formatted(), "" if h.n is None else str(h.n))
     console.print(table)
+
+
+def _print_breakdown(title: str, rows: dict, limit: int = 40) -> None:
+    from culturebench.eval.report import cell_text
+
+    columns = list(dict.fromkeys(k for row in rows.values() for k in row if cell_text(row[k])))
+    table = Table(title=title)
+    table.add_column("")
+    for col in columns:
+        table.add_column(col, justify="right")
+    for label, row in list(rows.items())[:limit]:
+        table.add_row(label, *(cell_text(row.get(c)) for c in columns))
+    console.print(table)
+    if len(rows) > limit:
+        console.print(f"... {len(rows) - limit} more rows in results.json")
 
 
 @eval_app.command("score")
@@ -673,15 +740,45 @@ def eval_tiny_model_cmd(
     vision: Annotated[
         bool, typer.Option("--vision", help="A LLaVA-style vision-language model (image tasks).")
     ] = False,
+    t2i: Annotated[
+        bool, typer.Option("--t2i", help="A Stable Diffusion pipeline (text-to-image tasks, 64x64).")
+    ] = False,
+    clip: Annotated[bool, typer.Option("--clip", help="A CLIP model (image and text embeddings).")] = False,
+    dinov2: Annotated[
+        bool, typer.Option("--dinov2", help="A DINOv2 model ([CLS] image embeddings).")
+    ] = False,
 ) -> None:
-    """Build a tiny random model locally (no download) for offline smoke runs."""
-    from culturebench.eval.tiny import build_tiny_llama, build_tiny_llava
+    """Build a tiny random model locally (no download) for offline smoke runs; default: a
+    2-layer Llama text model."""
+    from culturebench.eval import tiny
 
-    build = build_tiny_llava if vision else build_tiny_llama
+    chosen = [
+        name for name, flag in (("vision", vision), ("t2i", t2i), ("clip", clip), ("dinov2", dinov2)) if flag
+    ]
+    if len(chosen) > 1:
+        err_console.print(
+            f"[red]error:[/] choose one of --vision, --t2i, --clip, --dinov2 (got {', '.join(chosen)})"
+        )
+        raise typer.Exit(EXIT_BAD_INPUT)
+    kind = chosen[0] if chosen else "text"
+    build = {
+        "text": tiny.build_tiny_llama,
+        "vision": tiny.build_tiny_llava,
+        "t2i": tiny.build_tiny_sd,
+        "clip": tiny.build_tiny_clip,
+        "dinov2": tiny.build_tiny_dinov2,
+    }[kind]
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         err_console.print(f"[red]error:[/] {path} exists and is not an empty folder")
         raise typer.Exit(EXIT_BAD_INPUT)
-    console.print(f"tiny {'vision-language ' if vision else ''}model written to {build(path, seed=seed)}")
+    what = {
+        "text": "",
+        "vision": "vision-language ",
+        "t2i": "text-to-image ",
+        "clip": "CLIP ",
+        "dinov2": "DINOv2 ",
+    }
+    console.print(f"tiny {what[kind]}model written to {build(path, seed=seed)}")
 
 
 @eval_app.command("report")

@@ -4,6 +4,7 @@ drawing an empty chart. PNGs carry no software/date metadata, so reruns give equ
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -131,5 +132,41 @@ def plot_heatmap(
             if v is not None:
                 text = texts[i][j] if texts is not None else f"{v:.2f}"
                 ax.text(j, i, text, ha="center", va="center", fontsize=8)
+    _save(fig, path)
+    return path
+
+
+def plot_stacked_shares(
+    panels: Mapping[str, Mapping[str, Mapping[str, float]]],
+    labels: Mapping[str, str],
+    path: Path,
+    *,
+    title: str,
+) -> Path:
+    """One panel per key of ``panels`` (e.g. a text-to-image model), one horizontal bar per
+    group (e.g. a region) stacked by answer share; ``labels`` maps answer keys to legend
+    text, in legend order. Shares of a bar should sum to 1."""
+    if not panels or not any(panels.values()):
+        return no_data(path, title)
+    plt = _pyplot()
+    groups = list(dict.fromkeys(g for rows in panels.values() for g in rows))
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(4.2 * len(panels) + 2, 0.45 * len(groups) + 1.8), sharey=True, squeeze=False
+    )
+    colours = plt.get_cmap("tab20")
+    for ax, (panel, rows) in zip(axes[0], panels.items(), strict=True):
+        left = [0.0] * len(groups)
+        for k, (key, text) in enumerate(labels.items()):
+            widths = [float(rows.get(g, {}).get(key, 0.0)) for g in groups]
+            colour = "0.65" if key == "unparsed" else colours(k % 20)
+            ax.barh(range(len(groups)), widths, left=left, color=colour, label=text)
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+        ax.set_yticks(range(len(groups)), groups)
+        ax.set_xlim(0, 1)
+        ax.invert_yaxis()
+        ax.set_title(panel)
+        ax.set_xlabel("share of images")
+    axes[0][-1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    fig.suptitle(textwrap.fill(title, 70), fontsize=10)
     _save(fig, path)
     return path

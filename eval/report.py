@@ -126,7 +126,8 @@ def breakdowns(metrics: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, 
     return out
 
 
-def _cell(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """One table cell: a statistic with its CI or SEM, a number, or blank."""
     if _is_stat(value):
         ci = value.get("ci95")
         interval = (float(ci[0]), float(ci[1])) if isinstance(ci, Sequence) and len(ci) == 2 else None
@@ -155,7 +156,7 @@ def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
                 and column not in ("n", "n_dishes")
             ):
                 value = {"mean": value, "ci95": row["ci95"]}
-            cells.append(_cell(value))
+            cells.append(cell_text(value))
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     if len(rows) > MAX_BREAKDOWN_ROWS:
         lines.append(f"| ... {len(rows) - MAX_BREAKDOWN_ROWS} more rows in results.json | |")
@@ -191,18 +192,48 @@ def _unit_counts(metrics: Mapping[str, Any]) -> dict[str, str]:
 def _header(results: dict[str, Any]) -> list[str]:
     prov = results["provenance"]
     ds = prov["dataset"]
-    pin = ds.get("commit_sha") or f"manifest sha256 {ds.get('manifest_sha256')}"
-    model = prov.get("model", {})
-    return [
-        f"## {ds['dataset']} / {prov['task']} / {model.get('model')} ({model.get('backend')})",
-        "",
-        f"- dataset: {ds.get('location')} @ {pin} (version {ds.get('version')})",
-        f"- model revision: {model.get('model_revision')}; weights sha256: {model.get('weights_sha256')}",
-        f"- sampling: {model.get('sampling')}; samples: {results.get('samples')}",
+    if ds.get("source") == "none":
+        pin = "no dataset release (published files)"
+    else:
+        sha = ds.get("commit_sha") or f"manifest sha256 {ds.get('manifest_sha256')}"
+        pin = f"{ds.get('location')} @ {sha} (version {ds.get('version')})"
+    model = prov.get("model")
+    title = f"## {ds['dataset']} / {prov['task']}"
+    if model:
+        title += f" / {model.get('model')} ({model.get('backend')})"
+    lines = [title, "", f"- dataset: {pin}"]
+    if model:
+        lines += [
+            f"- model revision: {model.get('model_revision')}; weights sha256: {model.get('weights_sha256')}",
+            f"- sampling: {model.get('sampling')}; samples: {results.get('samples')}",
+        ]
+    else:
+        lines.append(
+            f"- analysis inputs: {_short_inputs(prov.get('inputs'))}; items: {results.get('samples')}"
+        )
+    lines += [
         f"- skipped rows: {results.get('skipped_rows')}",
         f"- culturebench: {prov.get('culturebench_git')}",
         "",
     ]
+    return lines
+
+
+def _short_inputs(inputs: Any) -> str:
+    """The inputs of an analysis run in one line (file hashes summarised by count)."""
+    if not isinstance(inputs, Mapping):
+        return str(inputs)
+    parts = []
+    for key, value in inputs.items():
+        if isinstance(value, Mapping) and key.endswith("sha256"):
+            parts.append(f"{key}: {len(value)} files")
+        elif isinstance(value, list):
+            parts.append(f"{key}: {len(value)}")
+        elif isinstance(value, Mapping):
+            parts.append(f"{key}: {value.get('model', '...')}")
+        else:
+            parts.append(f"{key}: {value}")
+    return "; ".join(parts)
 
 
 def result_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:

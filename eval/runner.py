@@ -20,7 +20,8 @@ from typing import Any
 from culturebench.errors import CultureBenchError
 from culturebench.eval.backends import Backend
 from culturebench.eval.backends.base import package_versions
-from culturebench.eval.tasks import TaskRequest, get_task
+from culturebench.eval.backends.image_base import ImageBackend
+from culturebench.eval.tasks import AnalysisTask, TaskRequest, get_task
 from culturebench.hashing import sha256_file, sha256_text
 
 SAMPLES = "samples.jsonl"
@@ -223,7 +224,7 @@ def run_key(run_info: dict[str, Any]) -> str:
 def run_eval(
     dataset: str,
     task_name: str,
-    backend: Backend,
+    backend: Backend | ImageBackend | None,
     out_dir: str | Path,
     *,
     revision: str | None = None,
@@ -239,23 +240,42 @@ def run_eval(
     """Run (or resume) one evaluation and return the results dict (also on disk).
     ``seeds``: generate every request once per seed (sample ids ``<request>@<seed>``), with
     the backend's sampling seed set to it; metrics aggregate over all (item, seed) samples.
-    ``task_options`` go to the task (e.g. ``{"generations": DIR, "repeats": 3}`` for ASH judge)."""
+    ``task_options`` go to the task (e.g. ``{"generations": DIR, "repeats": 3}`` for ASH judge).
+    A text-to-image task (``output_kind`` "image") takes an image backend and stores one PNG
+    per (request, seed) under ``images/``; an :class:`AnalysisTask` takes no backend."""
+    from culturebench.errors import UsageError
+
     task = get_task(dataset, task_name, **(task_options or {}))
     langs = list(langs or task.languages)
     unknown = [lang for lang in langs if lang not in task.languages]
     if unknown:
-        from culturebench.errors import UsageError
-
         raise UsageError(
             f"{dataset}/{task_name} has no prompts in {', '.join(map(repr, unknown))} "
             f"(languages: {', '.join(task.languages)})"
         )
-    ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
-    rows = load_rows(ref, task.config, task.split, limit)
-    requests, skipped = task.build(rows, langs)
-
     out = Path(out_dir)
     check_out_dir(out)
+    if task.needs_dataset:
+        ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
+        rows = load_rows(ref, task.config, task.split, limit)
+    else:
+        ref = source_ref(dataset, task.source_dataset())
+        rows = []
+    if isinstance(task, AnalysisTask):
+        return _run_analysis(task, task_name, ref, out, langs, progress)
+    if backend is None:
+        raise UsageError(f"{dataset}/{task_name} needs a model: give --model")
+    kind = getattr(backend, "output_kind", "text")
+    if kind != task.output_kind:
+        want = (
+            "a text-to-image backend (--backend diffusers or openai-images)"
+            if task.output_kind == "image"
+            else "a text or vision-language backend"
+        )
+        raise UsageError(f"{dataset}/{task_name} needs {want}; --backend {backend.name} makes {kind}")
+    requests, skipped = task.build(rows, langs)
+    if not task.needs_dataset and limit is not None:
+        requests = requests[:limit]
     run_info = {
         **task_identity(ref, task_name, task),
         "languages": langs,
@@ -279,7 +299,10 @@ def run_eval(
 
     samples_path = out / SAMPLES
     ids = {_job_id(r, s) for r, s in jobs}
-    done = {s["id"] for s in read_samples(samples_path, run_key=key, expected_ids=ids)}
+    existing = read_samples(samples_path, run_key=key, expected_ids=ids)
+    if task.output_kind == "image":
+        check_images(out, existing)
+    done = {s["id"] for s in existing}
     pending = [(r, s) for r, s in jobs if _job_id(r, s) not in done]
     total = len(jobs)
     if progress:
@@ -291,9 +314,17 @@ def run_eval(
             todo = [r for r, s in pending if s == seed]
             for start in range(0, len(todo), batch_size):
                 batch = todo[start : start + batch_size]
-                outputs = backend.generate([r.request for r in batch])
+                if task.output_kind == "image":
+                    pngs = backend.generate_images([r.request for r in batch])
+                    outputs = [
+                        store_image(out, _job_id(r, seed), png) for r, png in zip(batch, pngs, strict=True)
+                    ]
+                else:
+                    outputs = backend.generate([r.request for r in batch])
                 for item, output in zip(batch, outputs, strict=True):
-                    sample = {**_sample(task, item, output), "run": key, "id": _job_id(item, seed)}
+                    extra = {"image_sha256": output[1]} if isinstance(output, tuple) else {}
+                    text = output[0] if isinstance(output, tuple) else output
+                    sample = {**_sample(task, item, text), **extra, "run": key, "id": _job_id(item, seed)}
                     if seed is not None:
                         sample["seed"] = seed
                     handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
@@ -320,6 +351,87 @@ def run_eval(
         "skipped_rows": skipped,
         "samples": len(samples),
         "metrics": task.aggregate(samples),
+    }
+    _write_json(out / RESULTS, results)
+    from culturebench.eval.report import write_report
+
+    write_report([out], out / "report.md")
+    return results
+
+
+IMAGES = "images"
+
+
+def store_image(out: Path, job_id: str, png: bytes) -> tuple[str, str]:
+    """Write one generated image as ``images/<safe id>-<hash>.png`` (atomically) and return
+    (path relative to the run folder, sha256 of the bytes)."""
+    import re
+
+    from culturebench.atomic import write_bytes_atomic
+    from culturebench.hashing import sha256_bytes
+
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", job_id)[:80]
+    rel = f"{IMAGES}/{safe}-{sha256_text(job_id)[:8]}.png"
+    write_bytes_atomic(out / rel, png)
+    return rel, sha256_bytes(png)
+
+
+def check_images(out: Path, samples: Sequence[dict[str, Any]]) -> None:
+    """Every recorded image is on disk with the sha256 its sample line records; otherwise a
+    :class:`SamplesError` naming the sample (delete its line to regenerate it)."""
+    for sample in samples:
+        path = out / str(sample.get("output", ""))
+        if not path.is_file() or sha256_file(path) != sample.get("image_sha256"):
+            raise SamplesError(
+                f"{out / SAMPLES}: sample {sample['id']!r}: image {path} is missing or altered "
+                "(sha256 differs from the sample line); delete that line to regenerate it"
+            )
+
+
+def source_ref(dataset: str, info: dict[str, Any] | None) -> DatasetRef:
+    """The dataset revision of a task's inputs (``Task.source_dataset``); a ref with source
+    ``none`` when the inputs are published files outside any release."""
+    if info is None:
+        return DatasetRef(dataset, "none", "", None, None, None, None)
+    try:
+        return DatasetRef(**info)
+    except TypeError:
+        raise CultureBenchError(f"input run's dataset reference is malformed: {info!r}") from None
+
+
+def _run_analysis(
+    task: AnalysisTask,
+    task_name: str,
+    ref: DatasetRef,
+    out: Path,
+    langs: Sequence[str],
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    """Compute an analysis task into ``out`` (run.json, results.json, report.md and the
+    task's own files). A folder holding another run is refused; the same run is recomputed
+    (its inputs are pinned by hash, so the result is the same)."""
+    run_info = {**task_identity(ref, task_name, task), "languages": list(langs), "inputs": task.inputs()}
+    path = out / RUN
+    if path.exists():
+        old = _read_json_object(path, "an eval run folder")
+        keys = ("dataset", "task", "task_options", "inputs")
+        diff = [k for k in keys if old.get(k) != run_info.get(k)]
+        if diff:
+            raise RunMismatch(
+                f"{out} holds a different run (differs in: {', '.join(diff)}); use another --out"
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(path, run_info)
+    metrics = task.analyse(out, progress)
+    results = {
+        "provenance": {
+            **run_info,
+            "culturebench_git": git_sha(),
+            "packages": package_versions(["culturebench", "numpy", "transformers", "torch"]),
+        },
+        "skipped_rows": {},
+        "samples": int(metrics.get("n", 0)) if isinstance(metrics.get("n"), int) else 0,
+        "metrics": metrics,
     }
     _write_json(out / RESULTS, results)
     from culturebench.eval.report import write_report

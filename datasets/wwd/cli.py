@@ -1,4 +1,5 @@
-"""World Wide Dishes commands: ``culturebench eval wwd-community-review``."""
+"""World Wide Dishes commands: ``culturebench eval wwd-community-review``. (App. G.1 CLIP
+descriptor scores are the ``clip-descriptors`` task of ``culturebench eval run``.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from culturebench.cli_support import console, or_exit
 def register(eval_app: typer.Typer) -> None:
     """Add this dataset's commands to ``culturebench eval``."""
     eval_app.command("wwd-community-review")(community_review_cmd)
-    eval_app.command("wwd-clip-descriptors")(clip_descriptors_cmd)
 
 
 def community_review_cmd(
@@ -44,27 +44,3 @@ def community_review_cmd(
         f"{len(rows)} reviews ({dropped} without a model left out); "
         f"{equal} of {len(comparison)} printed cells reproduced exactly"
     )
-
-
-def clip_descriptors_cmd(
-    folder: Annotated[
-        Path, typer.Argument(help="clip_probing folder: config.ini, descriptors_embeddings.csv, continents/.")
-    ],
-    out: Annotated[Path, typer.Option(help="Folder for descriptor_scores.csv and the plot.")] = Path(
-        "runs/wwd_clip_descriptors"
-    ),
-    literal: Annotated[
-        bool,
-        typer.Option(help="Use the net-score formula exactly as printed (S+ - S-, see the module docs)."),
-    ] = False,
-) -> None:
-    """App. G.1: weighted cosine descriptor scores per continent x model from CLIP embeddings."""
-    from culturebench.datasets.wwd.clip_descriptors import scores, write_scores
-
-    rows = or_exit(lambda: scores(folder, literal=literal))
-    for path in write_scores(rows, out):
-        console.print(f"wrote {path}")
-    for row in rows:
-        console.print(
-            f"{row['continent']:14s} {row['model']:7s} {row['mean']:+.3f} ± {row['sem']:.3f} (n={row['n']})"
-        )

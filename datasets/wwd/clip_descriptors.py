@@ -78,16 +78,31 @@ def _unit(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
-def scores(folder: Path, *, literal: bool = False) -> list[dict[str, Any]]:
-    """One row per (continent, model): mean normalised score, SEM, n."""
+def read_published(folder: Path) -> tuple[list[tuple[str, str, np.ndarray]], np.ndarray, np.ndarray]:
+    """(groups of (continent, model, image embeddings), positive and negative descriptor text
+    embeddings) from a folder laid out as the authors' ``clip_probing`` experiment."""
     _pos_names, _neg_names, positive, negative = read_descriptors(folder)
     groups: list[tuple[str, str, np.ndarray]] = []
-    for continent_dir in sorted((folder / "continents").iterdir()):
+    continents = folder / "continents"
+    if not continents.is_dir():
+        raise SourceError(Location(str(continents)), "no such folder (give the clip_probing folder)")
+    for continent_dir in sorted(p for p in continents.iterdir() if p.is_dir()):
         for model_dir in sorted(p for p in continent_dir.iterdir() if p.is_dir()):
             _names, images = _read_matrix(model_dir / "image_embeddings.csv")
             groups.append((continent_dir.name, model_dir.name, images))
     if not groups:
-        raise SourceError(Location(str(folder / "continents")), "no continent/model embedding folders")
+        raise SourceError(Location(str(continents)), "no continent/model embedding folders")
+    return groups, positive, negative
+
+
+def score_groups(
+    groups: list[tuple[str, str, np.ndarray]],
+    positive: np.ndarray,
+    negative: np.ndarray,
+    *,
+    literal: bool = False,
+) -> list[dict[str, Any]]:
+    """One row per (continent, model) group: mean normalised net score, its SEM and n."""
     pos, neg = _unit(positive), _unit(negative)
     nets = []
     for _c, _m, images in groups:
@@ -97,15 +112,23 @@ def scores(folder: Path, *, literal: bool = False) -> list[dict[str, Any]]:
         nets.append(s_pos - s_neg if literal else s_pos + s_neg)
     every = np.concatenate(nets)
     low, high = float(every.min()), float(every.max())
+    span = high - low
     out = []
     for (continent, model, _images), net in zip(groups, nets, strict=True):
-        normalised = (net - low) / (high - low) * 2 - 1
+        # one image in all (or identical scores): no spread to normalise by, centred at 0
+        normalised = (net - low) / span * 2 - 1 if span > 0 else np.zeros_like(net)
         n = len(normalised)
         sem = float(normalised.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0
         out.append(
             {"continent": continent, "model": model, "mean": float(normalised.mean()), "sem": sem, "n": n}
         )
     return out
+
+
+def scores(folder: Path, *, literal: bool = False) -> list[dict[str, Any]]:
+    """One row per (continent, model) of a published-layout folder: mean, SEM, n."""
+    groups, positive, negative = read_published(folder)
+    return score_groups(groups, positive, negative, literal=literal)
 
 
 def write_scores(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:

@@ -286,7 +286,11 @@ class DescriptionTask(_WWDTask):
         return out
 
 
-TASKS: dict[str, type[Task]] = {
-    t.name: t
-    for t in (DescriptionTask, CountryTask, TimeOfDayTask, MealTypeTask, UtensilsTask, IngredientsTask)
-}
+def _all_tasks() -> dict[str, type[Task]]:
+    from culturebench.datasets.wwd.image_tasks import IMAGE_TASKS
+
+    text = (DescriptionTask, CountryTask, TimeOfDayTask, MealTypeTask, UtensilsTask, IngredientsTask)
+    return {t.name: t for t in (*text, *IMAGE_TASKS)}
+
+
+TASKS: dict[str, type[Task]] = _all_tasks()

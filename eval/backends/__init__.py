@@ -1,11 +1,14 @@
 """Model backends behind one interface: transformers (CPU/GPU), vLLM (GPU), and any
-OpenAI-compatible HTTP endpoint (e.g. ``vllm serve``)."""
+OpenAI-compatible HTTP endpoint (e.g. ``vllm serve``); and text-to-image backends behind
+another: diffusers pipelines (CPU/GPU) and OpenAI-compatible ``images/generations``."""
 
 from __future__ import annotations
 
 from culturebench.eval.backends.base import Backend, Request, SamplingParams
+from culturebench.eval.backends.image_base import ImageBackend, ImageParams
 
 BACKENDS = ("transformers", "vllm", "openai")
+IMAGE_BACKENDS = ("diffusers", "openai-images")  # text-to-image
 
 
 def make_backend(name: str, model: str, **options) -> Backend:
@@ -31,4 +34,29 @@ def make_backend(name: str, model: str, **options) -> Backend:
     raise UsageError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})")
 
 
-__all__ = ["BACKENDS", "Backend", "Request", "SamplingParams", "make_backend"]
+def make_image_backend(name: str, model: str, **options) -> ImageBackend:
+    """Instantiate a text-to-image backend by name (imports diffusers only for that one)."""
+    if name == "diffusers":
+        from culturebench.eval.backends.diffusers_backend import DiffusersBackend
+
+        return DiffusersBackend(model, **options)
+    if name == "openai-images":
+        from culturebench.eval.backends.openai_images_backend import OpenAIImagesBackend
+
+        return OpenAIImagesBackend(model, **options)
+    from culturebench.errors import UsageError
+
+    raise UsageError(f"unknown text-to-image backend {name!r} (choose from {', '.join(IMAGE_BACKENDS)})")
+
+
+__all__ = [
+    "BACKENDS",
+    "IMAGE_BACKENDS",
+    "Backend",
+    "ImageBackend",
+    "ImageParams",
+    "Request",
+    "SamplingParams",
+    "make_backend",
+    "make_image_backend",
+]

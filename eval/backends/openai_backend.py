@@ -23,7 +23,75 @@ class EndpointError(CultureBenchError):
     """The endpoint kept failing (or answered with a non-retryable error)."""
 
 
-class OpenAIBackend(Backend):
+class EndpointClient:
+    """HTTP plumbing shared by the OpenAI-compatible backends: base URL checked at once, a
+    bounded thread pool, timeouts, retries with exponential backoff on 429/5xx and connection
+    errors (``Retry-After`` honoured), credentials never shown in errors."""
+
+    def _init_client(
+        self, base_url: str | None, *, concurrency: int, timeout_s: float, max_retries: int, backoff_s: float
+    ) -> None:
+        self.base_url = _checked_base_url(
+            base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1"
+        )
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self._session = None
+
+    def post_json(self, path: str, body: dict[str, Any], request_id: str) -> Any:
+        """``POST {base_url}/{path}`` with ``body``; the decoded JSON of a 200 answer."""
+        import requests
+
+        if self._session is None:
+            self._session = requests.Session()
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get("OPENAI_API_KEY")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        url = f"{self.base_url}/{path}"
+        shown = redact(url)  # what errors print: never credentials
+        last: str = ""
+        for attempt in range(self.max_retries + 1):
+            try:
+                resp = self._session.post(url, json=body, headers=headers, timeout=self.timeout_s)
+            except (
+                requests.exceptions.InvalidURL,
+                requests.exceptions.InvalidSchema,
+                requests.exceptions.MissingSchema,
+                requests.exceptions.InvalidHeader,
+            ) as exc:
+                raise EndpointError(
+                    f"{shown}: {type(exc).__name__}: {redact(exc)} (configuration error, not retried)"
+                ) from None
+            except requests.RequestException as exc:
+                last = f"{type(exc).__name__}: {redact(exc)}"
+                delay = self.backoff_s * 2**attempt
+            else:
+                if resp.status_code == 200:
+                    try:
+                        return resp.json()
+                    except ValueError:
+                        raise EndpointError(f"{shown}: answer is not JSON (request {request_id})") from None
+                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                if resp.status_code not in RETRY_STATUS:
+                    raise EndpointError(f"{shown}: {last} (request {request_id})")
+                delay = retry_after_seconds(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
+                delay = min(delay, MAX_RETRY_AFTER_S)
+            if attempt < self.max_retries:
+                time.sleep(delay)
+        raise EndpointError(
+            f"{shown}: gave up after {self.max_retries + 1} attempts: {last} (request {request_id})"
+        )
+
+    def map_concurrently(self, function: Any, items: Sequence[Any]) -> list[Any]:
+        """``function`` over ``items`` on at most ``concurrency`` threads, results in order."""
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(function, items))
+
+
+class OpenAIBackend(EndpointClient, Backend):
     """Calls ``POST {base_url}/chat/completions``; the API key comes from ``OPENAI_API_KEY``."""
 
     name = "openai"
@@ -40,15 +108,14 @@ class OpenAIBackend(Backend):
         max_retries: int = 5,
         backoff_s: float = 1.0,
     ) -> None:
-        super().__init__(model, revision=revision, sampling=sampling)
-        self.base_url = _checked_base_url(
-            base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1"
+        Backend.__init__(self, model, revision=revision, sampling=sampling)
+        self._init_client(
+            base_url,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
         )
-        self.concurrency = concurrency
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self._session = None
 
     def payload(self, request: Request) -> dict[str, Any]:
         """The JSON body for one request (greedy: temperature 0, fixed seed)."""
@@ -60,56 +127,20 @@ class OpenAIBackend(Backend):
             "seed": self.sampling.seed,
         }
 
-    def _post(self, request: Request) -> str:
-        import requests
-
-        if self._session is None:
-            self._session = requests.Session()
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get("OPENAI_API_KEY")
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        url = f"{self.base_url}/chat/completions"
-        shown = redact(url)  # what errors print: never credentials
-        last: str = ""
-        for attempt in range(self.max_retries + 1):
-            try:
-                resp = self._session.post(
-                    url, json=self.payload(request), headers=headers, timeout=self.timeout_s
-                )
-            except (
-                requests.exceptions.InvalidURL,
-                requests.exceptions.InvalidSchema,
-                requests.exceptions.MissingSchema,
-                requests.exceptions.InvalidHeader,
-            ) as exc:
-                raise EndpointError(
-                    f"{shown}: {type(exc).__name__}: {redact(exc)} (configuration error, not retried)"
-                ) from None
-            except requests.RequestException as exc:
-                last = f"{type(exc).__name__}: {redact(exc)}"
-                delay = self.backoff_s * 2**attempt
-            else:
-                if resp.status_code == 200:
-                    return str(resp.json()["choices"][0]["message"]["content"] or "").strip()
-                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
-                if resp.status_code not in RETRY_STATUS:
-                    raise EndpointError(f"{shown}: {last} (request {request.id})")
-                delay = retry_after_seconds(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
-                delay = min(delay, MAX_RETRY_AFTER_S)
-            if attempt < self.max_retries:
-                time.sleep(delay)
-        raise EndpointError(
-            f"{shown}: gave up after {self.max_retries + 1} attempts: {last} (request {request.id})"
-        )
+    def _complete(self, request: Request) -> str:
+        answer = self.post_json("chat/completions", self.payload(request), request.id)
+        try:
+            return str(answer["choices"][0]["message"]["content"] or "").strip()
+        except (KeyError, IndexError, TypeError):
+            raise EndpointError(
+                f"{redact(self.base_url)}/chat/completions: answer has no choices[0].message.content "
+                f"(request {request.id})"
+            ) from None
 
     def generate(self, requests: Sequence[Request]) -> list[str]:
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(self._post, requests))
+        return self.map_concurrently(self._complete, requests)
 
     def describe(self) -> dict[str, Any]:
-        from culturebench.safe_http import redact
-
         return {**super().describe(), "base_url": redact(self.base_url)}
 
     def versions(self) -> dict[str, str]:

@@ -4,7 +4,7 @@ in its folder (``datasets/<name>/tasks.py``) and are found through the dataset r
 
 from __future__ import annotations
 
-from culturebench.eval.tasks.base import Task, TaskRequest
+from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest
 
 
 def registry() -> dict[str, dict[str, type[Task]]]:
@@ -26,4 +26,4 @@ def get_task(dataset: str, name: str, **options) -> Task:
     return tasks[name](**options)
 
 
-__all__ = ["Task", "TaskRequest", "get_task", "registry"]
+__all__ = ["AnalysisTask", "Task", "TaskRequest", "get_task", "registry"]

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
@@ -48,6 +49,12 @@ class Task(ABC):
     split: ClassVar[str] = "test"
     needs_images: ClassVar[bool] = False
     languages: ClassVar[tuple[str, ...]] = ()
+    # "text": a text backend answers each request; "image": a text-to-image backend draws
+    # one image per request (stored as PNG in the run folder, the output is its path).
+    output_kind: ClassVar[str] = "text"
+    # False for tasks whose inputs are another run or published files, not dataset rows
+    # (they name their dataset revision through :meth:`source_dataset`).
+    needs_dataset: ClassVar[bool] = True
 
     def __init__(self, **options: Any) -> None:
         """``options``: task-specific settings (e.g. the ASH judge's ``generations`` folder);
@@ -75,6 +82,12 @@ class Task(ABC):
     def describe(self) -> str:
         return str(self.prompt_file["tasks"][self.name].get("description", ""))
 
+    def source_dataset(self) -> dict[str, Any] | None:
+        """For a task with ``needs_dataset`` False: the dataset revision its inputs were made
+        from (a ``DatasetRef`` as a dict, e.g. from the input run's ``run.json``), or None
+        when the inputs are published files outside any release."""
+        return None
+
     @abstractmethod
     def build(
         self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
@@ -88,3 +101,32 @@ class Task(ABC):
     @abstractmethod
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Task metrics over all samples."""
+
+
+class AnalysisTask(Task):
+    """A task computed from files (embeddings, images of a generation run, published
+    material) instead of by prompting a generation backend: ``eval run`` calls
+    :meth:`analyse` once and records its metrics with the same provenance and report as any
+    run. A model it needs (e.g. CLIP to embed images) comes in the ``model`` option."""
+
+    def build(
+        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
+    ) -> tuple[list[TaskRequest], dict[str, int]]:
+        return [], {}
+
+    def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        return {}
+
+    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return {}
+
+    def prompt_hashes(self, langs: Sequence[str]) -> dict[str, str]:
+        return {}
+
+    @abstractmethod
+    def inputs(self) -> dict[str, Any]:
+        """Provenance of the inputs (files with sha256, models with their identity)."""
+
+    @abstractmethod
+    def analyse(self, out: Path, progress: Any = None) -> dict[str, Any]:
+        """Compute the metrics (writing any tables or plots into ``out``) and return them."""
