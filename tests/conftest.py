@@ -134,6 +134,24 @@ def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Stable Diffusion pipeline (64x64), saved with save_pretrained (no hub)."""
+    return _helper("tiny_model").build_tiny_sd(tmp_path_factory.mktemp("tiny-sd"))
+
+
+@pytest.fixture(scope="session")
+def tiny_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random CLIP (image and text towers) + processor, saved to a folder (no hub)."""
+    return _helper("tiny_model").build_tiny_clip(tmp_path_factory.mktemp("tiny-clip"))
+
+
+@pytest.fixture(scope="session")
+def tiny_dinov2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random DINOv2 + image processor, saved to a folder (no hub)."""
+    return _helper("tiny_model").build_tiny_dinov2(tmp_path_factory.mktemp("tiny-dinov2"))
+
+
+@pytest.fixture(scope="session")
 def foodieqa_download(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic FoodieQA download in the exact upstream layout (tests/foodieqa_fixture.py)."""
     return _helper("foodieqa_fixture").write_foodieqa(tmp_path_factory.mktemp("foodieqa_download"))

@@ -390,3 +390,73 @@ def commons_replay(files: dict[str, dict]) -> Iterator[tuple[str, list[dict]]]:
     """Start the Commons API replay on 127.0.0.1; yields (api URL, requests seen)."""
     with running(_CommonsReplayHandler, files=files, requests=[]) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/w/api.php", server.requests  # type: ignore[attr-defined]
+
+
+class _ImagesHandler(BaseHTTPRequestHandler):
+    """HAND-WRITTEN FAKE of the OpenAI Images API (``POST /v1/images/generations``): no local
+    implementation of that protocol exists to start, so this one draws a real PNG whose
+    pattern is seeded by the prompt, answers ``b64_json`` or ``url`` (served here too, under
+    ``/files/``), and plays back scripted failures (``server.script``: a list of status codes
+    answered before the real answers, e.g. [429] with ``Retry-After: 0``)."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str, headers: dict | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        import base64
+        import hashlib
+
+        server = self.server
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        server.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})  # type: ignore[attr-defined]
+        if self.path != "/v1/images/generations":
+            self._send(404, b'{"error": "not found"}', "application/json")
+            return
+        if server.script:  # type: ignore[attr-defined]
+            status = server.script.pop(0)  # type: ignore[attr-defined]
+            self._send(
+                status, b'{"error": {"message": "scripted"}}', "application/json", {"Retry-After": "0"}
+            )
+            return
+        width, height = (int(v) for v in body["size"].split("x"))
+        seed = int(hashlib.sha256(body["prompt"].encode()).hexdigest()[:8], 16)
+        png = png_bytes((width, height), seed=seed)
+        mode = server.mode  # type: ignore[attr-defined]
+        if mode == "url":
+            name = f"{seed}.png"
+            server.files[name] = png  # type: ignore[attr-defined]
+            item = {"url": f"http://127.0.0.1:{server.server_address[1]}/files/{name}"}
+        elif mode == "bad-base64":
+            item = {"b64_json": "not base64 !!"}
+        elif mode == "not-image":
+            item = {"b64_json": base64.b64encode(b"<html>hello</html>").decode()}
+        else:
+            item = {"b64_json": base64.b64encode(png).decode()}
+        self._send(200, json.dumps({"created": 0, "data": [item]}).encode(), "application/json")
+
+    def do_GET(self) -> None:
+        name = self.path.rsplit("/", 1)[-1]
+        data = self.server.files.get(name)  # type: ignore[attr-defined]
+        if data is None:
+            self._send(404, b"not found", "text/plain")
+        else:
+            self._send(200, data, "image/png")
+
+
+@contextmanager
+def fake_openai_images(mode: str = "b64", script: list[int] | None = None) -> Iterator[_Server]:
+    """Start the hand-written OpenAI Images fake on 127.0.0.1; ``server.requests`` records
+    every call, ``server.base_url`` is the ``/v1`` base."""
+    with running(_ImagesHandler, requests=[], files={}, mode=mode, script=list(script or [])) as server:
+        server.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
+        yield server

@@ -80,6 +80,11 @@ def read_suite(name: str) -> list[dict[str, Any]]:
     return out
 
 
+def _name_key(name: str) -> str:
+    """A dish name for matching suite entries to release rows: case and spacing folded."""
+    return " ".join(name.casefold().split())
+
+
 class T2IGenerate(Task):
     """Fig. 5: "Generate a photograph of food from {country} called {dish}. ..." per dish."""
 
@@ -115,11 +120,12 @@ class T2IGenerate(Task):
             return requests, {}
         by_name: dict[tuple[str, str], str] = {}
         for row in rows:
-            for country in row["countries"]:
-                by_name.setdefault((country["name"].casefold(), row["local_name"].casefold()), row["id"])
+            for code in row["country_codes"]:
+                by_name.setdefault((code, _name_key(row["local_name"])), row["id"])
+        codes = image_eval()["test_suites"][self.suite]["codes"]
         unmatched = 0
         for item in read_suite(self.suite):
-            row_id = by_name.get((item["country"].casefold(), item["dish"].casefold()))
+            row_id = by_name.get((codes[item["country"]], _name_key(item["dish"])))
             unmatched += row_id is None
             meta = {
                 "row_id": row_id,
@@ -236,7 +242,7 @@ def read_questions(spec: str) -> list[dict[str, Any]]:
 
 
 _LEAD = re.compile(r"^\s*[\(\[]?([A-Za-z])[\)\]]?(?=$|[\s.:,)\]])")
-_NAMED = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:)?\s*[\(\[]?([A-Z])[\)\]]?(?=$|[\s.:,)\]])")
+_NAMED = re.compile(r"\b(?i:answer|option|choice)\s*(?:is|:)?\s*[\(\[]?([A-Z])[\)\]]?(?=$|[\s.:,)\]])")
 
 
 def parse_choice(answer: str, choices: dict[str, str]) -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,9 +52,11 @@ class DiffusersBackend(ImageBackend):
         diffusers_logging.disable_progress_bar()
         diffusers_logging.set_verbosity_error()  # e.g. the per-batch CLIP 77-token truncation notice
         try:
-            pipeline = DiffusionPipeline.from_pretrained(
-                self.model, revision=self.revision, torch_dtype=getattr(torch, self.dtype)
-            )
+            with warnings.catch_warnings():  # newer diffusers rename torch_dtype to dtype
+                warnings.simplefilter("ignore", FutureWarning)
+                pipeline = DiffusionPipeline.from_pretrained(
+                    self.model, revision=self.revision, torch_dtype=getattr(torch, self.dtype)
+                )
         except Exception as exc:  # OSError (not found, offline), ValueError (not a pipeline), ...
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             raise ModelLoadError(f"cannot load text-to-image pipeline {self.model!r}: {first}") from None
