@@ -653,7 +653,9 @@ def eval_score_cmd(
     from culturebench.eval.score import score_generations
     from culturebench.eval.tasks import registry as task_registry
 
-    names = task or list(or_exit(lambda: task_registry().get(dataset) or registry.get(dataset).tasks()))
+    tasks = or_exit(lambda: task_registry().get(dataset) or registry.get(dataset).tasks())
+    # by default every task scored from text outputs of dataset rows (not image or analysis tasks)
+    names = task or [name for name, cls in tasks.items() if cls.output_kind == "text" and cls.needs_dataset]
     options = or_exit(lambda: parse_task_options(option or []))
     judge = None
     if matcher not in ("deterministic", "llm"):

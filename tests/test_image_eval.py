@@ -472,6 +472,29 @@ def test_tiny_model_command_builds_each_kind(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "choose one of" in result.output
 
 
+def test_generation_tasks_need_a_model_and_score_skips_image_tasks(wwd_release, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "run",
+            "wwd",
+            "--task",
+            "country",
+            "--local",
+            str(wwd_release.folder),
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code != 0 and "needs --model" in result.output
+    from culturebench.eval.tasks import registry
+
+    kinds = {name: cls.output_kind for name, cls in registry()["wwd"].items()}
+    assert kinds["t2i-generate"] == "image" and kinds["clip-descriptors"] == "none"
+    assert kinds["country"] == "text" and kinds["vqa-probes"] == "text"
+
+
 def test_png_writing_is_deterministic() -> None:
     from PIL import Image
 

@@ -109,6 +109,8 @@ class AnalysisTask(Task):
     :meth:`analyse` once and records its metrics with the same provenance and report as any
     run. A model it needs (e.g. CLIP to embed images) comes in the ``model`` option."""
 
+    output_kind: ClassVar[str] = "none"  # no backend generates for it
+
     def build(
         self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
     ) -> tuple[list[TaskRequest], dict[str, int]]:
