@@ -91,21 +91,14 @@ class ModelLoadError(CultureBenchError):
     """The model cannot be loaded (no such local folder or Hub id, offline, not a model)."""
 
 
-class Backend(ABC):
-    """Generates one completion per request, in request order."""
+class ModelIdentity:
+    """What every backend (text or image) reports about itself: name, model, revision, local
+    weights sha256, generation settings and library versions; and an early ``load``."""
 
     name: str = "base"
-
-    def __init__(
-        self, model: str, *, revision: str | None = None, sampling: SamplingParams | None = None
-    ) -> None:
-        self.model = model
-        self.revision = revision
-        self.sampling = sampling or SamplingParams()
-
-    @abstractmethod
-    def generate(self, requests: Sequence[Request]) -> list[str]:
-        """Completions for ``requests`` (same order)."""
+    model: str
+    revision: str | None
+    sampling: Any
 
     def load(self) -> None:
         """Load (or check) the model now, raising :class:`ModelLoadError` with a one-line
@@ -126,3 +119,20 @@ class Backend(ABC):
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench"])
+
+
+class Backend(ModelIdentity, ABC):
+    """Generates one completion per request, in request order."""
+
+    name: str = "base"
+
+    def __init__(
+        self, model: str, *, revision: str | None = None, sampling: SamplingParams | None = None
+    ) -> None:
+        self.model = model
+        self.revision = revision
+        self.sampling = sampling or SamplingParams()
+
+    @abstractmethod
+    def generate(self, requests: Sequence[Request]) -> list[str]:
+        """Completions for ``requests`` (same order)."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from culturebench.eval.backends.base import Request, package_versions, weights_sha256
+from culturebench.eval.backends.base import ModelIdentity, Request, package_versions
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def png_bytes(image: Any) -> bytes:
     return buffer.getvalue()
 
 
-class ImageBackend(ABC):
+class ImageBackend(ModelIdentity, ABC):
     """Generates one image (PNG bytes) per request, in request order."""
 
     name: str = "image-base"
@@ -71,21 +71,6 @@ class ImageBackend(ABC):
     @abstractmethod
     def generate_images(self, requests: Sequence[Request]) -> list[bytes]:
         """PNG bytes for ``requests`` (same order), seeded with ``self.sampling.seed``."""
-
-    def load(self) -> None:
-        """Load (or check) the model now; :class:`ModelLoadError` with a one-line reason."""
-        return None
-
-    def describe(self) -> dict[str, Any]:
-        """Pipeline and weights identity plus the generation settings, for run.json."""
-        return {
-            "backend": self.name,
-            "model": self.model,
-            "model_revision": self.revision,
-            "weights_sha256": weights_sha256(self.model),
-            "sampling": self.sampling.to_dict(),
-            "versions": self.versions(),
-        }
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench", "pillow"])
