@@ -440,20 +440,21 @@ app.add_typer(eval_app, name="eval")
 def eval_list_cmd() -> None:
     """List evaluation tasks per dataset."""
     from culturebench.eval.tasks import registry
+    from culturebench.eval.tasks.base import load_prompts
 
     table = Table(title="evaluation tasks")
     for col in ("dataset", "task", "config", "images", "languages", "description"):
         table.add_column(col, no_wrap=col != "description")
     for dataset, tasks in registry().items():
-        for name, cls in tasks.items():
-            task = cls()
+        prompts = load_prompts(dataset).get("tasks", {})
+        for name, cls in tasks.items():  # class attributes: some tasks need options to exist
             table.add_row(
                 dataset,
                 name,
-                task.config,
-                "yes" if task.needs_images else "no",
-                ", ".join(task.languages),
-                task.describe(),
+                cls.config,
+                "yes" if cls.needs_images else "no",
+                ", ".join(cls.languages),
+                str((prompts.get(name) or {}).get("description", "")),
             )
     console.print(table)
 
@@ -518,13 +519,13 @@ def eval_run_cmd(
     Text-to-image tasks store one PNG per (item, seed) under images/."""
     from culturebench.eval.backends import IMAGE_BACKENDS
     from culturebench.eval.runner import run_eval
-    from culturebench.eval.tasks import AnalysisTask, get_task
+    from culturebench.eval.tasks import AnalysisTask
+    from culturebench.eval.tasks import task_class as find_task
 
     task_options = or_exit(lambda: parse_task_options(option or []))
     seed_list = or_exit(lambda: parse_seeds(seeds))
-    task_class = type(or_exit(lambda: get_task(dataset, task, **task_options)))
     engine = None
-    if issubclass(task_class, AnalysisTask):
+    if issubclass(or_exit(lambda: find_task(dataset, task)), AnalysisTask):
         if model:  # the analysis's own model (e.g. CLIP), passed as a task option
             task_options.setdefault("model", model)
             if model_revision:

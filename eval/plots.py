@@ -170,3 +170,37 @@ def plot_stacked_shares(
     fig.suptitle(textwrap.fill(title, 70), fontsize=10)
     _save(fig, path)
     return path
+
+
+def plot_scatter(
+    series: Mapping[str, Sequence[tuple[float, float]]],
+    path: Path,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    limits: tuple[float, float] | None = (0.0, 1.0),
+) -> Path:
+    """One colour per series of (x, y) points, both axes over ``limits`` (the paper's 0-1)."""
+    if not any(series.values()):
+        return no_data(path, title)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    for label, points in series.items():
+        if points:
+            ax.scatter(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                s=14,
+                alpha=0.7,
+                label=f"{label} (n={len(points)})",
+            )
+    if limits:
+        ax.set_xlim(*limits)
+        ax.set_ylim(*limits)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(textwrap.fill(title, 50), fontsize=10)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+    return path

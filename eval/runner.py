@@ -262,7 +262,7 @@ def run_eval(
         ref = source_ref(dataset, task.source_dataset())
         rows = []
     if isinstance(task, AnalysisTask):
-        return _run_analysis(task, task_name, ref, out, langs, progress)
+        return _run_analysis(task, task_name, ref, out, langs, rows, progress)
     if backend is None:
         raise UsageError(f"{dataset}/{task_name} needs a model: give --model")
     kind = getattr(backend, "output_kind", "text")
@@ -291,9 +291,9 @@ def run_eval(
         run_info["sampling_per_seed"] = {str(s): replace(base_sampling, seed=int(s)).to_dict() for s in seeds}
     jobs = [(r, s) for s in seeds for r in requests] if seeds else [(r, None) for r in requests]
     resuming = _check_run(out / RUN, run_info)
-    backend.load()  # a model that cannot load fails here, before run.json exists
     key = run_key(run_info)
     if not resuming:
+        backend.load()  # a model that cannot load fails here, before run.json exists
         out.mkdir(parents=True, exist_ok=True)
         _write_json(out / RUN, run_info)
 
@@ -304,6 +304,8 @@ def run_eval(
         check_images(out, existing)
     done = {s["id"] for s in existing}
     pending = [(r, s) for r, s in jobs if _job_id(r, s) not in done]
+    if resuming and pending:
+        backend.load()  # a finished run is re-aggregated without loading the model
     total = len(jobs)
     if progress:
         progress(total - len(pending), total)
@@ -388,6 +390,35 @@ def check_images(out: Path, samples: Sequence[dict[str, Any]]) -> None:
             )
 
 
+def read_input_run(
+    folder: str | Path, *, dataset: str, tasks: Sequence[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(run.json, samples) of an earlier run used as a task's input: it must be a run of
+    ``dataset`` with one of ``tasks`` and hold samples; images it made are checked against the
+    sha256 their samples record. Errors name the folder."""
+    path = Path(folder)
+    run = read_run(path)
+    if run["dataset"].get("dataset") != dataset or run.get("task") not in tasks:
+        raise CultureBenchError(
+            f"{path} is a {run['dataset'].get('dataset')}/{run.get('task')} run, not {dataset} "
+            f"{' or '.join(tasks)}"
+        )
+    samples = read_samples(path / SAMPLES)
+    if not samples:
+        raise CultureBenchError(f"{path}: no samples yet ({SAMPLES} is empty)")
+    if any("image_sha256" in s for s in samples):
+        check_images(path, samples)
+    return run, samples
+
+
+def samples_sha256(folder: str | Path) -> str:
+    """sha256 of a run's ``samples.jsonl``: how a later stage pins the run it read."""
+    path = Path(folder) / SAMPLES
+    if not path.is_file():
+        raise CultureBenchError(f"{Path(folder)}: no {SAMPLES} (not a run folder, or not started)")
+    return sha256_file(path)
+
+
 def source_ref(dataset: str, info: dict[str, Any] | None) -> DatasetRef:
     """The dataset revision of a task's inputs (``Task.source_dataset``); a ref with source
     ``none`` when the inputs are published files outside any release."""
@@ -405,6 +436,7 @@ def _run_analysis(
     ref: DatasetRef,
     out: Path,
     langs: Sequence[str],
+    rows: Sequence[dict[str, Any]],
     progress: Callable[[int, int], None] | None,
 ) -> dict[str, Any]:
     """Compute an analysis task into ``out`` (run.json, results.json, report.md and the
@@ -422,7 +454,7 @@ def _run_analysis(
             )
     out.mkdir(parents=True, exist_ok=True)
     _write_json(path, run_info)
-    metrics = task.analyse(out, progress)
+    metrics = task.analyse(out, rows, progress)
     results = {
         "provenance": {
             **run_info,

@@ -134,6 +134,41 @@ def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def image_source():
+    """tests/image_world.py ``write_image_source``: a BORSCH sample source whose images are
+    real bytes on a local server (see there)."""
+    return _helper("image_world").write_image_source
+
+
+@pytest.fixture(scope="session")
+def borsch_image_release(image_source, servers, tmp_path_factory: pytest.TempPathFactory):
+    """A BORSCH sample release with every image embedded (distinct noise PNGs, all licensed),
+    built through the image stage against a local image server and Commons replay."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from culturebench.builders import get_builder
+    from culturebench.images.fetch import ImageCache
+    from culturebench.images.stage import ImageOptions
+
+    def noise(k: int, row: dict) -> tuple[bytes, bytes]:
+        rng = np.random.default_rng(k)
+        buffer = io.BytesIO()
+        Image.fromarray(rng.integers(0, 256, size=(64, 64, 3), dtype=np.uint8)).save(buffer, format="PNG")
+        return buffer.getvalue(), buffer.getvalue()
+
+    tmp = tmp_path_factory.mktemp("borsch-images")
+    source, served, titles, _rows = image_source(tmp, noise, lambda k: True)
+    with servers.serve_folder(served) as mirror, servers.commons_replay(titles) as (api, _seen):
+        options = ImageOptions(
+            mirror=mirror, commons_api=api, allow=("127.0.0.1",), cache=ImageCache(tmp / "c")
+        )
+        return get_builder("borsch").build(source=str(source), out_root=tmp / "dist", images=options)
+
+
+@pytest.fixture(scope="session")
 def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Stable Diffusion pipeline (64x64), saved with save_pretrained (no hub)."""
     return _helper("tiny_model").build_tiny_sd(tmp_path_factory.mktemp("tiny-sd"))

@@ -3,7 +3,6 @@ replay), safe decoding, licences, the hash index against brute force, image vali
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import shutil
@@ -105,18 +104,10 @@ def test_hash_index_recall_equals_brute_force(n: int, threshold: int, chunks: in
 
 # ---------------------------------------------------------------------------- end to end
 @pytest.fixture
-def image_world(tmp_path: Path, servers):
+def image_world(tmp_path: Path, servers, image_source):
     """A BORSCH sample source whose image manifest points at real bytes on a local server."""
     from skimage import data as skdata
 
-    source = tmp_path / "source"
-    shutil.copytree(REPO / "datasets" / "borsch" / "sample", source)
-    for path in source.iterdir():
-        path.chmod(0o644)
-    served = tmp_path / "served"
-    with open(source / "images_manifest.csv", encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-        fields = list(rows[0].keys())
     astronaut = skdata.astronaut()
     special = {
         0: "astronaut",
@@ -126,8 +117,8 @@ def image_world(tmp_path: Path, servers):
         4: "bomb",
         5: "not_image",
     }
-    titles: dict[str, dict] = {}
-    for k, row in enumerate(rows):
+
+    def image_bytes(k: int, row: dict) -> tuple[bytes, bytes]:
         kind = special.get(k, "noise")
         if kind == "astronaut":
             data = png(astronaut)
@@ -142,28 +133,18 @@ def image_world(tmp_path: Path, servers):
             data = b"this is not an image"
         else:
             data = noise(k)
-        served_bytes = noise(10_000 + k) if kind == "wrong_checksum" else data
-        target = served / row["path"]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(served_bytes)
-        row["sha256"], row["size"] = hashlib.sha256(data).hexdigest(), str(len(data))
-        if k % 2 == 0 and kind in ("noise", "astronaut", "astronaut_small"):  # half are on Commons
-            titles[f"File:Borsch test {k}.png"] = {
-                "sha1": hashlib.sha1(data).hexdigest(),
-                "license": "CC BY-SA 4.0",
-                "license_url": "https://creativecommons.org/licenses/by-sa/4.0",
-                "artist": f"Author {k}",
-            }
+        return data, noise(10_000 + k) if kind == "wrong_checksum" else data
+
+    def licensed(k: int) -> bool:  # half are on Commons
+        return k % 2 == 0 and special.get(k, "noise") in ("noise", "astronaut", "astronaut_small")
+
+    source, served, titles, rows = image_source(tmp_path, image_bytes, licensed)
     titles["File:Borsch test 1.png"] = {
         "sha1": hashlib.sha1(png(np.asarray(Image.fromarray(astronaut).resize((256, 256))))).hexdigest(),
         "license": "CC0",
         "license_url": "",
         "artist": "Author 1",
     }
-    with open(source / "images_manifest.csv", "w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
     with servers.serve_folder(served) as mirror, servers.commons_replay(titles) as (api, seen):
         yield {
             "source": source,

@@ -208,6 +208,11 @@ class DishNameTask(_BorschTask):
         return out
 
 
-TASKS: dict[str, type[Task]] = {
-    task.name: task for task in (OriginTask, OriginVQATask, OriginVQADishTask, DishNameTask)
-}
+def _all_tasks() -> dict[str, type[Task]]:
+    from culturebench.datasets.borsch.description import DESCRIPTION_TASKS
+
+    qa = (OriginTask, OriginVQATask, OriginVQADishTask, DishNameTask)
+    return {task.name: task for task in (*qa, *DESCRIPTION_TASKS)}
+
+
+TASKS: dict[str, type[Task]] = _all_tasks()

@@ -163,19 +163,11 @@ class T2IGenerate(Task):
 
 # ---------------------------------------------------------------------- inputs: image runs
 def read_image_run(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(run.json, samples) of a finished-or-partial ``t2i-generate`` run, every image checked
-    against the sha256 its sample records."""
-    from culturebench.eval.runner import SAMPLES, check_images, read_run, read_samples
+    """(run.json, samples) of a ``t2i-generate`` run, every image checked against the sha256
+    its sample records."""
+    from culturebench.eval.runner import read_input_run
 
-    path = Path(folder)
-    run = read_run(path)
-    if run.get("task") != T2IGenerate.name or run["dataset"].get("dataset") != "wwd":
-        raise CultureBenchError(f"{path} is not a wwd t2i-generate run (task {run.get('task')!r})")
-    samples = read_samples(path / SAMPLES)
-    if not samples:
-        raise CultureBenchError(f"{path}: no generated images yet ({SAMPLES} is empty)")
-    check_images(path, samples)
-    return run, samples
+    return read_input_run(folder, dataset="wwd", tasks=[T2IGenerate.name])
 
 
 def model_label(run: dict[str, Any]) -> str:
@@ -460,7 +452,7 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
             "descriptors": {"positive": positive, "negative": negative, "template": template},
         }
 
-    def analyse(self, out: Path, progress: Any = None) -> dict[str, Any]:
+    def analyse(self, out: Path, rows: Sequence[dict[str, Any]], progress: Any = None) -> dict[str, Any]:
         import numpy as np
 
         from culturebench.datasets.wwd.clip_descriptors import read_published, score_groups, write_scores

@@ -14,8 +14,8 @@ def registry() -> dict[str, dict[str, type[Task]]]:
     return {name: entry.tasks() for name, entry in datasets.datasets().items()}
 
 
-def get_task(dataset: str, name: str, **options) -> Task:
-    """The task ``name`` of ``dataset``; :class:`UsageError` naming the choices otherwise."""
+def task_class(dataset: str, name: str) -> type[Task]:
+    """The class of task ``name`` of ``dataset``; :class:`UsageError` naming the choices."""
     from culturebench.errors import UsageError
 
     tasks = registry().get(dataset)
@@ -23,7 +23,12 @@ def get_task(dataset: str, name: str, **options) -> Task:
         raise UsageError(f"no evaluation tasks for dataset {dataset!r} (have: {', '.join(registry())})")
     if name not in tasks:
         raise UsageError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
-    return tasks[name](**options)
+    return tasks[name]
 
 
-__all__ = ["AnalysisTask", "Task", "TaskRequest", "get_task", "registry"]
+def get_task(dataset: str, name: str, **options) -> Task:
+    """The task ``name`` of ``dataset`` with ``options``; :class:`UsageError` otherwise."""
+    return task_class(dataset, name)(**options)
+
+
+__all__ = ["AnalysisTask", "Task", "TaskRequest", "get_task", "registry", "task_class"]

@@ -130,5 +130,6 @@ class AnalysisTask(Task):
         """Provenance of the inputs (files with sha256, models with their identity)."""
 
     @abstractmethod
-    def analyse(self, out: Path, progress: Any = None) -> dict[str, Any]:
-        """Compute the metrics (writing any tables or plots into ``out``) and return them."""
+    def analyse(self, out: Path, rows: Sequence[dict[str, Any]], progress: Any = None) -> dict[str, Any]:
+        """Compute the metrics (writing any tables or plots into ``out``) and return them;
+        ``rows`` are the dataset rows when the task ``needs_dataset`` (else empty)."""

@@ -1,0 +1,128 @@
+"""BORSCH commands: ``culturebench eval borsch-description`` (§5 as one resumable pipeline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from culturebench.cli_support import (
+    BatchSizeOption,
+    console,
+    err_console,
+    make_engine,
+    make_image_engine,
+    or_exit,
+    progress_bar,
+)
+
+
+def register(eval_app: typer.Typer) -> None:
+    """Add this dataset's commands to ``culturebench eval``."""
+    eval_app.command("borsch-description")(description_cmd)
+
+
+def description_cmd(
+    model: Annotated[str, typer.Option(help="The model that describes the dishes (Hub id or folder).")],
+    t2i: Annotated[str, typer.Option(help="Text-to-image model (paper: black-forest-labs/FLUX.1-dev).")],
+    dinov2: Annotated[str, typer.Option(help="DINOv2 model (paper: facebook/dinov2-giant).")],
+    out: Annotated[Path, typer.Option(help="Pipeline folder (one sub-folder per stage; reruns resume).")],
+    local: Annotated[Path | None, typer.Option(help="A local release folder (with embedded images).")] = None,
+    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
+    repo: Annotated[str | None, typer.Option(help="Dataset repo id (default culturebench/borsch).")] = None,
+    config: Annotated[str, typer.Option(help="parallel (paper), ru or uk.")] = "parallel",
+    lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N dishes.")] = None,
+    backend: Annotated[
+        str, typer.Option(help="Describer backend: transformers, vllm or openai.")
+    ] = "transformers",
+    translator: Annotated[
+        str | None,
+        typer.Option(
+            help="Model that translates descriptions to English ('none': the describer writes English)."
+        ),
+    ] = None,
+    translator_backend: Annotated[str, typer.Option(help="transformers, vllm or openai.")] = "transformers",
+    t2i_backend: Annotated[str, typer.Option(help="diffusers or openai-images.")] = "diffusers",
+    images_per_dish: Annotated[int, typer.Option(min=1, help="Images per description (seeds 0..N-1).")] = 1,
+    size: Annotated[str, typer.Option(help="Image size WIDTHxHEIGHT.")] = "512x512",
+    steps: Annotated[
+        int | None, typer.Option(min=1, help="Denoising steps (default: the pipeline's).")
+    ] = None,
+    guidance: Annotated[float | None, typer.Option(help="Guidance scale (default: the pipeline's).")] = None,
+    dtype: Annotated[str, typer.Option(help="diffusers dtype: float32, float16, bfloat16.")] = "float32",
+    max_new_tokens: Annotated[int, typer.Option(help="Description and translation length.")] = 200,
+    qa: Annotated[
+        Path | None, typer.Option(help="An origin-qa run of the same model (Table 4, Fig. 9).")
+    ] = None,
+    vqa: Annotated[Path | None, typer.Option(help="An origin-vqa run of the same model.")] = None,
+    human: Annotated[
+        Path | None, typer.Option(help="Human ratings CSV: dish_id, language, rating in [0, 1] (Table 3).")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="openai backends: endpoint base URL.")] = None,
+    batch_size: BatchSizeOption = 8,
+) -> None:
+    """BORSCH §5: describe -> translate -> generate images -> DINOv2 scores -> correlations."""
+    from culturebench.datasets.borsch.pipeline import PipelineSpec, run_pipeline
+
+    if not local and not revision:
+        err_console.print("[red]error:[/] give --local RELEASE or --revision REV")
+        raise typer.Exit(2)
+
+    def text_engine(name: str, which: str):
+        return lambda: make_engine(
+            which, name, model_revision=None, max_new_tokens=max_new_tokens, seed=0, temperature=0.0,
+            batch_size=batch_size, base_url=base_url, concurrency=4,
+        )  # fmt: skip
+
+    spec = PipelineSpec(
+        out=out,
+        local=str(local) if local else None,
+        revision=revision,
+        repo=repo,
+        config=config,
+        langs=lang,
+        limit=limit,
+        describer=text_engine(model, backend),
+        translator=None
+        if (translator or "").lower() == "none"
+        else text_engine(translator or model, translator_backend),
+        t2i=lambda: make_image_engine(
+            t2i_backend,
+            t2i,
+            model_revision=None,
+            seed=0,
+            size=size,
+            steps=steps,
+            guidance=guidance,
+            dtype=dtype,
+            batch_size=batch_size,
+            base_url=base_url,
+            concurrency=2,
+            quality=None,
+        ),
+        images_per_dish=images_per_dish,
+        dinov2=dinov2,
+        qa=str(qa) if qa else None,
+        vqa=str(vqa) if vqa else None,
+        human=str(human) if human else None,
+        batch_size=batch_size,
+    )
+    with progress_bar() as bar:
+        job = bar.add_task("borsch §5", total=None)
+        record = or_exit(
+            lambda: run_pipeline(
+                spec,
+                progress=lambda stage, done, total: bar.update(
+                    job, description=stage, completed=done, total=total
+                ),
+                log=console.print,
+            )
+        )
+    for entry in record["stages"]:
+        console.print(
+            f"{entry['stage']:16s} {entry['seconds']:8.1f} s  {entry['samples']} items "
+            f"({entry['new_samples']} new){'  (rerun: inputs or settings changed)' if entry['rerun_because_changed'] else ''}"
+        )
+    console.print(f"pipeline record: {out / 'pipeline.json'}; report: culturebench eval report {out}/*/")
