@@ -214,11 +214,23 @@ def check_out_dir(out: Path) -> None:
             )
 
 
+def identity(run_info: dict[str, Any]) -> dict[str, Any]:
+    """What determines a run's outputs: ``run_info`` without library versions and without the
+    task options that only locate an input whose content another option pins by sha256 (so a
+    copied or moved pipeline folder still resumes)."""
+    info = dict(run_info)
+    if isinstance(info.get("model"), dict):
+        info["model"] = {k: v for k, v in info["model"].items() if k != "versions"}
+    located = set(info.pop("location_options", []) or [])
+    if located and isinstance(info.get("task_options"), dict):
+        info["task_options"] = {k: v for k, v in info["task_options"].items() if k not in located}
+    return info
+
+
 def run_key(run_info: dict[str, Any]) -> str:
-    """Short fingerprint of what determines a run's outputs (library versions excluded);
-    every sample line carries it so lines of another run are recognised."""
-    info = {**run_info, "model": {k: v for k, v in run_info["model"].items() if k != "versions"}}
-    return sha256_text(json.dumps(info, sort_keys=True, ensure_ascii=False))[:16]
+    """Short fingerprint of :func:`identity`; every sample line carries it so lines of
+    another run are recognised."""
+    return sha256_text(json.dumps(identity(run_info), sort_keys=True, ensure_ascii=False))[:16]
 
 
 def run_eval(
@@ -445,9 +457,9 @@ def _run_analysis(
     run_info = {**task_identity(ref, task_name, task), "languages": list(langs), "inputs": task.inputs()}
     path = out / RUN
     if path.exists():
-        old = _read_json_object(path, "an eval run folder")
+        old, new = identity(_read_json_object(path, "an eval run folder")), identity(run_info)
         keys = ("dataset", "task", "task_options", "inputs")
-        diff = [k for k in keys if old.get(k) != run_info.get(k)]
+        diff = [k for k in keys if old.get(k) != new.get(k)]
         if diff:
             raise RunMismatch(
                 f"{out} holds a different run (differs in: {', '.join(diff)}); use another --out"
@@ -474,13 +486,16 @@ def _run_analysis(
 
 def task_identity(ref: DatasetRef, task_name: str, task: Any) -> dict[str, Any]:
     """What names a run's dataset revision and task (shared by ``eval run`` and ``eval score``)."""
-    return {
+    out = {
         "dataset": asdict(ref),
         "task": task_name,
         "task_options": task.task_options,
         "config": task.config,
         "split": task.split,
     }
+    if getattr(task, "location_options", ()):
+        out["location_options"] = list(task.location_options)
+    return out
 
 
 def _job_id(item: TaskRequest, seed: int | None) -> str:

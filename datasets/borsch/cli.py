@@ -121,8 +121,9 @@ def description_cmd(
             )
         )
     for entry in record["stages"]:
+        changed = "  (rerun: inputs or settings changed)" if entry["rerun_because_changed"] else ""
         console.print(
             f"{entry['stage']:16s} {entry['seconds']:8.1f} s  {entry['samples']} items "
-            f"({entry['new_samples']} new){'  (rerun: inputs or settings changed)' if entry['rerun_because_changed'] else ''}"
+            f"({entry['new_samples']} new){changed}"
         )
     console.print(f"pipeline record: {out / 'pipeline.json'}; report: culturebench eval report {out}/*/")

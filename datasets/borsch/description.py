@@ -117,6 +117,7 @@ class _Stage(Task):
     languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
     needs_dataset = False
     source_tasks: ClassVar[tuple[str, ...]] = ()
+    location_options = ("source",)
 
     def __init__(self, source: str | None = None, **options: Any) -> None:
         from culturebench.eval.runner import samples_sha256
@@ -269,6 +270,7 @@ class DescriptionScoresTask(AnalysisTask):
     config = "parallel"
     languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
     source_tasks: ClassVar[tuple[str, ...]] = ("description-images",)
+    location_options = ("source",)
 
     def __init__(
         self,
@@ -308,7 +310,7 @@ class DescriptionScoresTask(AnalysisTask):
         return self._embedder
 
     def inputs(self) -> dict[str, Any]:
-        return {"source": str(self.source.resolve()), "dinov2": self.embedder().identity()}
+        return {"dinov2": self.embedder().identity()}  # the source: pinned in the task options
 
     def analyse(self, out: Path, rows: Sequence[dict[str, Any]], progress: Any = None) -> dict[str, Any]:
         import numpy as np
@@ -471,6 +473,7 @@ class DescriptionCorrelationsTask(AnalysisTask):
     config = "parallel"
     languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
     needs_dataset = False
+    location_options = ("scores", "qa", "vqa", "human")  # their contents: sha256 in inputs
 
     def __init__(
         self,
@@ -496,6 +499,7 @@ class DescriptionCorrelationsTask(AnalysisTask):
         return dict(read_run(self.scores)["dataset"])
 
     def inputs(self) -> dict[str, Any]:
+        """sha256 of every input file (their paths are in the task options)."""
         from culturebench.hashing import sha256_file
 
         files = {"scores": self.scores / SCORES_CSV}
@@ -504,10 +508,7 @@ class DescriptionCorrelationsTask(AnalysisTask):
                 files[key] = getattr(self, key) / "samples.jsonl"
         if self.human:
             files["human"] = self.human
-        return {
-            k: {"path": str(p.resolve()), "sha256": sha256_file(p) if p.is_file() else None}
-            for k, p in files.items()
-        }
+        return {f"{k}_sha256": sha256_file(p) if p.is_file() else None for k, p in files.items()}
 
     def analyse(self, out: Path, rows: Sequence[dict[str, Any]], progress: Any = None) -> dict[str, Any]:
         from culturebench.eval.correlation import correlations

@@ -48,7 +48,8 @@ def _samples(folder: Path) -> int:
     path = folder / "samples.jsonl"
     if not path.is_file():
         return 0
-    return sum(1 for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip())
+    data = path.read_bytes()  # complete lines only: a torn last line is not a sample
+    return sum(1 for line in data[: data.rfind(b"\n") + 1].splitlines() if line.strip())
 
 
 def _move_aside(folder: Path) -> Path:

@@ -215,4 +215,8 @@ def _all_tasks() -> dict[str, type[Task]]:
     return {task.name: task for task in (*qa, *DESCRIPTION_TASKS)}
 
 
-TASKS: dict[str, type[Task]] = _all_tasks()
+def __getattr__(name: str) -> Any:
+    """``TASKS`` on first use: the §5 tasks (description.py) build on this module's classes."""
+    if name == "TASKS":
+        return _all_tasks()
+    raise AttributeError(name)

@@ -55,6 +55,9 @@ class Task(ABC):
     # False for tasks whose inputs are another run or published files, not dataset rows
     # (they name their dataset revision through :meth:`source_dataset`).
     needs_dataset: ClassVar[bool] = True
+    # options that only say where an input lives while another option pins its content by
+    # sha256: recorded in run.json, not part of the run's identity (a moved folder resumes)
+    location_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
         """``options``: task-specific settings (e.g. the ASH judge's ``generations`` folder);
