@@ -133,6 +133,18 @@ def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _helper("tiny_model").build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
 
 
+@pytest.fixture
+def one_torch_thread():
+    """torch on one thread for the test: seeded image generation is byte-identical only at a
+    fixed thread count (shared/notes/stack.md)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def image_source():
     """tests/image_world.py ``write_image_source``: a BORSCH sample source whose images are

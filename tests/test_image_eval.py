@@ -16,16 +16,7 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.hashing import sha256_bytes, sha256_file
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Seeded generation is byte-identical only at a fixed thread count (notes/stack.md)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _pixels(data: bytes) -> np.ndarray:
