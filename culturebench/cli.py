@@ -436,6 +436,15 @@ eval_app = typer.Typer(
 app.add_typer(eval_app, name="eval")
 
 
+def _add_corpus_app() -> None:
+    from culturebench.cli_corpus import corpus_app
+
+    app.add_typer(corpus_app, name="corpus")
+
+
+_add_corpus_app()
+
+
 @eval_app.command("list")
 def eval_list_cmd() -> None:
     """List evaluation tasks per dataset."""

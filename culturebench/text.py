@@ -115,3 +115,26 @@ def file_name_problem(name: str) -> str | None:
     if not name or name in (".", "..") or "/" in name or "\\" in name or _CONTROL.search(name):
         return f"{name!r} is not a plain file name (no paths, '..', backslashes or control characters)"
     return None
+
+
+# ---------------------------------------------------------------------- inflection rule
+_FINAL_VOWELS = set("аеёийоуыэюяіїєьъaeiouy")
+MIN_STEM = 4
+
+
+def inflection_stem(word: str) -> tuple[str, int]:
+    """(stem, how many letters may follow it) for matching a word's inflected forms in
+    running text without a dictionary (Russian and Ukrainian decline by ending).
+
+    The stem is the lower-cased word without its final vowels, soft/hard sign and й, but never
+    shorter than four letters; up to three letters may follow (Україна -> україн + і/у/ою;
+    український -> українськ + а/ого/ими; вареники -> вареник + ами; борщ -> борщ + а/ом).
+    A word of at most four letters keeps its whole form and allows two letters (борщ + ом)
+    so that short words do not swallow longer ones."""
+    lowered = word.lower().replace("ё", "е")
+    if len(lowered) <= MIN_STEM:
+        return lowered, 2
+    stem = lowered
+    while len(stem) > MIN_STEM and stem[-1] in _FINAL_VOWELS:
+        stem = stem[:-1]
+    return stem, 3

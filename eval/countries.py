@@ -168,3 +168,24 @@ def _product(window: list[list[str]], limit: int = 64) -> list[tuple[str, ...]]:
 def default_extractor() -> CountryExtractor:
     """A shared extractor (building the index takes about a second)."""
     return CountryExtractor()
+
+
+def country_surface_names(lang: str) -> dict[str, list[str]]:
+    """Every name a country goes by in ``lang`` (CLDR name plus the aliases of
+    ``data/country_aliases.yaml``, ISO English names for ``en``), by alpha-2 code; words the
+    alias file marks as ambiguous in that language are left out. For matchers that work on
+    surface forms (the corpus counter) rather than on lemmas."""
+    data = yaml.safe_load(_ALIASES.read_text(encoding="utf-8"))
+    ambiguous = {w.lower() for w in data.get("ambiguous", {}).get(lang, [])}
+    out: dict[str, list[str]] = {}
+    for code in all_alpha2():
+        out.setdefault(code, []).append(country_name(code, lang))
+    if lang == "en":
+        for code, name in _iso_english_names():
+            out.setdefault(code, []).append(name)
+    for code, by_lang in data["aliases"].items():
+        out.setdefault(code, []).extend(str(n) for n in by_lang.get(lang, []))
+    return {
+        code: list(dict.fromkeys(n for n in names if n and n.lower() not in ambiguous))
+        for code, names in out.items()
+    }

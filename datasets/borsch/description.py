@@ -44,16 +44,21 @@ SCORES_CSV = "description_scores.csv"
 
 # ---------------------------------------------------------------------- 1. description
 def name_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
-    """A case-insensitive pattern for any of ``names`` in running text, inflected. Inflection
-    rule: each word of a name matches its form as written or with its last letter replaced,
-    plus up to three more letters (БОРЩ -> борща, борщом; ВАРЕНИКИ -> вареников; ПЛОВ ->
-    плова), words of a multi-word name separated by any non-letters."""
+    """A case-insensitive pattern for any of ``names`` in running text, inflected by the
+    package's one inflection rule (:func:`culturebench.text.inflection_stem`: each word as its
+    stem plus a few letters: БОРЩ -> борща, борщом; ВАРЕНИКИ -> варениками), words of a
+    multi-word name separated by any non-letters."""
+    from culturebench.text import inflection_stem
+
     alternatives = []
     for name in names:
-        words = re.findall(r"\w+", name.casefold())
+        words = re.findall(r"\w+", name.casefold().replace("ё", "е"))
         if not words:
             continue
-        parts = [re.escape(w[:-1] if len(w) >= 5 else w) + r"\w{0,3}" for w in words]
+        parts = []
+        for word in words:
+            stem, extra = inflection_stem(word)
+            parts.append(re.escape(stem) + r"\w{0," + str(extra) + "}")
         alternatives.append(r"\W+".join(parts))
     if not alternatives:
         return None

@@ -1,0 +1,162 @@
+"""``culturebench corpus``: dish-country co-occurrence and code mixing in pretraining corpora."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from culturebench.cli_support import console, or_exit, progress_bar
+
+corpus_app = typer.Typer(
+    help="Count a dataset's names in pretraining corpora (locally or on a Dask cluster) and analyse them.",
+    no_args_is_help=True,
+)
+
+
+@corpus_app.command("count")
+def count_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset name (its dataset.yaml declares code.corpus).")],
+    corpus: Annotated[
+        str,
+        typer.Option(
+            help="Shards: a file, folder or glob; any fsspec URL (hf://, s3://); or hub:REPO[@REV][:GLOB]."
+        ),
+    ],
+    lang: Annotated[
+        str, typer.Option(help="Language of the corpus (ru, uk, en): the country names to look for.")
+    ],
+    out: Annotated[
+        Path, typer.Option(help="Output folder (tables, parts/, count.json); reruns reuse parts.")
+    ],
+    column: Annotated[str, typer.Option(help="Text column (LAION captions: e.g. TEXT or caption).")] = "text",
+    config: Annotated[str | None, typer.Option(help="Dataset config (BORSCH: parallel, ru or uk).")] = None,
+    local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
+    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
+    repo: Annotated[str | None, typer.Option(help="Dataset repo id.")] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Dask scheduler address (tcp://HOST:PORT); default: this machine.")
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Local processes (without --scheduler).")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the incorrect co-occurrence sample.")] = 0,
+    per_dish: Annotated[
+        int, typer.Option(min=1, help="Sampled incorrect co-occurrences per dish at most.")
+    ] = 3,
+) -> None:
+    """Mentions per dish name, dish-country co-occurring documents, correct co-occurrence count
+    and ratio, and a seeded sample of incorrect co-occurrences, as Parquet tables."""
+    from culturebench.eval.corpus.job import corpus_count
+
+    with progress_bar() as bar:
+        job = bar.add_task(f"{dataset} in {corpus}", total=None)
+        record = or_exit(
+            lambda: corpus_count(
+                dataset, corpus, out, lang=lang, column=column, config=config,
+                local=str(local) if local else None, revision=revision, repo=repo, scheduler=scheduler,
+                workers=workers, seed=seed, per_dish=per_dish,
+                progress=lambda done, total: bar.update(job, completed=done, total=total),
+            )
+        )  # fmt: skip
+    mb = record["bytes"] / 1e6
+    console.print(
+        f"{len(record['shards'])} shards, {record['documents']} documents, {mb:.1f} MB of text in "
+        f"{record['seconds']:.1f} s ({mb / max(record['seconds'], 1e-9):.1f} MB/s); tables in {out}"
+    )
+
+
+def _write(out: Path | None, data: dict) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if out is None:
+        console.print_json(text)
+        return
+    from culturebench.atomic import write_text_atomic
+
+    write_text_atomic(out, text + "\n")
+    console.print(f"wrote {out}")
+
+
+@corpus_app.command("code-mixing")
+def code_mixing_cmd(
+    count: Annotated[Path, typer.Argument(help="Folder of a `corpus count` (parallel names).")],
+    qa: Annotated[Path | None, typer.Option(help="An origin-qa run (Jaccard per dish).")] = None,
+    vqa: Annotated[Path | None, typer.Option(help="A dish-name-vqa run (accuracy per dish).")] = None,
+    bins: Annotated[int, typer.Option(min=2)] = 9,
+    out: Annotated[Path | None, typer.Option(help="Write JSON (and a Fig. 5 plot beside it).")] = None,
+) -> None:
+    """§4.2 / Fig. 5: code-mixing share, and scores per bin of the name-occurrence difference."""
+    from culturebench.eval.corpus.analyses import code_mixing
+
+    result = or_exit(lambda: code_mixing(count, qa=qa, vqa=vqa, bins=bins))
+    _write(out, result)
+    if out is not None:
+        keys = ("qa_jaccard_by_difference", "vqa_accuracy_by_difference")
+        _plot_bins(
+            result, keys, out.with_suffix(".png"), "Fig. 5: by own minus other-language name occurrences"
+        )
+
+
+@corpus_app.command("cooccurrence")
+def cooccurrence_cmd(
+    count: Annotated[Path, typer.Argument(help="Folder of a `corpus count`.")],
+    qa: Annotated[Path, typer.Option(help="An origin-qa run of the same language.")],
+    bins: Annotated[int, typer.Option(min=2)] = 10,
+    out: Annotated[Path | None, typer.Option(help="Write JSON (and a Fig. 6 plot beside it).")] = None,
+) -> None:
+    """§4.3 / Fig. 6: QA Jaccard per log-spaced bin of correct co-occurrence count and ratio."""
+    from culturebench.eval.corpus.analyses import cooccurrence_bins
+
+    result = or_exit(lambda: cooccurrence_bins(count, qa, bins=bins))
+    _write(out, result)
+    if out is not None:
+        keys = ("qa_jaccard_by_correct_count", "qa_jaccard_by_correct_ratio")
+        _plot_bins(result, keys, out.with_suffix(".png"), "Fig. 6: QA Jaccard by correct co-occurrence")
+
+
+def _plot_bins(result: dict, keys: tuple[str, ...], path: Path, title: str) -> None:
+    from culturebench.eval.plots import plot_grouped_bars
+
+    for key in keys:
+        rows = result.get(key)
+        if rows:
+            labels = [f"{r['from']:g}..{r['to']:g}\n(n={r['n_dishes']})" for r in rows]
+            target = path.with_name(f"{path.stem}_{key}.png")
+            plot_grouped_bars(
+                {key: [r["score"] for r in rows]}, labels, target, title=title, ylabel="mean score"
+            )
+            console.print(f"wrote {target}")
+
+
+@corpus_app.command("sample")
+def sample_cmd(
+    count: Annotated[Path, typer.Argument(help="Folder of a `corpus count`.")],
+    out: Annotated[Path, typer.Option(help="CSV for annotators (category column empty).")],
+    n: Annotated[int, typer.Option(min=1, help="Sentences (paper: 400 per language).")] = 400,
+) -> None:
+    """Fig. 7: N incorrect co-occurrence sentences (at most --per-dish of the count per dish)."""
+    from culturebench.eval.corpus.analyses import sample_incorrect
+
+    console.print(f"wrote {or_exit(lambda: sample_incorrect(count, n, out))}")
+
+
+@corpus_app.command("annotations")
+def annotations_cmd(
+    files: Annotated[list[Path], typer.Argument(help="Annotated sample CSVs (category filled in).")],
+    out: Annotated[Path | None, typer.Option(help="Write JSON.")] = None,
+) -> None:
+    """Fig. 7: shares of scraping errors, irrelevant location, polysemy, inaccurate origin, misc."""
+    from culturebench.eval.corpus.analyses import tabulate_annotations
+
+    _write(out, or_exit(lambda: tabulate_annotations(files)))
+
+
+@corpus_app.command("captions")
+def captions_cmd(
+    count: Annotated[Path, typer.Argument(help="Folder of a `corpus count` over caption metadata.")],
+    out: Annotated[Path | None, typer.Option(help="Write JSON.")] = None,
+) -> None:
+    """App. C: share of dishes with any caption mention, per name language."""
+    from culturebench.eval.corpus.analyses import caption_share
+
+    _write(out, or_exit(lambda: caption_share(count)))

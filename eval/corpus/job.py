@@ -1,0 +1,100 @@
+"""``culturebench corpus count``: a dataset's names counted in a corpus, with provenance.
+
+The dataset says which names to look for (its ``corpus`` code part: ``corpus_terms(rows,
+config)``); the corpus is listed into shards; the engine counts each shard; the parts are
+merged once each into Parquet tables; ``count.json`` (written last) records the dataset
+revision, every shard with its size and fingerprint, the matcher version, the engine and the
+totals.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from culturebench.errors import CultureBenchError, UsageError
+
+COUNT_JSON = "count.json"
+
+
+def corpus_count(
+    dataset: str,
+    corpus: str,
+    out: Path,
+    *,
+    lang: str,
+    column: str = "text",
+    config: str | None = None,
+    local: str | None = None,
+    revision: str | None = None,
+    repo: str | None = None,
+    scheduler: str | None = None,
+    workers: int = 1,
+    seed: int = 0,
+    per_dish: int = 3,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Run the count job and return the ``count.json`` record."""
+    from culturebench import registry
+    from culturebench.atomic import write_text_atomic
+    from culturebench.eval.corpus.count import CountSpec, merge_parts, run_shards, write_tables
+    from culturebench.eval.corpus.matcher import MATCHER_VERSION
+    from culturebench.eval.corpus.shards import list_shards
+    from culturebench.eval.runner import check_out_dir, git_sha, load_rows, resolve_dataset
+    from culturebench.safe_http import redact
+
+    hooks = registry.get(dataset).module("corpus")
+    if hooks is None:
+        raise UsageError(f"dataset {dataset!r} declares no corpus terms (dataset.yaml code.corpus)")
+    if lang not in ("ru", "uk", "en"):
+        raise UsageError(f"--lang {lang!r}: the corpus language, ru, uk or en (country names in it)")
+    config = config or hooks.DEFAULT_CONFIG
+    check_out_dir(out)
+    ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
+    rows = load_rows(ref, config, "test", None)
+    dishes, origins = hooks.corpus_terms(rows, config)
+    if not dishes:
+        raise CultureBenchError(f"{dataset}/{config}: no names to look for")
+    shards = list_shards(corpus)
+    spec = CountSpec(
+        corpus_lang=lang, column=column, dishes=dishes, origins=origins, seed=seed, per_dish=per_dish
+    )
+    start = time.perf_counter()
+    run_shards(shards, spec, out / "parts", scheduler=scheduler, workers=workers, progress=progress)
+    seconds = time.perf_counter() - start
+    merged = merge_parts(shards, spec, out / "parts")
+    tables = write_tables(merged, spec, out)
+    record = {
+        "dataset": asdict(ref),
+        "config": config,
+        "corpus": redact(corpus),
+        "corpus_lang": lang,
+        "column": column,
+        "shards": [s.to_dict() for s in shards],
+        "matcher_version": MATCHER_VERSION,
+        "spec_sha256": spec.digest(),
+        "sample": {"seed": seed, "per_dish": per_dish},
+        "engine": {"scheduler": redact(scheduler) if scheduler else "local", "workers": workers},
+        "documents": merged["documents"],
+        "bytes": merged["bytes"],
+        "seconds": round(seconds, 3),
+        "tables": [p.name for p in tables],
+        "culturebench_git": git_sha(),
+    }
+    write_text_atomic(out / COUNT_JSON, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return record
+
+
+def read_count(folder: Path) -> dict[str, Any]:
+    """``count.json`` of a finished count; CultureBenchError when missing or corrupt."""
+    path = Path(folder) / COUNT_JSON
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise CultureBenchError(
+            f"{folder} is not a finished corpus count (no readable {COUNT_JSON})"
+        ) from None

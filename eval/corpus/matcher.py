@@ -1,0 +1,154 @@
+"""Multi-pattern matching of dish and country names in documents: one Aho-Corasick automaton
+(pyahocorasick) over the first word of every name, each hit verified in place.
+
+A name matches in its inflected forms by the package's inflection rule
+(:func:`culturebench.text.inflection_stem`): every word of the name is its stem followed by at
+most a few letters, words of a multi-word name separated by non-letters, and the whole match
+bounded by non-letters. Text is lower-cased with ё read as е. Only the automaton scans the
+text; the per-hit check looks at a few characters around the hit.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+MATCHER_VERSION = "1"  # bump when the rule changes: recorded in every count's provenance
+
+
+@dataclass(frozen=True)
+class Term:
+    """One name to find: ``key`` identifies what it names (e.g. ``("dish", "ru-12", "ru")``
+    or ``("country", "UA")``)."""
+
+    key: tuple[str, ...]
+    name: str
+
+
+@dataclass
+class Hit:
+    key: tuple[str, ...]
+    start: int
+    end: int
+
+
+@dataclass
+class Matcher:
+    """Built once from terms (cheap to rebuild in a worker: it pickles as its terms)."""
+
+    terms: list[Term]
+    _automaton: object = field(default=None, init=False, repr=False)
+
+    def __getstate__(self) -> dict:
+        return {"terms": self.terms}
+
+    def __setstate__(self, state: dict) -> None:
+        self.terms = state["terms"]
+        self._automaton = None
+
+    def automaton(self):
+        if self._automaton is None:
+            import ahocorasick
+
+            from culturebench.text import inflection_stem
+
+            automaton = ahocorasick.Automaton()
+            heads: dict[str, list[tuple[tuple[str, ...], list[tuple[str, int]]]]] = {}
+            for term in self.terms:
+                words = _words(term.name)
+                if not words:
+                    continue
+                stems = [inflection_stem(w) for w in words]
+                heads.setdefault(stems[0][0], []).append((term.key, stems))
+            for head, entries in heads.items():
+                automaton.add_word(head, entries)
+            automaton.make_automaton()
+            self._automaton = automaton
+        return self._automaton
+
+    def find(self, text: str) -> list[Hit]:
+        """Every verified match in ``text`` (normalised), leftmost-longest per start."""
+        norm = normalise(text)
+        automaton = self.automaton()
+        if len(automaton) == 0:
+            return []
+        hits: list[Hit] = []
+        for end_index, entries in automaton.iter(norm):
+            for key, stems in entries:
+                start = end_index - len(stems[0][0]) + 1
+                if start > 0 and norm[start - 1].isalnum():
+                    continue
+                end = _match_rest(norm, end_index + 1, stems)
+                if end is not None:
+                    hits.append(Hit(key, start, end))
+        return hits
+
+    def count(self, text: str) -> Counter:
+        """Occurrences per key in ``text``."""
+        return Counter(hit.key for hit in self.find(text))
+
+
+def normalise(text: str) -> str:
+    """Lower case with ё as е; the same length as ``text`` whenever lower-casing keeps it."""
+    return (text or "").lower().replace("ё", "е")
+
+
+def _words(name: str) -> list[str]:
+    out, word = [], []
+    for ch in normalise(name):
+        if ch.isalnum():
+            word.append(ch)
+        elif word:
+            out.append("".join(word))
+            word = []
+    if word:
+        out.append("".join(word))
+    return out
+
+
+def _match_rest(text: str, pos: int, stems: Sequence[tuple[str, int]]) -> int | None:
+    """End of the match whose first stem ends at ``pos``, or None."""
+    n = len(text)
+    for k, (stem, extra) in enumerate(stems):
+        if k > 0:  # separator, then the next stem
+            sep = pos
+            while pos < n and not text[pos].isalnum():
+                pos += 1
+            if pos == sep or not text.startswith(stem, pos):
+                return None
+            pos += len(stem)
+        letters = 0
+        while pos < n and text[pos].isalnum() and letters < extra:
+            pos += 1
+            letters += 1
+        if pos < n and text[pos].isalnum():
+            return None  # longer than the rule allows: another word
+    return pos
+
+
+def sentence_around(text: str, start: int, end: int, limit: int = 300) -> str:
+    """The sentence holding ``text[start:end]`` (split on . ! ? and line breaks), at most
+    ``limit`` characters around the match."""
+    left = max(text.rfind(c, 0, start) for c in ".!?\n")
+    rights = [i for i in (text.find(c, end) for c in ".!?\n") if i != -1]
+    right = min(rights) + 1 if rights else len(text)
+    left += 1
+    if right - left > limit:
+        half = limit // 2
+        left, right = max(left, start - half), min(right, end + half)
+    return " ".join(text[left:right].split())
+
+
+def dish_terms(dishes: Iterable[tuple[str, str, str]]) -> list[Term]:
+    """Terms for ``(dish id, name language, name)``."""
+    return [Term(("dish", dish, lang), name) for dish, lang, name in dishes if name]
+
+
+def country_terms(lang: str) -> list[Term]:
+    """Terms for every country name and alias in ``lang`` (CLDR + the extractor's aliases)."""
+    from culturebench.eval.countries import country_surface_names
+
+    return [
+        Term(("country", code), name) for code, names in country_surface_names(lang).items() for name in names
+    ]
