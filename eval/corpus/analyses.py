@@ -2,8 +2,9 @@
 
 - :func:`code_mixing`: the share of dish-name occurrences that use the other language's
   name, and QA Jaccard / dish-name VQA accuracy per log-spaced bin of the occurrence
-  difference (corpus-language name minus other name), over dishes whose two names differ
-  (Fig. 5, nine bins);
+  difference (corpus-language name minus other name), over dishes whose two names differ in
+  their stems (Fig. 5, nine bins; names that differ only in endings, ПЕЛЬМЕНИ/ПЕЛЬМЕНІ, match
+  the same text and are left out like identical names);
 - :func:`cooccurrence_bins`: QA Jaccard per log-spaced bin of the correct co-occurrence count
   and of the correct co-occurrence ratio (Fig. 6, ten bins);
 - :func:`sample_incorrect` / :func:`tabulate_annotations`: N incorrect co-occurrence
@@ -110,7 +111,10 @@ def _binned(
 
 
 def _differ(a: str, b: str) -> bool:
-    return a.casefold() != b.casefold()
+    """Whether a corpus can tell two names apart: different stems (not only other endings)."""
+    from culturebench.eval.corpus.matcher import name_key
+
+    return name_key(a) != name_key(b)
 
 
 def code_mixing(
@@ -136,7 +140,7 @@ def code_mixing(
     out: dict[str, Any] = {
         "corpus_lang": lang,
         "n_dishes_distinct_names": len(distinct),
-        "n_dishes_same_name": len(by_dish) - len(distinct),
+        "n_dishes_same_name": len(by_dish) - len(distinct),  # equal, or equal stems
         "occurrences_own_name": own,
         "occurrences_other_name": mixed,
         "code_mixing_share": mixed / (own + mixed) if own + mixed else None,

@@ -94,6 +94,14 @@ def normalise(text: str) -> str:
     return (text or "").lower().replace("ё", "е")
 
 
+def name_key(name: str) -> tuple[str, ...]:
+    """What the matcher sees of a name: the stems of its words. Two names with one key (ПЕЛЬМЕНИ
+    and ПЕЛЬМЕНІ) match the same text and cannot be told apart in a corpus."""
+    from culturebench.text import inflection_stem
+
+    return tuple(inflection_stem(w)[0] for w in _words(name))
+
+
 def _words(name: str) -> list[str]:
     out, word = [], []
     for ch in normalise(name):

@@ -1,0 +1,350 @@
+"""Pretraining-corpus analysis (BORSCH §4.2-4.3, App. C): counts over test-made Russian and
+Ukrainian corpora with known mentions, the same on one process, a local process pool and a
+real Dask cluster on 127.0.0.1 (stopped by PID), shards read exactly once, and the analyses."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from culturebench.cli import app
+
+# Documents written for the test: every dish mention and country is known, inflections included.
+UK_DOCS = [
+    "Борщ — українська страва. В Україні борщ варять щодня.",  # dish 1 (UA origin) + UA
+    "Найкращий борщ їв у Польщі, а пельмені у Росії.",  # dish 1 + PL (wrong), dish 2 + RU
+    "Вареники з вишнями. Варениками частували гостей.",  # dish 3 twice, no country
+    "Пельмени по-русски: рецепт пельменей из России.",  # dish 2 by its Russian name, RU
+    "Тут нічого про їжу, лише Франція і Грузія.",  # countries only
+    "Борщевик — це рослина, а не страва.",  # not a dish: another word
+]
+DISHES = [("d1", "uk", "БОРЩ"), ("d1", "ru", "БОРЩ"), ("d2", "uk", "ПЕЛЬМЕНІ"), ("d2", "ru", "ПЕЛЬМЕНИ"),
+          ("d3", "uk", "ВАРЕНИКИ"), ("d3", "ru", "ВАРЕНИКИ")]  # fmt: skip
+ORIGINS = {"d1": ["UA"], "d2": ["RU"], "d3": ["UA"]}
+
+
+def test_matcher_finds_inflected_names_and_countries() -> None:
+    from culturebench.eval.corpus.matcher import Matcher, country_terms, dish_terms
+
+    matcher = Matcher(dish_terms(DISHES) + country_terms("uk"))
+    found = [matcher.count(doc) for doc in UK_DOCS]
+    assert found[0][("dish", "d1", "uk")] == 2 and found[0][("country", "UA")] == 2  # українська, Україні
+    assert (
+        found[1][("dish", "d2", "uk")] == 1
+        and found[1][("country", "PL")] == 1
+        and found[1][("country", "RU")] == 1
+    )
+    assert found[2][("dish", "d3", "uk")] == 2  # Вареники, Варениками
+    # ПЕЛЬМЕНИ and ПЕЛЬМЕНІ share the stem "пельмен": both match (code mixing leaves such dishes out)
+    assert found[3][("dish", "d2", "ru")] == 2 and found[3][("dish", "d2", "uk")] == 2
+    assert not any(key[0] == "dish" for key in found[4]) and found[4][("country", "FR")] == 1
+    assert found[5] == {}  # "Борщевик" is another word
+
+
+def _write_corpus(folder: Path, copies: int = 4) -> Path:
+    """Three shards in three formats: JSONL.gz, JSONL.zst and Parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import zstandard
+
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = "".join(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in UK_DOCS * copies)
+    with gzip.open(folder / "a.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write(lines)
+    (folder / "b.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(lines.encode("utf-8")))
+    pq.write_table(
+        pa.table({"text": UK_DOCS * copies, "url": ["x"] * len(UK_DOCS) * copies}), folder / "c.parquet"
+    )
+    return folder
+
+
+def _spec():
+    from culturebench.eval.corpus.count import CountSpec
+
+    return CountSpec(corpus_lang="uk", column="text", dishes=DISHES, origins=ORIGINS, seed=0, per_dish=2)
+
+
+def _tables(folder: Path) -> dict[str, list]:
+    import pyarrow.parquet as pq
+
+    return {
+        n: pq.read_table(folder / f"{n}.parquet").to_pylist()
+        for n in ("mentions", "cooccurrence", "dishes", "incorrect_samples")
+    }
+
+
+def _count(tmp_path: Path, name: str, **engine) -> dict[str, list]:
+    from culturebench.eval.corpus.count import merge_parts, run_shards, write_tables
+    from culturebench.eval.corpus.shards import list_shards
+
+    shards = list_shards(str(tmp_path / "corpus"))
+    out = tmp_path / name
+    run_shards(shards, _spec(), out / "parts", **engine)
+    write_tables(merge_parts(shards, _spec(), out / "parts"), _spec(), out)
+    return _tables(out)
+
+
+def test_counts_by_hand_and_identical_on_one_or_two_processes(tmp_path: Path) -> None:
+    _write_corpus(tmp_path / "corpus")
+    one = _count(tmp_path, "one")
+    two = _count(tmp_path, "two", workers=2)
+    assert one == two
+    mentions = {(r["dish_id"], r["name_lang"]): (r["occurrences"], r["documents"]) for r in one["mentions"]}
+    shards, copies = 3, 4
+    assert mentions[("d1", "uk")] == (3 * copies * shards, 2 * copies * shards)  # docs 0 and 1
+    assert mentions[("d2", "ru")] == (3 * copies * shards, 2 * copies * shards)  # shared stem: docs 1, 3
+    dishes = {r["dish_id"]: r for r in one["dishes"]}
+    # d1: docs 0 (UA: correct) and 1 (PL, RU: wrong) -> ratio 1/2
+    assert (
+        dishes["d1"]["documents"] == 2 * copies * shards
+        and dishes["d1"]["correct_cooccurrence"] == copies * shards
+    )
+    assert dishes["d1"]["correct_ratio"] == pytest.approx(0.5)
+    assert dishes["d3"]["documents_with_country"] == 0 and dishes["d3"]["correct_ratio"] is None
+    cooc = {(r["dish_id"], r["country"]): r["documents"] for r in one["cooccurrence"]}
+    # doc 3 names Russia in Russian ("России"): country names are the corpus language's (uk) only
+    assert cooc[("d1", "PL")] == copies * shards and cooc[("d2", "RU")] == copies * shards
+    samples = one["incorrect_samples"]
+    # doc 1 puts d1 (UA) with PL and RU, and d2 (RU) with PL: two dishes, at most per_dish = 2 each
+    assert sorted(r["dish_id"] for r in samples) == ["d1", "d1", "d2", "d2"]
+    assert all("Польщі" in r["sentence"] for r in samples)
+    assert {tuple(r["other_countries"]) for r in samples} == {("PL", "RU"), ("PL",)}
+
+
+def test_a_retried_shard_is_counted_once_and_stale_parts_are_redone(tmp_path: Path) -> None:
+    from culturebench.eval.corpus.count import CountSpec, count_shard, merge_parts
+    from culturebench.eval.corpus.shards import list_shards
+
+    _write_corpus(tmp_path / "corpus")
+    shards = list_shards(str(tmp_path / "corpus"))
+    parts = tmp_path / "parts"
+    for shard in shards:
+        count_shard(shard, _spec(), str(parts))
+    count_shard(shards[0], _spec(), str(parts))  # a retry: rewrites its own part, never adds one
+    assert len(list(parts.iterdir())) == 3
+    merged = merge_parts(shards, _spec(), parts)
+    assert merged["documents"] == 3 * len(UK_DOCS) * 4
+    other = CountSpec(corpus_lang="uk", column="text", dishes=DISHES[:2], origins=ORIGINS)
+    with pytest.raises(Exception, match="a part of another job"):
+        merge_parts(shards, other, parts)
+    (parts / f"{shards[1].id}.json").unlink()
+    with pytest.raises(Exception, match="missing or unreadable part"):
+        merge_parts(shards, _spec(), parts)
+
+
+def test_bad_shards_are_one_line_errors(tmp_path: Path) -> None:
+    from culturebench.eval.corpus.shards import CorpusError, Shard, iter_texts, list_shards
+
+    (tmp_path / "bad.jsonl").write_text('{"text": "ok"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"bad\.jsonl, line 2: not JSON"):
+        list(iter_texts(Shard(str(tmp_path / "bad.jsonl"), 1, "x"), "text"))
+    (tmp_path / "nofield.jsonl").write_text('{"body": "x"}\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match="no field 'text'"):
+        list(iter_texts(Shard(str(tmp_path / "nofield.jsonl"), 1, "x"), "text"))
+    with pytest.raises(CorpusError, match="no such file"):
+        list_shards(str(tmp_path / "missing" / "*.jsonl"))
+
+
+@pytest.fixture
+def borsch_corpus(borsch_release, tmp_path: Path) -> tuple[Path, list[dict]]:
+    """A Ukrainian corpus naming the sample release's parallel dishes (by their Ukrainian or
+    Russian names), with true or wrong countries."""
+    import random
+
+    from culturebench.eval.runner import load_rows, resolve_dataset
+
+    rows = load_rows(
+        resolve_dataset("borsch", revision=None, local=str(borsch_release.folder), repo=None),
+        "parallel",
+        "test",
+        None,
+    )
+    rng = random.Random(1)
+    countries = {"UA": "Україні", "RU": "Росії", "GE": "Грузії", "PL": "Польщі"}
+    docs = []
+    for k in range(300):
+        row = rows[k % len(rows)]
+        name = row["name_uk"] if k % 3 else row["name_ru"]
+        code = rng.choice(list(countries))
+        docs.append({"text": f"Сьогодні готуємо {name.lower()}. Цю страву люблять у {countries[code]}."})
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for s in range(3):
+        with gzip.open(folder / f"uk-{s}.jsonl.gz", "wt", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(d, ensure_ascii=False) + "\n" for d in docs[s::3])
+    return folder, rows
+
+
+def test_cli_count_then_analyses(borsch_release, borsch_corpus, scripted_backend, tmp_path: Path) -> None:
+    from culturebench.eval.runner import run_eval
+
+    corpus, rows = borsch_corpus
+    out = tmp_path / "count"
+    result = CliRunner().invoke(
+        app,
+        ["corpus", "count", "borsch", "--corpus", str(corpus), "--lang", "uk",
+         "--local", str(borsch_release.folder), "--out", str(out), "--workers", "2"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "count.json").read_text(encoding="utf-8"))
+    assert record["documents"] == 300 and len(record["shards"]) == 3
+    assert all(len(s["fingerprint"]) == 64 and s["size"] > 0 for s in record["shards"])  # sha256 + size
+    assert record["dataset"]["manifest_sha256"] and record["matcher_version"] == "1"
+    # QA run answering "Україна" for every dish: Jaccard 1 for Ukrainian dishes, else 0
+    qa = tmp_path / "qa"
+    run_eval(
+        "borsch",
+        "origin-qa",
+        scripted_backend("Україна."),
+        qa,
+        local=str(borsch_release.folder),
+        langs=["uk"],
+    )
+    mixing = CliRunner().invoke(
+        app, ["corpus", "code-mixing", str(out), "--qa", str(qa), "--out", str(tmp_path / "cm.json")]
+    )
+    assert mixing.exit_code == 0, mixing.output
+    cm = json.loads((tmp_path / "cm.json").read_text(encoding="utf-8"))
+    assert cm["n_dishes_distinct_names"] + cm["n_dishes_same_name"] == len(rows)
+    assert 0 < cm["code_mixing_share"] < 1 and len(cm["qa_jaccard_by_difference"]) == 9
+    assert sum(b["n_dishes"] for b in cm["qa_jaccard_by_difference"]) == cm["n_dishes_distinct_names"]
+    co = CliRunner().invoke(
+        app, ["corpus", "cooccurrence", str(out), "--qa", str(qa), "--out", str(tmp_path / "co.json")]
+    )
+    assert co.exit_code == 0, co.output
+    bins = json.loads((tmp_path / "co.json").read_text(encoding="utf-8"))
+    assert len(bins["qa_jaccard_by_correct_count"]) == 10
+    assert (tmp_path / "co_qa_jaccard_by_correct_count.png").is_file()
+    sample = CliRunner().invoke(
+        app, ["corpus", "sample", str(out), "--n", "20", "--out", str(tmp_path / "s.csv")]
+    )
+    assert sample.exit_code == 0, sample.output
+    import csv
+
+    with open(tmp_path / "s.csv", encoding="utf-8", newline="") as handle:
+        drawn = list(csv.DictReader(handle))
+    assert (
+        len(drawn) == 20
+        and max(sum(1 for r in drawn if r["dish_id"] == d) for d in {r["dish_id"] for r in drawn}) <= 3
+    )
+    assert all(set(r["other_countries"].split()).isdisjoint(r["origins"].split()) for r in drawn)
+    again = CliRunner().invoke(
+        app, ["corpus", "sample", str(out), "--n", "20", "--out", str(tmp_path / "s2.csv")]
+    )
+    assert again.exit_code == 0 and (tmp_path / "s2.csv").read_bytes() == (tmp_path / "s.csv").read_bytes()
+
+
+def test_annotations_are_tabulated_and_bad_categories_named(tmp_path: Path) -> None:
+    from culturebench.errors import SourceError
+    from culturebench.eval.corpus.analyses import tabulate_annotations
+
+    path = tmp_path / "uk.csv"
+    path.write_text(
+        "id,language,category\n1,uk,Scraping Errors\n2,uk,scraping errors\n3,uk,Misc\n4,uk,Word Polysemy\n",
+        encoding="utf-8",
+    )
+    table = tabulate_annotations([path])
+    assert table["uk"]["n"] == 4 and table["uk"]["Scraping Errors"] == 0.5 and table["uk"]["Misc."] == 0.25
+    path.write_text("id,language,category\n1,uk,Spam\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"uk\.csv, row 2, field 'category'"):
+        tabulate_annotations([path])
+
+
+def test_caption_share_from_a_laion_style_count(borsch_release, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from culturebench.eval.corpus.analyses import caption_share
+    from culturebench.eval.corpus.job import corpus_count
+    from culturebench.eval.runner import load_rows, resolve_dataset
+
+    rows = load_rows(
+        resolve_dataset("borsch", revision=None, local=str(borsch_release.folder), repo=None),
+        "parallel",
+        "test",
+        None,
+    )
+    captions = [f"{rows[k]['name_ru'].capitalize()} на тарелке" for k in range(4)] + ["кот на диване"] * 6
+    (tmp_path / "laion").mkdir()
+    pq.write_table(
+        pa.table({"URL": ["u"] * len(captions), "TEXT": captions}), tmp_path / "laion" / "part-0.parquet"
+    )
+    corpus_count("borsch", str(tmp_path / "laion"), tmp_path / "count", lang="ru", column="TEXT",
+                 local=str(borsch_release.folder))  # fmt: skip
+    share = caption_share(tmp_path / "count")
+    named = {rows[k]["id"] for k in range(4)}
+    same_name = {r["id"] for r in rows if r["name_ru"] == r["name_uk"]}
+    assert share["n_dishes"] == len(rows)
+    assert share["share_ru_name"] == pytest.approx(len(named) / len(rows))
+    assert share["share_any_name"] >= share["share_ru_name"]
+    assert share["share_uk_name"] == pytest.approx(len(named & same_name) / len(rows))
+
+
+# ---------------------------------------------------------------------- a real Dask cluster
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop a process we started, and its children, by its PID (its own process group)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+
+
+def test_the_same_job_on_a_local_dask_cluster_gives_identical_counts(tmp_path: Path) -> None:
+    import urllib.request
+
+    _write_corpus(tmp_path / "corpus")
+    local = _count(tmp_path, "local")
+    port, dashboard = _free_port(), _free_port()
+    dask_cli = str(Path(sys.executable).with_name("dask"))
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    scheduler = subprocess.Popen(
+        [dask_cli, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+         "--dashboard-address", f"127.0.0.1:{dashboard}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env,
+    )  # fmt: skip
+    worker = None
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{dashboard}/health", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "scheduler did not start"
+                time.sleep(0.3)
+        worker = subprocess.Popen(
+            [dask_cli, "worker", f"tcp://127.0.0.1:{port}", "--nworkers", "2", "--nthreads", "1",
+             "--host", "127.0.0.1", "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env,
+        )  # fmt: skip
+        from distributed import Client
+
+        with Client(f"tcp://127.0.0.1:{port}", timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+        on_cluster = _count(tmp_path, "cluster", scheduler=f"tcp://127.0.0.1:{port}")
+    finally:
+        if worker is not None:
+            _stop(worker)
+        _stop(scheduler)
+    assert on_cluster == local
+    assert scheduler.poll() is not None and worker.poll() is not None
