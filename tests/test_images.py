@@ -354,3 +354,45 @@ def test_cli_image_flags_need_images(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(app, ["build", "borsch", "--out", str(tmp_path), "--offline-images"])
     assert result.exit_code == 2 and "need --images" in result.output
+
+
+def test_reference_lists_stream_in_batches_with_recall_one(tmp_path: Path, monkeypatch) -> None:
+    """A reference collection in several Parquet shards (several row groups each) is streamed
+    against an index of the release's hashes: exactly the brute-force pairs, in any batch size."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from culturebench.validation import images as checks
+
+    rng = np.random.default_rng(7)
+    release = rng.integers(0, 2**64 - 1, size=40, dtype=np.uint64, endpoint=True)
+    threshold = 8
+    folder = tmp_path / "refs"
+    folder.mkdir()
+    planted = []
+    for s in range(3):
+        ref = rng.integers(0, 2**64 - 1, size=20_000, dtype=np.uint64, endpoint=True)
+        for k in range(12):  # neighbours of release hashes at distances 0 .. threshold + 3
+            bits = rng.choice(64, size=k, replace=False)
+            value = release[(s * 12 + k) % len(release)]
+            for b in bits:
+                value ^= np.uint64(1 << int(b))
+            ref[k * 1000] = value
+            planted.append(k)
+        hexes = [f"{int(v):016x}" for v in ref]
+        table = pa.table({"phash": hexes, "source": [f"https://web.example/{s}/{i}" for i in range(len(ref))]})
+        pq.write_table(table, folder / f"part-{s}.parquet", row_group_size=7_000)
+    expected = set()
+    for part in sorted(folder.iterdir()):
+        rows = pq.read_table(part).to_pylist()
+        refs = checks.hashes_from_hex([r["phash"] for r in rows])
+        for a, value in enumerate(release):
+            for b in np.flatnonzero(np.bitwise_count(refs ^ value) <= threshold):
+                expected.add((a, rows[b]["phash"], rows[b]["source"]))
+    assert len(expected) >= sum(1 for k in planted if k <= threshold)
+    for batch in (1_000, 1 << 16):
+        monkeypatch.setattr(checks, "REFERENCE_BATCH", batch)
+        found = checks.stream_reference_matches(release, folder, threshold)
+        assert set(found) == expected and len(found) == len(expected)
+    with pytest.raises(Exception, match="no such Parquet"):
+        checks.stream_reference_matches(release, tmp_path / "missing.parquet", threshold)

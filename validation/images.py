@@ -10,8 +10,10 @@ import html
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from culturebench.errors import CultureBenchError
 from culturebench.hashing import sha256_bytes
 from culturebench.images.decode import ImageError
 from culturebench.images.hashing import hamming, hash_image_bytes, to_array
@@ -174,18 +176,72 @@ def _near_duplicates(hashed, policy: ImagePolicy, report: ValidationReport) -> l
     return pairs
 
 
+REFERENCE_BATCH = 1 << 16  # reference hashes per query batch: memory stays bounded
+
+
+def reference_shards(path: Path) -> list[Path]:
+    """The Parquet shards of a reference list: one file, every ``*.parquet`` below a folder,
+    or a glob; sorted."""
+    import glob
+
+    if path.is_dir():
+        return sorted(path.rglob("*.parquet"))
+    if any(c in str(path) for c in "*?["):
+        return sorted(Path(p) for p in glob.glob(str(path)))
+    return [path]
+
+
+def hashes_from_hex(values: list[str]) -> np.ndarray:
+    """16-digit hex hashes as uint64, vectorised (other spellings one by one)."""
+    try:
+        if all(len(v) == 16 for v in values):
+            return np.frombuffer(bytes.fromhex("".join(values)), dtype=">u8").astype(np.uint64)
+    except (TypeError, ValueError):
+        pass
+    return to_array(values)
+
+
+def stream_reference_matches(release: np.ndarray, path: Path, threshold: int) -> list[tuple[int, str, str]]:
+    """(release index, reference pHash, source) of every reference hash within ``threshold``
+    bits of a release hash. The small side (the release) is indexed; the reference list, of
+    any size, is read shard by shard in batches of :data:`REFERENCE_BATCH` and each batch is
+    queried against it, so memory does not grow with the list (recall 1.0: the index is exact)."""
+    import pyarrow.parquet as pq
+
+    index = HashIndex(release, threshold)
+    out = []
+    shards = reference_shards(path)
+    if not shards or not all(s.is_file() for s in shards):
+        raise CultureBenchError(
+            f"reference list {path}: no such Parquet file(s) (image_policy.yaml reference_lists)"
+        )
+    for shard in shards:
+        parquet = pq.ParquetFile(shard)
+        missing = [c for c in ("phash", "source") if c not in parquet.schema_arrow.names]
+        if missing:
+            raise CultureBenchError(f"reference list {shard}: no column {missing[0]!r} (needs phash, source)")
+        for batch in parquet.iter_batches(batch_size=REFERENCE_BATCH, columns=["phash", "source"]):
+            phashes = [str(v) for v in batch.column("phash").to_pylist()]
+            sources = batch.column("source").to_pylist()
+            # queries = the reference batch, stored = the release: pairs (batch row, release index)
+            qi, ii = index.query_many(hashes_from_hex(phashes))
+            out.extend(
+                (int(a), phashes[b], str(sources[b])) for b, a in zip(qi.tolist(), ii.tolist(), strict=True)
+            )
+    return sorted(out, key=lambda m: (m[0], m[2], m[1]))
+
+
 def _contamination(hashed, policy: ImagePolicy, report: ValidationReport) -> list[dict[str, Any]]:
     pairs = []
+    if not hashed:
+        return pairs
+    release = to_array([item[3]["phash"] for item in hashed])
     for path in policy.reference_lists:
-        reference = pd.read_parquet(path, columns=["phash", "source"])
-        if reference.empty:
-            continue
-        index = HashIndex(to_array(list(reference["phash"])), policy.contamination_threshold)
-        qi, ii = index.query_many(to_array([item[3]["phash"] for item in hashed]))
-        for a, b in zip(qi.tolist(), ii.tolist(), strict=True):
+        for a, ref_hash, source in stream_reference_matches(
+            release, Path(path), policy.contamination_threshold
+        ):
             config, row, row_id, record = hashed[a]
-            source = reference["source"].iloc[b]
-            distance = hamming(record["phash"], reference["phash"].iloc[b])
+            distance = hamming(record["phash"], ref_hash)
             waiver = policy.waived("images:contamination", record.get("sha256"), record["phash"])
             message = (
                 f"{record.get('file')} matches known web image {source} in {Path(path).name} "
