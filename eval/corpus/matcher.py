@@ -15,6 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 MATCHER_VERSION = "1"  # bump when the rule changes: recorded in every count's provenance
+# What may precede a name: whitespace and the punctuation that opens or separates words. The
+# automaton's keys start with one of them, so it reports only matches at a word start.
+BOUNDARIES = tuple(" \n\t\r\xa0(«\"'„“‘‹[{/-–—.,:;!?…*")
 
 
 @dataclass(frozen=True)
@@ -62,14 +65,15 @@ class Matcher:
                 stems = [inflection_stem(w) for w in words]
                 heads.setdefault(stems[0][0], []).append((term.key, stems))
             for head, entries in heads.items():
-                automaton.add_word(head, entries)
+                for boundary in BOUNDARIES:  # a match starts right after one: at a word start
+                    automaton.add_word(boundary + head, entries)
             automaton.make_automaton()
             self._automaton = automaton
         return self._automaton
 
     def find(self, text: str) -> list[Hit]:
-        """Every verified match in ``text`` (normalised), leftmost-longest per start."""
-        norm = normalise(text)
+        """Every verified match in ``text``: (key, start, end) in ``text``'s own positions."""
+        norm = " " + normalise(text)  # a boundary before the first word too
         automaton = self.automaton()
         if len(automaton) == 0:
             return []
@@ -77,11 +81,9 @@ class Matcher:
         for end_index, entries in automaton.iter(norm):
             for key, stems in entries:
                 start = end_index - len(stems[0][0]) + 1
-                if start > 0 and norm[start - 1].isalnum():
-                    continue
                 end = _match_rest(norm, end_index + 1, stems)
                 if end is not None:
-                    hits.append(Hit(key, start, end))
+                    hits.append(Hit(key, start - 1, end - 1))
         return hits
 
     def count(self, text: str) -> Counter:
