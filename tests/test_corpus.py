@@ -348,3 +348,49 @@ def test_the_same_job_on_a_local_dask_cluster_gives_identical_counts(tmp_path: P
         _stop(scheduler)
     assert on_cluster == local
     assert scheduler.poll() is not None and worker.poll() is not None
+
+
+def test_a_hub_corpus_at_a_pinned_revision_over_http(borsch_release, tmp_path: Path, servers) -> None:
+    """`hub:REPO@REV:GLOB` lists the repo at its commit and reads the shards through hf://, from
+    a local Hub-compatible server (olah); the counts equal those of the same files on disk."""
+    import shutil
+
+    corpus = _write_corpus(tmp_path / "corpus")
+    (corpus / "c.parquet").unlink()
+    local = tmp_path / "local"
+    args = ["--lang", "uk", "--local", str(borsch_release.folder)]
+    assert (
+        CliRunner()
+        .invoke(app, ["corpus", "count", "borsch", "--corpus", str(corpus), *args, "--out", str(local)])
+        .exit_code
+        == 0
+    )
+    with servers.local_hub(tmp_path / "hub") as hub:
+        repo = hub.repo_path("org/corpus")
+        shutil.copytree(corpus, repo / "uk")
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "corpus"],
+            cwd=repo,
+            check=True,
+        )
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf")}
+        proc = subprocess.run(
+            [sys.executable, "-m", "culturebench.cli", "corpus", "count", "borsch", "--corpus",
+             "hub:org/corpus@main:uk/*.jsonl.*", *args, "--out", str(tmp_path / "remote")],
+            env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((tmp_path / "remote" / "count.json").read_text(encoding="utf-8"))
+    assert [s["revision"] for s in record["shards"]] == [sha, sha]
+    assert all(s["url"].startswith(f"hf://datasets/org/corpus@{sha}/uk/") for s in record["shards"])
+    remote, here = _tables(tmp_path / "remote"), _tables(local)
+    for name in ("mentions", "cooccurrence", "dishes"):
+        assert remote[name] == here[name], name
+    # the sample's priorities hash the shard fingerprint (a git blob id there, a sha256 here):
+    # another draw of the same kind, at most per_dish per dish
+    assert len(remote["incorrect_samples"]) == len(here["incorrect_samples"])

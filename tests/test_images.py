@@ -380,7 +380,9 @@ def test_reference_lists_stream_in_batches_with_recall_one(tmp_path: Path, monke
             ref[k * 1000] = value
             planted.append(k)
         hexes = [f"{int(v):016x}" for v in ref]
-        table = pa.table({"phash": hexes, "source": [f"https://web.example/{s}/{i}" for i in range(len(ref))]})
+        table = pa.table(
+            {"phash": hexes, "source": [f"https://web.example/{s}/{i}" for i in range(len(ref))]}
+        )
         pq.write_table(table, folder / f"part-{s}.parquet", row_group_size=7_000)
     expected = set()
     for part in sorted(folder.iterdir()):
