@@ -153,9 +153,8 @@ def main() -> None:
     print(f"raw read (gunzip + JSON), 1 core   {read:7.1f} MB/s   1.00x")
     print(f"corpus count, 1 process            {one:7.1f} MB/s   {one / read:4.2f}x of the read")
     scaling = two / one
-    print(
-        f"corpus count, 2 local processes    {two:7.1f} MB/s   scaling {scaling:4.2f}x ({scaling / 2:.0%} efficient)"
-    )
+    efficiency = f"{scaling / 2:.0%} efficient"
+    print(f"corpus count, 2 local processes    {two:7.1f} MB/s   scaling {scaling:4.2f}x ({efficiency})")
     cluster = _on_local_cluster(root, release)
     if cluster:
         print(f"corpus count, Dask 2 workers       {cluster:7.1f} MB/s   scaling {cluster / one:4.2f}x")

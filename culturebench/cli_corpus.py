@@ -160,3 +160,41 @@ def captions_cmd(
     from culturebench.eval.corpus.analyses import caption_share
 
     _write(out, or_exit(lambda: caption_share(count)))
+
+
+@corpus_app.command("contamination")
+def contamination_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset name.")],
+    references: Annotated[
+        str,
+        typer.Option(
+            help="Reference pHash shards (Parquet: phash, source): a file, folder, glob, URL or hub:."
+        ),
+    ],
+    out: Annotated[Path, typer.Option(help="Output folder (contamination.parquet, .json, parts/).")],
+    threshold: Annotated[int, typer.Option(min=0, max=32, help="Hamming distance at most.")] = 10,
+    local: Annotated[Path | None, typer.Option(help="A local release folder.")] = None,
+    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
+    repo: Annotated[str | None, typer.Option(help="Dataset repo id.")] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Dask scheduler address; default: this machine.")
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Local processes (without --scheduler).")] = 1,
+) -> None:
+    """A release's image pHashes against a reference collection of any size, one task per shard."""
+    from culturebench.eval.corpus.contamination import corpus_contamination
+
+    with progress_bar() as bar:
+        job = bar.add_task(f"{dataset} images vs {references}", total=None)
+        record = or_exit(
+            lambda: corpus_contamination(
+                dataset, references, out, threshold=threshold, local=str(local) if local else None,
+                revision=revision, repo=repo, scheduler=scheduler, workers=workers,
+                progress=lambda done, total: bar.update(job, completed=done, total=total),
+            )
+        )  # fmt: skip
+    console.print(
+        f"{record['images_matched']} of {record['release_images']} release images match "
+        f"{record['matches']} reference hashes within {threshold} bits ({len(record['shards'])} shards, "
+        f"{record['seconds']:.1f} s); {out / 'contamination.parquet'}"
+    )

@@ -394,3 +394,45 @@ def test_a_hub_corpus_at_a_pinned_revision_over_http(borsch_release, tmp_path: P
     # the sample's priorities hash the shard fingerprint (a git blob id there, a sha256 here):
     # another draw of the same kind, at most per_dish per dish
     assert len(remote["incorrect_samples"]) == len(here["incorrect_samples"])
+
+
+def test_image_contamination_at_scale_equals_the_validation_check(
+    borsch_image_release, tmp_path: Path
+) -> None:
+    """Reference pHash shards streamed one engine task per shard (1 and 2 processes) find
+    exactly what the release validation's streaming check finds, with the planted near-copies."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from culturebench.eval.corpus.contamination import corpus_contamination, release_hashes
+    from culturebench.images.hashing import to_array
+    from culturebench.validation.images import stream_reference_matches
+
+    records = release_hashes(borsch_image_release.folder)
+    release = to_array([r["phash"] for r in records])
+    rng = np.random.default_rng(3)
+    folder = tmp_path / "refs"
+    folder.mkdir()
+    for s in range(3):
+        ref = rng.integers(0, 2**64 - 1, size=5_000, dtype=np.uint64, endpoint=True)
+        for k in range(4):  # near-copies of release images: 2, 5, 10 and 12 bits away
+            value = release[(s * 4 + k) * 3 % len(release)]
+            for b in rng.choice(64, size=(2, 5, 10, 12)[k], replace=False):
+                value ^= np.uint64(1 << int(b))
+            ref[k * 999] = value
+        table = pa.table(
+            {"phash": [f"{int(v):016x}" for v in ref], "source": [f"web/{s}/{i}" for i in range(len(ref))]}
+        )
+        pq.write_table(table, folder / f"part-{s}.parquet", row_group_size=2_000)
+    expected = stream_reference_matches(release, folder, 10)
+    for workers in (1, 2):
+        out = tmp_path / f"out{workers}"
+        record = corpus_contamination("borsch", str(folder), out, threshold=10,
+                                      local=str(borsch_image_release.folder), workers=workers)  # fmt: skip
+        found = pq.read_table(out / "contamination.parquet").to_pylist()
+        assert sorted((r["phash"], r["reference_phash"], r["source"]) for r in found) == sorted(
+            (records[a]["phash"], h, src) for a, h, src in expected
+        )
+        assert record["matches"] == len(found) >= 9 and all(r["distance"] <= 10 for r in found)
+        assert {r["source"] for r in found} >= {f"web/{s}/{k * 999}" for s in range(3) for k in range(3)}

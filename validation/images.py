@@ -201,22 +201,15 @@ def hashes_from_hex(values: list[str]) -> np.ndarray:
     return to_array(values)
 
 
-def stream_reference_matches(release: np.ndarray, path: Path, threshold: int) -> list[tuple[int, str, str]]:
-    """(release index, reference pHash, source) of every reference hash within ``threshold``
-    bits of a release hash. The small side (the release) is indexed; the reference list, of
-    any size, is read shard by shard in batches of :data:`REFERENCE_BATCH` and each batch is
-    queried against it, so memory does not grow with the list (recall 1.0: the index is exact)."""
+def match_reference_shard(index: HashIndex, shard: str | Path) -> list[tuple[int, str, str]]:
+    """(release index, reference pHash, source) for one reference shard (a local path or any
+    fsspec URL), read in batches of :data:`REFERENCE_BATCH` and queried against ``index``."""
+    import fsspec
     import pyarrow.parquet as pq
 
-    index = HashIndex(release, threshold)
     out = []
-    shards = reference_shards(path)
-    if not shards or not all(s.is_file() for s in shards):
-        raise CultureBenchError(
-            f"reference list {path}: no such Parquet file(s) (image_policy.yaml reference_lists)"
-        )
-    for shard in shards:
-        parquet = pq.ParquetFile(shard)
+    with fsspec.open(str(shard), "rb") as handle:
+        parquet = pq.ParquetFile(handle)
         missing = [c for c in ("phash", "source") if c not in parquet.schema_arrow.names]
         if missing:
             raise CultureBenchError(f"reference list {shard}: no column {missing[0]!r} (needs phash, source)")
@@ -228,6 +221,22 @@ def stream_reference_matches(release: np.ndarray, path: Path, threshold: int) ->
             out.extend(
                 (int(a), phashes[b], str(sources[b])) for b, a in zip(qi.tolist(), ii.tolist(), strict=True)
             )
+    return out
+
+
+def stream_reference_matches(release: np.ndarray, path: Path, threshold: int) -> list[tuple[int, str, str]]:
+    """(release index, reference pHash, source) of every reference hash within ``threshold``
+    bits of a release hash. The small side (the release) is indexed; the reference list, of
+    any size, is read shard by shard in batches and each batch is queried against it, so
+    memory does not grow with the list (recall 1.0: the index is exact). ``culturebench
+    corpus contamination`` runs the same per-shard function on a Dask cluster."""
+    shards = reference_shards(path)
+    if not shards or not all(s.is_file() for s in shards):
+        raise CultureBenchError(
+            f"reference list {path}: no such Parquet file(s) (image_policy.yaml reference_lists)"
+        )
+    index = HashIndex(release, threshold)
+    out = [match for shard in shards for match in match_reference_shard(index, shard)]
     return sorted(out, key=lambda m: (m[0], m[2], m[1]))
 
 

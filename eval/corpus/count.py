@@ -164,7 +164,7 @@ def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
     return str(path)
 
 
-# ---------------------------------------------------------------------- engines
+# ---------------------------------------------------------------------- engine
 def run_shards(
     shards: Sequence[Shard],
     spec: CountSpec,
@@ -174,45 +174,14 @@ def run_shards(
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Count every shard: on a Dask distributed cluster (``scheduler`` address), or locally
-    with Dask's own schedulers (one process: synchronous; more: a local process pool). The
-    tasks are the same function either way, one per input file."""
+    """Count every shard with :func:`culturebench.eval.corpus.engine.run_tasks`."""
+    from culturebench.eval.corpus.engine import run_tasks
+
     parts_dir.mkdir(parents=True, exist_ok=True)
-    total = len(shards)
-    if progress:
-        progress(0, total)
-    if scheduler:
-        from distributed import Client, as_completed
-
-        with Client(scheduler, timeout="30s") as client:
-            futures = client.map(
-                count_shard, list(shards), spec=spec, parts_dir=str(parts_dir), pure=False, retries=2
-            )
-            for done, future in enumerate(as_completed(futures), start=1):
-                future.result()  # a shard that failed every retry raises here, with its error
-                if progress:
-                    progress(done, total)
-        return
-    import dask
-
-    tasks = [dask.delayed(count_shard)(s, spec, str(parts_dir)) for s in shards]
-    if workers <= 1:
-        for done, task in enumerate(tasks, start=1):
-            task.compute(scheduler="synchronous")
-            if progress:
-                progress(done, total)
-        return
-    import multiprocessing
-    import sys
-    from concurrent.futures import ProcessPoolExecutor
-
-    # fork where there is one: spawn would re-import the caller's __main__ (a notebook,
-    # stdin), which a worker cannot always do; the workers only run the matcher
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        dask.compute(*tasks, scheduler="processes", pool=pool)
-    if progress:
-        progress(total, total)
+    kwargs = {"spec": spec, "parts_dir": str(parts_dir)}
+    run_tasks(
+        count_shard, list(shards), kwargs=kwargs, scheduler=scheduler, workers=workers, progress=progress
+    )
 
 
 def merge_parts(shards: Sequence[Shard], spec: CountSpec, parts_dir: Path) -> dict[str, Any]:

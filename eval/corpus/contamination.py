@@ -1,0 +1,148 @@
+"""Image-hash contamination at scale: a release's image pHashes against a reference collection
+of any size (Parquet shards with ``phash`` and ``source``, e.g. pHashes of LAION images),
+one engine task per reference shard.
+
+The small side is indexed (the release's hashes, a few thousand); every task streams its shard
+in batches through the same function the release validation uses
+(:func:`culturebench.validation.images.match_reference_shard`), so the result equals the
+validation's and brute force (recall 1.0 at the threshold). Each task writes one part file; the
+merge reads one part per shard, so a retried shard never counts twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from culturebench.errors import CultureBenchError
+
+
+def release_hashes(folder: Path) -> list[dict[str, Any]]:
+    """Every image record with a pHash in a release folder (all configs and splits):
+    ``{config, row_id, file, phash}``, in file order."""
+    import pyarrow.parquet as pq
+
+    from culturebench.manifest import read_manifest
+
+    manifest = read_manifest(folder)
+    out = []
+    for config, info in manifest["configs"].items():
+        for split in info["splits"].values():
+            for entry in split["files"]:
+                table = pq.read_table(folder / entry["path"])
+                columns = [c for c in ("images", "links") if c in table.column_names]
+                for row in table.select(["id", *columns]).to_pylist():
+                    for column in columns:
+                        for record in row[column] or []:
+                            if isinstance(record, dict) and record.get("phash"):
+                                out.append(
+                                    {
+                                        "config": config,
+                                        "row_id": row["id"],
+                                        "file": record.get("file"),
+                                        "phash": record["phash"],
+                                    }
+                                )
+    return out
+
+
+def match_shard(shard: Any, hashes: list[str], threshold: int, parts_dir: str) -> str:
+    """One engine task: the reference shard's matches against the release hashes, written to
+    ``parts/<shard id>.json`` (kept when already there for the same inputs)."""
+    import hashlib
+
+    from culturebench.atomic import write_text_atomic
+    from culturebench.images.index import HashIndex
+    from culturebench.validation.images import hashes_from_hex, match_reference_shard
+
+    digest = hashlib.sha256(json.dumps([hashes, threshold]).encode()).hexdigest()[
+        :20
+    ]  # order matters: indices
+    path = Path(parts_dir) / f"{shard.id}.json"
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+            if old.get("spec") == digest and old.get("shard") == shard.id:
+                return str(path)
+        except (OSError, ValueError):
+            pass
+    index = HashIndex(hashes_from_hex(hashes), threshold)
+    matches = match_reference_shard(index, shard.url)
+    part = {"shard": shard.id, "url": shard.url, "spec": digest, "matches": matches}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(part) + "\n")
+    return str(path)
+
+
+def corpus_contamination(
+    dataset: str,
+    references: str,
+    out: Path,
+    *,
+    threshold: int = 10,
+    local: str | None = None,
+    revision: str | None = None,
+    repo: str | None = None,
+    scheduler: str | None = None,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Match a release's images against a reference collection; ``contamination.parquet`` and
+    ``contamination.json`` (provenance) in ``out``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from culturebench.atomic import write_text_atomic
+    from culturebench.eval.corpus.engine import run_tasks
+    from culturebench.eval.corpus.shards import list_shards
+    from culturebench.eval.runner import check_out_dir, git_sha, resolve_dataset
+    from culturebench.images.hashing import hamming
+    from culturebench.safe_http import redact
+
+    check_out_dir(out)
+    ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
+    if ref.source != "local":
+        from huggingface_hub import snapshot_download
+
+        folder = Path(snapshot_download(ref.location, repo_type="dataset", revision=ref.commit_sha))
+    else:
+        folder = Path(ref.location)
+    records = release_hashes(folder)
+    if not records:
+        raise CultureBenchError(f"{folder}: the release has no image hashes (build it with --images)")
+    shards = [s for s in list_shards(references) if s.url.endswith(".parquet")]
+    if not shards:
+        raise CultureBenchError(f"--references {references}: no Parquet shards")
+    hashes = [r["phash"] for r in records]
+    start = time.perf_counter()
+    kwargs = {"hashes": hashes, "threshold": threshold, "parts_dir": str(out / "parts")}
+    run_tasks(match_shard, shards, kwargs=kwargs, scheduler=scheduler, workers=workers, progress=progress)
+    seconds = time.perf_counter() - start
+    rows = []
+    for shard in shards:
+        part = json.loads((out / "parts" / f"{shard.id}.json").read_text(encoding="utf-8"))
+        for a, ref_hash, source in part["matches"]:
+            record = records[a]
+            rows.append({**record, "reference_phash": ref_hash, "source": source,
+                         "distance": hamming(record["phash"], ref_hash), "shard": shard.url})  # fmt: skip
+    rows.sort(key=lambda r: (r["config"], r["row_id"], str(r["file"]), r["source"], r["reference_phash"]))
+    columns = ["config", "row_id", "file", "phash", "reference_phash", "source", "distance", "shard"]
+    pq.write_table(pa.table({c: [r[c] for r in rows] for c in columns}), out / "contamination.parquet")
+    record = {
+        "dataset": asdict(ref),
+        "references": redact(references),
+        "shards": [s.to_dict() for s in shards],
+        "threshold": threshold,
+        "release_images": len(records),
+        "matches": len(rows),
+        "images_matched": len({(r["config"], r["row_id"], r["file"]) for r in rows}),
+        "engine": {"scheduler": redact(scheduler) if scheduler else "local", "workers": workers},
+        "seconds": round(seconds, 3),
+        "culturebench_git": git_sha(),
+    }
+    write_text_atomic(out / "contamination.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return record
