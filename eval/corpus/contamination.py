@@ -55,27 +55,18 @@ def match_shard(shard: Any, hashes: list[str], threshold: int, parts_dir: str) -
     ``parts/<shard id>.json`` (kept when already there for the same inputs)."""
     import hashlib
 
-    from culturebench.atomic import write_text_atomic
+    from culturebench.eval.corpus.engine import has_part, part_path, write_part
     from culturebench.images.index import HashIndex
     from culturebench.validation.images import hashes_from_hex, match_reference_shard
 
-    digest = hashlib.sha256(json.dumps([hashes, threshold]).encode()).hexdigest()[
-        :20
-    ]  # order matters: indices
-    path = Path(parts_dir) / f"{shard.id}.json"
-    if path.is_file():
-        try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-            if old.get("spec") == digest and old.get("shard") == shard.id:
-                return str(path)
-        except (OSError, ValueError):
-            pass
+    # the order of the hashes matters: matches name them by index
+    digest = hashlib.sha256(json.dumps([hashes, threshold]).encode()).hexdigest()[:20]
+    path = part_path(parts_dir, shard.id)
+    if has_part(path, shard.id, digest):
+        return str(path)
     index = HashIndex(hashes_from_hex(hashes), threshold)
     matches = match_reference_shard(index, shard.url)
-    part = {"shard": shard.id, "url": shard.url, "spec": digest, "matches": matches}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps(part) + "\n")
-    return str(path)
+    return write_part(path, {"shard": shard.id, "url": shard.url, "spec": digest, "matches": matches})
 
 
 def corpus_contamination(

@@ -81,17 +81,12 @@ def _priority(seed: int, fingerprint: str, doc: int, dish: str) -> str:
 def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
     """Count one shard into ``parts_dir/<shard id>.json`` and return that path; a valid part
     for this shard and spec is kept as it is (a retried task does no work twice)."""
-    from culturebench.atomic import write_text_atomic
+    from culturebench.eval.corpus.engine import has_part, part_path, write_part
 
-    path = Path(parts_dir) / f"{shard.id}.json"
+    path = part_path(parts_dir, shard.id)
     digest = spec.digest()
-    if path.is_file():
-        try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-            if old.get("spec") == digest and old.get("shard") == shard.id:
-                return str(path)
-        except (OSError, ValueError):
-            pass  # a torn part is recomputed
+    if has_part(path, shard.id, digest):
+        return str(path)
     matcher = spec.matcher()
     mentions: Counter = Counter()
     mention_docs: Counter = Counter()
@@ -159,9 +154,7 @@ def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
             for d, kept in sorted(samples.items())
         },
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps(part, ensure_ascii=False) + "\n")
-    return str(path)
+    return write_part(path, part)
 
 
 # ---------------------------------------------------------------------- engine

@@ -5,7 +5,9 @@ task never adds to a result twice."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -52,3 +54,29 @@ def run_tasks(
         dask.compute(*tasks, scheduler="processes", pool=pool)
     if progress:
         progress(total, total)
+
+
+def part_path(parts_dir: str | Path, shard_id: str) -> Path:
+    """Where a shard's part file lives."""
+    return Path(parts_dir) / f"{shard_id}.json"
+
+
+def has_part(path: Path, shard_id: str, digest: str) -> bool:
+    """Whether ``path`` is a complete part of this shard made with these inputs (a torn or
+    foreign part is recomputed)."""
+    if not path.is_file():
+        return False
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return old.get("spec") == digest and old.get("shard") == shard_id
+
+
+def write_part(path: Path, part: dict[str, Any]) -> str:
+    """Write a part file atomically; its path."""
+    from culturebench.atomic import write_text_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(part, ensure_ascii=False) + "\n")
+    return str(path)
