@@ -130,8 +130,11 @@ def inflection_stem(word: str) -> tuple[str, int]:
     shorter than four letters; up to three letters may follow (Україна -> україн + і/у/ою;
     український -> українськ + а/ого/ими; вареники -> вареник + ами; борщ -> борщ + а/ом).
     A word of at most four letters keeps its whole form and allows two letters (борщ + ом)
-    so that short words do not swallow longer ones."""
+    so that short words do not swallow longer ones; one of one or two letters (ЩИ) must stand
+    as written (щи + ро would be "щиро")."""
     lowered = word.lower().replace("ё", "е")
+    if len(lowered) <= 2:
+        return lowered, 0
     if len(lowered) <= MIN_STEM:
         return lowered, 2
     stem = lowered
