@@ -436,3 +436,14 @@ def test_image_contamination_at_scale_equals_the_validation_check(
         )
         assert record["matches"] == len(found) >= 9 and all(r["distance"] <= 10 for r in found)
         assert {r["source"] for r in found} >= {f"web/{s}/{k * 999}" for s in range(3) for k in range(3)}
+
+
+def test_documents_scanned_together_keep_their_own_positions() -> None:
+    from culturebench.eval.corpus.matcher import Matcher, dish_terms
+
+    matcher = Matcher(dish_terms([("soup", "ru", "КУРИНЫЙ СУП"), ("borsch", "ru", "БОРЩ")]))
+    docs = ["Вкусный куриный", "суп и борщ", "", "Борщом (и куриным супом)"]
+    found = matcher.find_many(docs)
+    assert found == [matcher.find(d) for d in docs]
+    assert found[0] == [] and [h.key[1] for h in found[1]] == ["borsch"]  # no match across documents
+    assert [docs[3][h.start : h.end] for h in found[3]] == ["Борщом", "куриным супом"]

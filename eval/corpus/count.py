@@ -98,11 +98,10 @@ def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
     docs = 0
     size = 0
     for batch in iter_texts(shard, spec.column):
-        for text in batch:
+        for text, hits in zip(batch, matcher.find_many(batch), strict=True):  # one scan per batch
             doc = docs
             docs += 1
             size += len(text.encode("utf-8"))
-            hits = matcher.find(text)
             if not hits:
                 continue
             countries = {h.key[1] for h in hits if h.key[0] == "country"}
