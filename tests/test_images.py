@@ -398,3 +398,26 @@ def test_reference_lists_stream_in_batches_with_recall_one(tmp_path: Path, monke
         assert set(found) == expected and len(found) == len(expected)
     with pytest.raises(Exception, match="no such Parquet"):
         checks.stream_reference_matches(release, tmp_path / "missing.parquet", threshold)
+
+
+def test_compiled_index_kernel_equals_the_numpy_path(monkeypatch) -> None:
+    """With numba installed (the corpus extra), large queries go through a compiled kernel:
+    exactly the numpy path's pairs, also when it must retry with a larger output buffer."""
+    pytest.importorskip("numba")
+    from culturebench.images import index as idx
+
+    rng = np.random.default_rng(11)
+    hashes = rng.integers(0, 2**64 - 1, size=30_000, dtype=np.uint64, endpoint=True)
+    queries = np.concatenate(
+        [hashes[:300] ^ np.uint64(0b101 << 7), rng.integers(0, 2**64 - 1, size=300, dtype=np.uint64)]
+    )
+    monkeypatch.setattr(idx, "KERNEL_MIN_WORK", 0)
+    for threshold in (3, 10):
+        index = idx.HashIndex(hashes, threshold)
+        qi, ii = index.query_many(queries)
+        qn, iin = index._query_numpy(queries)
+        assert np.array_equal(qi, qn) and np.array_equal(ii, iin) and len(qi) >= 300
+    dense = np.repeat(hashes[:5], 400)  # many equal hashes: more matches than the first buffer holds
+    index = idx.HashIndex(dense, 2)
+    qi, ii = index.query_many(hashes[:5])
+    assert len(qi) == 2000 and np.array_equal(np.bincount(qi), [400] * 5)

@@ -76,6 +76,45 @@ class HashIndex:
 
     def query_many(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """All (query index, stored index) pairs within ``threshold`` bits, sorted by query then
+        stored index: through a compiled kernel when numba is installed (the ``corpus`` extra,
+        about 2x faster), else the vectorised numpy path; both are exact."""
+        q = np.asarray(queries, dtype=np.uint64)
+        if len(q) * len(self.hashes) < KERNEL_MIN_WORK:  # small jobs: not worth compiling for
+            return self._query_numpy(q)
+        kernel = _numba_kernel()
+        if kernel is None:
+            return self._query_numpy(q)
+        tables = self._kernel_tables()
+        cap = max(1024, 16 * len(q))
+        while True:
+            out_q, out_t, out_j = (np.empty(cap, dtype=np.int64) for _ in range(3))
+            found = kernel(q, *tables, self.threshold, out_q, out_t, out_j)
+            if found <= cap:
+                break
+            cap = found  # rare: more matches than room; run again with room for all
+        stored = self._kernel_order[out_t[:found], out_j[:found]]
+        key = np.unique(out_q[:found] * len(self.hashes) + stored)  # found through two chunks: once
+        return key // len(self.hashes), key % len(self.hashes)
+
+    def _kernel_tables(self) -> tuple:
+        """The dense tables in the kernel's layout, built once."""
+        if getattr(self, "_kernel", None) is None:
+            used = [c for c, d in enumerate(self._dense) if d]
+            bounds = np.stack([np.append(self._dense[c][1], len(self.hashes)) for c in used]).astype(np.int64)
+            self._kernel_order = np.stack([self._dense[c][2] for c in used]).astype(np.int64)
+            masks = [self._masks[c].astype(np.int64) for c in used]
+            self._kernel = (
+                bounds,
+                np.stack([self._dense[c][3] for c in used]),
+                np.asarray([c * self.width for c in used], dtype=np.int64),
+                np.concatenate(masks),
+                np.cumsum([0] + [len(m) for m in masks]).astype(np.int64),
+                np.uint64((1 << self.width) - 1),
+            )
+        return self._kernel
+
+    def _query_numpy(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """All (query index, stored index) pairs within ``threshold`` bits, sorted by query then
         stored index. Queries go through in batches of ``batch``, each vectorised: one pass per
         chunk over dense bucket tables (counts and starts per chunk value), probing every
         query's neighbour values at once."""
@@ -117,3 +156,62 @@ class HashIndex:
         qi, ii = np.concatenate(pairs_q), np.concatenate(pairs_i)
         key = np.unique(qi.astype(np.int64) * len(self.hashes) + ii)
         return key // len(self.hashes), key % len(self.hashes)
+
+
+_KERNEL: list = []
+KERNEL_MIN_WORK = 50_000_000  # queries x stored hashes below which numpy is used (no compile)
+
+
+def _numba_kernel():
+    """The compiled query kernel, or None without numba (compiled once per process)."""
+    if _KERNEL:
+        return _KERNEL[0]
+    try:
+        import numba
+    except ImportError:
+        _KERNEL.append(None)
+        return None
+
+    @numba.njit(nogil=True, cache=False)
+    def kernel(
+        queries,
+        bounds,
+        sorted_hashes,
+        shifts,
+        masks,
+        mask_offsets,
+        chunk_mask,
+        threshold,
+        out_q,
+        out_t,
+        out_j,
+    ):
+        # Every probe reads one bucket (a contiguous run of stored hashes); the distance is a
+        # constant-time popcount (SWAR). Matches go to preallocated buffers; the count is
+        # returned even past their end, so the caller can retry with room for all.
+        m1, m2 = np.uint64(0x5555555555555555), np.uint64(0x3333333333333333)
+        m4, h01 = np.uint64(0x0F0F0F0F0F0F0F0F), np.uint64(0x0101010101010101)
+        limit = np.uint64(threshold)
+        found = 0
+        cap = len(out_q)
+        for k in range(len(queries)):
+            q = queries[k]
+            for t in range(len(shifts)):
+                value = np.int64((q >> np.uint64(shifts[t])) & chunk_mask)
+                for m in range(mask_offsets[t], mask_offsets[t + 1]):
+                    p = value ^ masks[m]
+                    for j in range(bounds[t, p], bounds[t, p + 1]):
+                        x = sorted_hashes[t, j] ^ q
+                        x = x - ((x >> np.uint64(1)) & m1)
+                        x = (x & m2) + ((x >> np.uint64(2)) & m2)
+                        x = (x + (x >> np.uint64(4))) & m4
+                        if (x * h01) >> np.uint64(56) <= limit:
+                            if found < cap:
+                                out_q[found] = k
+                                out_t[found] = t
+                                out_j[found] = j
+                            found += 1
+        return found
+
+    _KERNEL.append(kernel)
+    return kernel
