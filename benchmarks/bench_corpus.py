@@ -113,11 +113,12 @@ def raw_read(corpus: Path) -> float:
     return size / (time.perf_counter() - start) / 1e6
 
 
-def count_rate(corpus: Path, release: str, out: Path, **engine) -> tuple[float, float]:
+def count_rate(corpus: Path, release: str, out: Path, size: int, **engine) -> tuple[float, float]:
+    """MB/s of text (``size`` UTF-8 bytes, as the raw read counts them) through corpus count."""
     from culturebench.eval.corpus.job import corpus_count
 
     record = corpus_count("borsch", str(corpus), out, lang="uk", local=release, **engine)
-    return record["bytes"] / record["seconds"] / 1e6, record["seconds"]
+    return size / record["seconds"] / 1e6, record["seconds"]
 
 
 def main() -> None:
@@ -148,14 +149,14 @@ def main() -> None:
         f"corpus: {args.shards} shards, {size / 1e6:.1f} MB of text; {len(rows)} dishes, {len(names)} names"
     )
     read = raw_read(root / "corpus")
-    one, _ = count_rate(root / "corpus", release, root / "out1")
-    two, _ = count_rate(root / "corpus", release, root / "out2", workers=2)
+    one, _ = count_rate(root / "corpus", release, root / "out1", size)
+    two, _ = count_rate(root / "corpus", release, root / "out2", size, workers=2)
     print(f"raw read (gunzip + JSON), 1 core   {read:7.1f} MB/s   1.00x")
     print(f"corpus count, 1 process            {one:7.1f} MB/s   {one / read:4.2f}x of the read")
     scaling = two / one
     efficiency = f"{scaling / 2:.0%} efficient"
     print(f"corpus count, 2 local processes    {two:7.1f} MB/s   scaling {scaling:4.2f}x ({efficiency})")
-    cluster = _on_local_cluster(root, release)
+    cluster = _on_local_cluster(root, release, size)
     if cluster:
         print(f"corpus count, Dask 2 workers       {cluster:7.1f} MB/s   scaling {cluster / one:4.2f}x")
     hours = args.mc4_tb * 1e12 / (one * 1e6) / 3600
@@ -165,14 +166,16 @@ def main() -> None:
     )
 
 
-def _on_local_cluster(root: Path, release: str) -> float | None:
+def _on_local_cluster(root: Path, release: str, size: int) -> float | None:
     import logging
 
     from distributed import LocalCluster
 
     logging.getLogger("distributed").setLevel(logging.WARNING)
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
-        rate, _ = count_rate(root / "corpus", release, root / "out3", scheduler=cluster.scheduler_address)
+        rate, _ = count_rate(
+            root / "corpus", release, root / "out3", size, scheduler=cluster.scheduler_address
+        )
     return rate
 
 

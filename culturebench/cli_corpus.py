@@ -59,10 +59,10 @@ def count_cmd(
                 progress=lambda done, total: bar.update(job, completed=done, total=total),
             )
         )  # fmt: skip
-    mb = record["bytes"] / 1e6
+    chars = record["characters"] / 1e6
     console.print(
-        f"{len(record['shards'])} shards, {record['documents']} documents, {mb:.1f} MB of text in "
-        f"{record['seconds']:.1f} s ({mb / max(record['seconds'], 1e-9):.1f} MB/s); tables in {out}"
+        f"{len(record['shards'])} shards, {record['documents']} documents, {chars:.1f} M characters in "
+        f"{record['seconds']:.1f} s ({chars / max(record['seconds'], 1e-9):.1f} M/s); tables in {out}"
     )
 
 

@@ -198,7 +198,7 @@ def test_cli_count_then_analyses(borsch_release, borsch_corpus, scripted_backend
     record = json.loads((out / "count.json").read_text(encoding="utf-8"))
     assert record["documents"] == 300 and len(record["shards"]) == 3
     assert all(len(s["fingerprint"]) == 64 and s["size"] > 0 for s in record["shards"])  # sha256 + size
-    assert record["dataset"]["manifest_sha256"] and record["matcher_version"] == "3"
+    assert record["dataset"]["manifest_sha256"] and record["matcher_version"] == "4"
     # QA run answering "Україна" for every dish: Jaccard 1 for Ukrainian dishes, else 0
     qa = tmp_path / "qa"
     run_eval(

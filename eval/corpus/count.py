@@ -101,7 +101,7 @@ def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
         for text, hits in zip(batch, matcher.find_many(batch), strict=True):  # one scan per batch
             doc = docs
             docs += 1
-            size += len(text.encode("utf-8"))
+            size += len(text)  # characters: counting UTF-8 bytes would cost an encode per document
             if not hits:
                 continue
             countries = {h.key[1] for h in hits if h.key[0] == "country"}
@@ -142,7 +142,7 @@ def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
         "url": shard.url,
         "spec": digest,
         "documents": docs,
-        "bytes": size,
+        "characters": size,
         "mentions": [[d, lang, n, mention_docs[(d, lang)]] for (d, lang), n in sorted(mentions.items())],
         "dish_docs": dict(sorted(dish_docs.items())),
         "any_country": dict(sorted(any_country.items())),
@@ -200,7 +200,7 @@ def merge_parts(shards: Sequence[Shard], spec: CountSpec, parts_dir: Path) -> di
                 f"{path}: a part of another job (spec {part.get('spec')}, this job {digest})"
             )
         documents += part["documents"]
-        size += part["bytes"]
+        size += part["characters"]
         for d, lang, n, docs in part["mentions"]:
             mentions[(d, lang)][0] += n
             mentions[(d, lang)][1] += docs
@@ -215,7 +215,7 @@ def merge_parts(shards: Sequence[Shard], spec: CountSpec, parts_dir: Path) -> di
         samples[d] = sorted(samples[d])[: spec.per_dish]
     return {
         "documents": documents,
-        "bytes": size,
+        "characters": size,
         "mentions": mentions,
         "dish_docs": dish_docs,
         "any_country": any_country,

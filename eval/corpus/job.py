@@ -80,7 +80,7 @@ def corpus_count(
         "sample": {"seed": seed, "per_dish": per_dish},
         "engine": {"scheduler": redact(scheduler) if scheduler else "local", "workers": workers},
         "documents": merged["documents"],
-        "bytes": merged["bytes"],
+        "characters": merged["characters"],
         "seconds": round(seconds, 3),
         "tables": [p.name for p in tables],
         "culturebench_git": git_sha(),

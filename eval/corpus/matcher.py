@@ -4,8 +4,10 @@
 A name matches in its inflected forms by the package's inflection rule
 (:func:`culturebench.text.inflection_stem`): every word of the name is its stem followed by at
 most a few letters, words of a multi-word name separated by non-letters, and the whole match
-bounded by non-letters. Text is lower-cased with ё read as е. Only the automaton scans the
-text; the per-hit check looks at a few characters around the hit.
+bounded by non-letters. Case: a name's first word matches in lower case, Title case or UPPER
+CASE (the text itself is not lower-cased, which cost as much as the scan), later words in any
+case; ё is read as е. Only the automaton scans the text; the per-hit check looks at a few
+characters around the hit.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-MATCHER_VERSION = "3"  # bump when the rule changes: recorded in every count's provenance
+MATCHER_VERSION = "4"  # bump when the rule changes: recorded in every count's provenance
 # What may precede a name: whitespace and the punctuation that opens or separates words. They
 # become spaces before the scan and every automaton key starts with a space, so the automaton
 # reports only matches at a word start and stays small (one key per first stem).
@@ -69,7 +71,11 @@ class Matcher:
                 stems = [inflection_stem(w) for w in words]
                 heads.setdefault(stems[0][0], []).append((term.key, stems))
             for head, entries in heads.items():
-                automaton.add_word(" " + head, entries)  # boundaries are spaces in scanned text
+                # the text is not lower-cased (that alone cost as much as the scan): each first
+                # stem is a key in lower case, Title case and UPPER CASE, after a space
+                for variant in {head, head.capitalize(), head.upper()}:
+                    if len(variant) == len(head):
+                        automaton.add_word(" " + variant, entries)
             automaton.make_automaton()
             self._automaton = automaton
         return self._automaton
@@ -79,23 +85,14 @@ class Matcher:
         return self.find_many([text])[0]
 
     def find_many(self, texts: Sequence[str]) -> list[list[Hit]]:
-        """:meth:`find` for many documents in one scan: they are normalised and scanned as one
-        string with a separator no match may cross (fewer calls, same result)."""
-        joined = DOC_SEPARATOR.join(texts)
-        norm = " " + normalise(joined)  # a boundary before the first word too
-        if len(norm) != len(joined) + 1:  # lower-casing changed a length: one by one
-            return [self._find_one(t) for t in texts] if len(texts) > 1 else [self._find_one(joined)]
-        for mark in BOUNDARIES:  # every boundary as a space: str.replace runs at memory speed
+        """:meth:`find` for many documents in one scan: they are scanned as one string with a
+        separator no match may cross (fewer calls, same result). Boundaries become spaces, ё
+        becomes е and typographic apostrophes ', all one for one (positions are kept)."""
+        norm = " " + DOC_SEPARATOR.join(texts)  # a boundary before the first word too
+        for mark, into in REWRITES:  # str.replace runs at memory speed; skipped when absent
             if mark in norm:
-                norm = norm.replace(mark, " ")
+                norm = norm.replace(mark, into)
         return self._scan(norm, [len(t) for t in texts])
-
-    def _find_one(self, text: str) -> list[Hit]:
-        norm = " " + normalise(text)
-        for mark in BOUNDARIES:
-            if mark in norm:
-                norm = norm.replace(mark, " ")
-        return self._scan(norm, [len(text)])[0]
 
     def _scan(self, norm: str, lengths: Sequence[int]) -> list[list[Hit]]:
         from bisect import bisect_right
@@ -118,6 +115,15 @@ class Matcher:
     def count(self, text: str) -> Counter:
         """Occurrences per key in ``text``."""
         return Counter(hit.key for hit in self.find(text))
+
+
+def _rewrites() -> tuple[tuple[str, str], ...]:
+    return (
+        *((mark, " ") for mark in BOUNDARIES),
+        ("ё", "е"),
+        ("Ё", "Е"),
+        *((mark, "'") for mark in APOSTROPHES),
+    )
 
 
 def normalise(text: str) -> str:
@@ -166,7 +172,7 @@ def _match_rest(text: str, pos: int, stems: Sequence[tuple[str, int]]) -> int | 
                 if text[pos] == DOC_SEPARATOR[0]:
                     return None
                 pos += 1
-            if pos == sep or not text.startswith(stem, pos):
+            if pos == sep or text[pos : pos + len(stem)].lower() != stem:
                 return None
             pos += len(stem)
         letters = 0
@@ -203,3 +209,6 @@ def country_terms(lang: str) -> list[Term]:
     return [
         Term(("country", code), name) for code, names in country_surface_names(lang).items() for name in names
     ]
+
+
+REWRITES = _rewrites()
