@@ -447,3 +447,18 @@ def test_documents_scanned_together_keep_their_own_positions() -> None:
     assert found == [matcher.find(d) for d in docs]
     assert found[0] == [] and [h.key[1] for h in found[1]] == ["borsch"]  # no match across documents
     assert [docs[3][h.start : h.end] for h in found[3]] == ["Борщом", "куриным супом"]
+
+
+def test_names_match_in_lower_title_and_upper_case_and_with_yo() -> None:
+    from culturebench.eval.corpus.matcher import Matcher, dish_terms
+
+    matcher = Matcher(dish_terms([("soup", "ru", "КУРИНЫЙ СУП"), ("cake", "ru", "ЁЖИК")]))
+    text = "БОРЩ? Нет: КУРИНЫЙ Суп, Куриного супа, куриный СУП; Ёжики и ежик. кУРИНЫЙ суп"
+    found = [(h.key[1], text[h.start : h.end]) for h in matcher.find(text)]
+    assert found == [
+        ("soup", "КУРИНЫЙ Суп"),
+        ("soup", "Куриного супа"),
+        ("soup", "куриный СУП"),
+        ("cake", "Ёжики"),
+        ("cake", "ежик"),
+    ]  # mixed case in a first word ("кУРИНЫЙ") is not matched
