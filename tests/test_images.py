@@ -362,6 +362,7 @@ def test_reference_lists_stream_in_batches_with_recall_one(tmp_path: Path, monke
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from culturebench.images.hashing import to_array
     from culturebench.validation import images as checks
 
     rng = np.random.default_rng(7)
@@ -387,7 +388,7 @@ def test_reference_lists_stream_in_batches_with_recall_one(tmp_path: Path, monke
     expected = set()
     for part in sorted(folder.iterdir()):
         rows = pq.read_table(part).to_pylist()
-        refs = checks.hashes_from_hex([r["phash"] for r in rows])
+        refs = to_array([r["phash"] for r in rows])
         for a, value in enumerate(release):
             for b in np.flatnonzero(np.bitwise_count(refs ^ value) <= threshold):
                 expected.add((a, rows[b]["phash"], rows[b]["source"]))

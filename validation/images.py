@@ -191,16 +191,6 @@ def reference_shards(path: Path) -> list[Path]:
     return [path]
 
 
-def hashes_from_hex(values: list[str]) -> np.ndarray:
-    """16-digit hex hashes as uint64, vectorised (other spellings one by one)."""
-    try:
-        if all(len(v) == 16 for v in values):
-            return np.frombuffer(bytes.fromhex("".join(values)), dtype=">u8").astype(np.uint64)
-    except (TypeError, ValueError):
-        pass
-    return to_array(values)
-
-
 def match_reference_shard(index: HashIndex, shard: str | Path) -> list[tuple[int, str, str]]:
     """(release index, reference pHash, source) for one reference shard (a local path or any
     fsspec URL), read in batches of :data:`REFERENCE_BATCH` and queried against ``index``."""
@@ -217,7 +207,7 @@ def match_reference_shard(index: HashIndex, shard: str | Path) -> list[tuple[int
             phashes = [str(v) for v in batch.column("phash").to_pylist()]
             sources = batch.column("source").to_pylist()
             # queries = the reference batch, stored = the release: pairs (batch row, release index)
-            qi, ii = index.query_many(hashes_from_hex(phashes))
+            qi, ii = index.query_many(to_array(phashes))
             out.extend(
                 (int(a), phashes[b], str(sources[b])) for b, a in zip(qi.tolist(), ii.tolist(), strict=True)
             )

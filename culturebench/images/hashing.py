@@ -40,5 +40,13 @@ def hamming(a: str, b: str) -> int:
 
 
 def to_array(hashes: list[str]) -> np.ndarray:
-    """Hex hashes as a uint64 array."""
+    """Hex hashes as a uint64 array: 16-digit hashes in one vectorised pass, any other
+    spelling one by one with :func:`hex_to_int` (same values either way)."""
+    try:
+        if all(len(h) == 16 for h in hashes):
+            raw = bytes.fromhex("".join(hashes))
+            if len(raw) == 8 * len(hashes):  # fromhex skips whitespace: then one by one
+                return np.frombuffer(raw, dtype=">u8").astype(np.uint64)
+    except (TypeError, ValueError):
+        pass
     return np.array([hex_to_int(h) for h in hashes], dtype=np.uint64)

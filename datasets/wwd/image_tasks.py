@@ -391,6 +391,7 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
         self.literal = bool(literal)
         self.batch_size = int(batch_size)
         self._runs: list | None = None
+        self._clip = None
 
     def _check(self) -> None:
         if (self.embeddings is None) == (self.images is None):
@@ -416,14 +417,19 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
         return list(spec["positive"]), list(spec["negative"]), self.templates("en")[0]
 
     def _embedder(self):
+        """The CLIP embedder, made once: ``inputs`` and ``analyse`` share it (and its weights hash)."""
         from culturebench.eval.embeddings import ImageEmbedder
 
-        embedder = ImageEmbedder(str(self.model), revision=self.model_revision, batch_size=self.batch_size)
-        if embedder.kind != "clip":
-            raise UsageError(
-                f"--model {self.model!r} is a {embedder.kind} model; clip-descriptors needs CLIP"
+        if self._clip is None:
+            embedder = ImageEmbedder(
+                str(self.model), revision=self.model_revision, batch_size=self.batch_size
             )
-        return embedder
+            if embedder.kind != "clip":
+                raise UsageError(
+                    f"--model {self.model!r} is a {embedder.kind} model; clip-descriptors needs CLIP"
+                )
+            self._clip = embedder
+        return self._clip
 
     def inputs(self) -> dict[str, Any]:
         self._check()

@@ -56,15 +56,16 @@ def match_shard(shard: Any, hashes: list[str], threshold: int, parts_dir: str) -
     import hashlib
 
     from culturebench.eval.corpus.engine import has_part, part_path, write_part
+    from culturebench.images.hashing import to_array
     from culturebench.images.index import HashIndex
-    from culturebench.validation.images import hashes_from_hex, match_reference_shard
+    from culturebench.validation.images import match_reference_shard
 
     # the order of the hashes matters: matches name them by index
     digest = hashlib.sha256(json.dumps([hashes, threshold]).encode()).hexdigest()[:20]
     path = part_path(parts_dir, shard.id)
     if has_part(path, shard.id, digest):
         return str(path)
-    index = HashIndex(hashes_from_hex(hashes), threshold)
+    index = HashIndex(to_array(hashes), threshold)
     matches = match_reference_shard(index, shard.url)
     return write_part(path, {"shard": shard.id, "url": shard.url, "spec": digest, "matches": matches})
 
