@@ -53,19 +53,32 @@ class HashIndex:
         self._masks = [np.asarray(_flips(self.width, r), dtype=np.uint64) for r in self.radii]
         if self.width > 24:
             raise ValueError("chunks of more than 24 bits make the dense bucket tables too large")
-        # Per chunk: bucket sizes and starts indexed by chunk value, and the ids and full hashes
-        # sorted by chunk value, so a bucket's candidates are read contiguously.
+        # Per used chunk (one row each): bucket sizes and bounds indexed by chunk value, and the
+        # ids and full hashes sorted by chunk value, so a bucket's candidates are read
+        # contiguously. The numpy path reads rows of these arrays, the compiled kernel the whole.
         self._dense: list[tuple[np.ndarray, ...]] = []
         mask = np.uint64((1 << self.width) - 1)
+        used = [c for c in range(chunks) if self.radii[c] >= 0]  # others: the bound never needs them
+        size, n = 1 << self.width, len(self.hashes)
+        self._used = used
+        self._counts = np.empty((len(used), size), dtype=np.int64)
+        self._bounds = np.empty((len(used), size + 1), dtype=np.int64)
+        self._order = np.empty((len(used), n), dtype=np.int64)
+        self._sorted = np.empty((len(used), n), dtype=np.uint64)
         for c in range(chunks):
-            if self.radii[c] < 0:  # the pigeonhole bound never needs this chunk
+            if c not in used:
                 self._dense.append(())
                 continue
+            row = used.index(c)
             values = (self.hashes >> np.uint64(c * self.width)) & mask
-            order = np.argsort(values, kind="stable")
-            counts = np.bincount(values.astype(np.int64), minlength=1 << self.width)
-            starts = np.cumsum(counts) - counts
-            self._dense.append((counts, starts, order, self.hashes[order]))
+            self._order[row] = np.argsort(values, kind="stable")
+            self._counts[row] = np.bincount(values.astype(np.int64), minlength=size)
+            self._bounds[row, 0] = 0
+            np.cumsum(self._counts[row], out=self._bounds[row, 1:])
+            self._sorted[row] = self.hashes[self._order[row]]
+            self._dense.append(
+                (self._counts[row], self._bounds[row, :-1], self._order[row], self._sorted[row])
+            )
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -92,21 +105,18 @@ class HashIndex:
             if found <= cap:
                 break
             cap = found  # rare: more matches than room; run again with room for all
-        stored = self._kernel_order[out_t[:found], out_j[:found]]
+        stored = self._order[out_t[:found], out_j[:found]]
         key = np.unique(out_q[:found] * len(self.hashes) + stored)  # found through two chunks: once
         return key // len(self.hashes), key % len(self.hashes)
 
     def _kernel_tables(self) -> tuple:
-        """The dense tables in the kernel's layout, built once."""
+        """The kernel's arguments: the dense tables themselves (no copy) plus the probe masks."""
         if getattr(self, "_kernel", None) is None:
-            used = [c for c, d in enumerate(self._dense) if d]
-            bounds = np.stack([np.append(self._dense[c][1], len(self.hashes)) for c in used]).astype(np.int64)
-            self._kernel_order = np.stack([self._dense[c][2] for c in used]).astype(np.int64)
-            masks = [self._masks[c].astype(np.int64) for c in used]
+            masks = [self._masks[c].astype(np.int64) for c in self._used]
             self._kernel = (
-                bounds,
-                np.stack([self._dense[c][3] for c in used]),
-                np.asarray([c * self.width for c in used], dtype=np.int64),
+                self._bounds,
+                self._sorted,
+                np.asarray([c * self.width for c in self._used], dtype=np.int64),
                 np.concatenate(masks),
                 np.cumsum([0] + [len(m) for m in masks]).astype(np.int64),
                 np.uint64((1 << self.width) - 1),
