@@ -413,6 +413,7 @@ def test_compiled_index_kernel_equals_the_numpy_path(monkeypatch) -> None:
         [hashes[:300] ^ np.uint64(0b101 << 7), rng.integers(0, 2**64 - 1, size=300, dtype=np.uint64)]
     )
     monkeypatch.setattr(idx, "KERNEL_MIN_WORK", 0)
+    monkeypatch.setattr(idx, "KERNEL_BLOCK", 97)  # several blocks: query numbers offset per block
     for threshold in (3, 10):
         index = idx.HashIndex(hashes, threshold)
         qi, ii = index.query_many(queries)
