@@ -186,6 +186,7 @@ def borsch_corpus(borsch_release, tmp_path: Path) -> tuple[Path, list[dict]]:
 
 def test_cli_count_then_analyses(borsch_release, borsch_corpus, scripted_backend, tmp_path: Path) -> None:
     from culturebench.eval.runner import run_eval
+    from culturebench.eval.corpus.matcher import MATCHER_VERSION
 
     corpus, rows = borsch_corpus
     out = tmp_path / "count"
@@ -198,7 +199,7 @@ def test_cli_count_then_analyses(borsch_release, borsch_corpus, scripted_backend
     record = json.loads((out / "count.json").read_text(encoding="utf-8"))
     assert record["documents"] == 300 and len(record["shards"]) == 3
     assert all(len(s["fingerprint"]) == 64 and s["size"] > 0 for s in record["shards"])  # sha256 + size
-    assert record["dataset"]["manifest_sha256"] and record["matcher_version"] == "4"
+    assert record["dataset"]["manifest_sha256"] and record["matcher_version"] == MATCHER_VERSION
     # QA run answering "Україна" for every dish: Jaccard 1 for Ukrainian dishes, else 0
     qa = tmp_path / "qa"
     run_eval(

@@ -62,8 +62,14 @@ class CountSpec:
         return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:20]
 
     def matcher(self) -> Matcher:
+        """The job's matcher, built once per process: a worker that counts many shards (each
+        task unpickles its own spec) reuses the automaton it built for the first."""
         if self._matcher is None:
-            self._matcher = Matcher(dish_terms(self.dishes) + country_terms(self.corpus_lang))
+            digest = self.digest()
+            if digest not in _MATCHERS:
+                _MATCHERS.clear()  # one job's automaton at a time
+                _MATCHERS[digest] = Matcher(dish_terms(self.dishes) + country_terms(self.corpus_lang))
+            self._matcher = _MATCHERS[digest]
         return self._matcher
 
     def __getstate__(self) -> dict:
@@ -72,6 +78,9 @@ class CountSpec:
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)  # type: ignore[misc]
+
+
+_MATCHERS: dict[str, Matcher] = {}
 
 
 def _priority(seed: int, fingerprint: str, doc: int, dish: str) -> str:

@@ -1,29 +1,47 @@
 """Multi-pattern matching of dish and country names in documents: one Aho-Corasick automaton
-(pyahocorasick) over the first word of every name, each hit verified in place.
+(ahocorasick-rs, over UTF-8 bytes) finds the first word of every name at a word start, and the
+rest of the match is checked in place.
 
 A name matches in its inflected forms by the package's inflection rule
 (:func:`culturebench.text.inflection_stem`): every word of the name is its stem followed by at
 most a few letters, words of a multi-word name separated by non-letters, and the whole match
 bounded by non-letters. Case: a name's first word matches in lower case, Title case or UPPER
 CASE (the text itself is not lower-cased, which cost as much as the scan), later words in any
-case; ё is read as е. Only the automaton scans the text; the per-hit check looks at a few
-characters around the hit.
+case; ё is read as е and the typographic apostrophes as '. Only the automaton scans the text;
+the check of a candidate looks at a few characters after it.
+
+How the scan stays at memory speed: a batch of documents is joined once and encoded to UTF-8
+(one C call); the automaton's keys are the first stems with each boundary character in front
+(one-byte ones are made spaces by one bytes.translate pass, the few multi-byte ones stay in the
+text), in each case and apostrophe form, so only matches at a word start are reported; ё and Ё
+become е and Е, which have their UTF-8 length, so byte positions never move.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-MATCHER_VERSION = "4"  # bump when the rule changes: recorded in every count's provenance
-# What may precede a name: whitespace and the punctuation that opens or separates words. They
-# become spaces before the scan and every automaton key starts with a space, so the automaton
-# reports only matches at a word start and stays small (one key per first stem).
-BOUNDARIES = tuple('\n\t\r\xa0(«"„“‹[{/-–—.,:;!?…*')
+MATCHER_VERSION = "5"  # bump when the rule changes: recorded in every count's provenance
+# What may precede a name: whitespace and the punctuation that opens or separates words.
+BOUNDARIES = tuple(' \n\t\r\xa0(«"„“‹[{/-–—.,:;!?…*')
 # Between documents scanned together: a match never crosses it; its space starts the next word.
 DOC_SEPARATOR = "\x00 "
 APOSTROPHES = ("’", "ʼ", "‘", "`")  # read as ' (м'ясо, в'єтнамський)
+# In the checks: the apostrophes are made ' in each candidate's few characters first.
+_LETTER = "(?:[^\\W_]|')"  # str.isalnum() or the apostrophe
+_OTHER = "(?:_|[^\\w'\\x00])"  # anything else but the document separator
+DFA_MAX_KEYS = 100_000  # up to ~250 MB of automaton per worker; past it, the slower NFA
+# One-byte boundaries become spaces in the scanned bytes (one bytes.translate pass); the others
+# (no-break space, guillemets, dashes, the ellipsis) stay, and the keys carry them in front.
+_SPACED = bytes.maketrans(
+    "".join(b for b in BOUNDARIES if b.isascii()).encode(), b" " * sum(b.isascii() for b in BOUNDARIES)
+)
+_PREFIXES = (" ", *(b for b in BOUNDARIES if not b.isascii()))
 
 
 @dataclass(frozen=True)
@@ -56,28 +74,36 @@ class Matcher:
         self.terms = state["terms"]
         self._automaton = None
 
-    def automaton(self):
+    def automaton(self) -> tuple:
+        """(automaton, per key: its first stem's byte offset and its entries); built once."""
         if self._automaton is None:
-            import ahocorasick
+            import ahocorasick_rs
 
             from culturebench.text import inflection_stem
 
-            automaton = ahocorasick.Automaton()
             heads: dict[str, list[tuple[tuple[str, ...], list[tuple[str, int]]]]] = {}
             for term in self.terms:
                 words = _words(term.name)
-                if not words:
-                    continue
-                stems = [inflection_stem(w) for w in words]
-                heads.setdefault(stems[0][0], []).append((term.key, stems))
+                if words:
+                    stems = [inflection_stem(w) for w in words]
+                    heads.setdefault(stems[0][0], []).append((term.key, stems))
+            keys: list[bytes] = []
+            owners: list[tuple[int, int, int, list]] = []
             for head, entries in heads.items():
+                # room after the key's start for the longest of its names, in bytes
+                width = 4 * max(len(" ".join(w for w, _ in stems)) + sum(e for _, e in stems) + 8
+                                for _, stems in entries)  # fmt: skip
                 # the text is not lower-cased (that alone cost as much as the scan): each first
-                # stem is a key in lower case, Title case and UPPER CASE, after a space
-                for variant in {head, head.capitalize(), head.upper()}:
-                    if len(variant) == len(head):
-                        automaton.add_word(" " + variant, entries)
-            automaton.make_automaton()
-            self._automaton = automaton
+                # stem is a key in lower case, Title case and UPPER CASE, after each boundary
+                for variant in _forms(head):
+                    for mark in _PREFIXES:
+                        keys.append((mark + variant).encode())
+                        owners.append((len(mark.encode()), len(variant), width, entries))
+            # a DFA scans about twice as fast as the NFA but takes ~2.5 KB per key
+            kind = ahocorasick_rs.Implementation
+            fast = kind.DFA if len(keys) <= DFA_MAX_KEYS else kind.ContiguousNFA
+            automaton = ahocorasick_rs.BytesAhoCorasick(keys, implementation=fast) if keys else None
+            self._automaton = (automaton, owners)
         return self._automaton
 
     def find(self, text: str) -> list[Hit]:
@@ -85,31 +111,39 @@ class Matcher:
         return self.find_many([text])[0]
 
     def find_many(self, texts: Sequence[str]) -> list[list[Hit]]:
-        """:meth:`find` for many documents in one scan: they are scanned as one string with a
-        separator no match may cross (fewer calls, same result). Boundaries become spaces, ё
-        becomes е and typographic apostrophes ', all one for one (positions are kept)."""
-        norm = " " + DOC_SEPARATOR.join(texts)  # a boundary before the first word too
-        for mark, into in REWRITES:  # str.replace runs at memory speed; skipped when absent
-            if mark in norm:
-                norm = norm.replace(mark, into)
-        return self._scan(norm, [len(t) for t in texts])
-
-    def _scan(self, norm: str, lengths: Sequence[int]) -> list[list[Hit]]:
-        from bisect import bisect_right
-        from itertools import accumulate
-
-        starts = [0, *accumulate(n + len(DOC_SEPARATOR) for n in lengths)][:-1]  # in the joined text
-        out: list[list[Hit]] = [[] for _ in lengths]
-        automaton = self.automaton()
-        if len(automaton) == 0:
+        """:meth:`find` for many documents in one scan: they are scanned as one UTF-8 string
+        with a separator no match may cross (fewer calls, same result)."""
+        out: list[list[Hit]] = [[] for _ in texts]
+        automaton, owners = self.automaton()
+        if automaton is None or not texts:
             return out
-        for end_index, entries in automaton.iter(norm):
-            for key, stems in entries:
-                start = end_index - len(stems[0][0])  # in the joined text (norm has one extra space)
-                end = _match_rest(norm, end_index + 1, stems)
+        joined = " " + DOC_SEPARATOR.join(texts)
+        for mark, into in (("ё", "е"), ("Ё", "Е")):  # in the text (in UTF-8 bytes, 10x slower)
+            if mark in joined:
+                joined = joined.replace(mark, into)
+        data = joined.encode("utf-8", "surrogatepass").translate(_SPACED)  # same UTF-8 lengths
+        size = len(data)
+        found = []
+        for pattern, begin, _end in automaton.find_matches_as_indexes(data, overlapping=True):
+            skip, chars, width, checks = owners[pattern]
+            at = begin + skip  # the first stem, in bytes of the joined text
+            stop = min(at + width, size)
+            while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
+                stop += 1
+            window = data[at:stop].decode("utf-8", "surrogatepass")  # a candidate: check the rest
+            for mark in APOSTROPHES:  # one character for one: positions kept
+                if mark in window:
+                    window = window.replace(mark, "'")
+            for key, stems in checks:
+                end = _rest_end(window, chars, stems)
                 if end is not None:
-                    doc = bisect_right(starts, start) - 1
-                    out[doc].append(Hit(key, start - starts[doc], end - 1 - starts[doc]))
+                    found.append((at, end, key))
+        if found:
+            starts = _doc_starts(data, texts)
+            for at, length, key in found:
+                doc = bisect_right(starts, at) - 1
+                start = len(data[starts[doc] : at].decode("utf-8", "surrogatepass"))
+                out[doc].append(Hit(key, start, start + length))
         return out
 
     def count(self, text: str) -> Counter:
@@ -117,13 +151,55 @@ class Matcher:
         return Counter(hit.key for hit in self.find(text))
 
 
-def _rewrites() -> tuple[tuple[str, str], ...]:
-    return (
-        *((mark, " ") for mark in BOUNDARIES),
-        ("ё", "е"),
-        ("Ё", "Е"),
-        *((mark, "'") for mark in APOSTROPHES),
-    )
+def _forms(head: str) -> set[str]:
+    """A first stem as the automaton looks for it: lower, Title and UPPER case (where the
+    length is kept), each with every apostrophe form."""
+    cases = {v for v in (head, head.capitalize(), head.upper()) if len(v) == len(head)}
+    if "'" not in head:
+        return cases
+    return {v.replace("'", mark) for v in cases for mark in ("'", *APOSTROPHES)}
+
+
+@functools.cache
+def _tail(extra: int) -> re.Pattern:
+    """Up to ``extra`` letters, then no letter."""
+    return re.compile(f"{_LETTER}{{0,{extra}}}(?!{_LETTER})")
+
+
+_GAP = re.compile(f"{_OTHER}+")
+
+
+def _rest_end(window: str, pos: int, stems: Sequence[tuple[str, int]]) -> int | None:
+    """End of the match whose first stem ends at ``pos`` in ``window``, or None: up to the
+    first word's extra letters, then for each later word a separator, the stem in any case
+    (ё as е) and its extra letters; the match ends before a non-letter."""
+    match = _tail(stems[0][1]).match(window, pos)
+    for stem, extra in stems[1:]:
+        if match is None:
+            return None
+        gap = _GAP.match(window, match.end())
+        if gap is None:
+            return None
+        pos = gap.end()
+        if normalise(window[pos : pos + len(stem)]) != stem:
+            return None
+        match = _tail(extra).match(window, pos + len(stem))
+    return None if match is None else match.end()
+
+
+def _doc_starts(data: bytes, texts: Sequence[str]) -> list[int]:
+    """Byte offset of every document in the joined text: after each separator (found in one
+    pass), or from each document's own length when a document holds a NUL itself."""
+    import numpy as np
+
+    nul = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0)
+    if len(nul) == len(texts) - 1:
+        return [1, *(nul + len(DOC_SEPARATOR.encode())).tolist()]
+    starts, at = [], 1
+    for text in texts:
+        starts.append(at)
+        at += len(text.encode("utf-8", "surrogatepass")) + len(DOC_SEPARATOR)
+    return starts
 
 
 def normalise(text: str) -> str:
@@ -162,28 +238,6 @@ def _words(name: str) -> list[str]:
     return out
 
 
-def _match_rest(text: str, pos: int, stems: Sequence[tuple[str, int]]) -> int | None:
-    """End of the match whose first stem ends at ``pos``, or None."""
-    n = len(text)
-    for k, (stem, extra) in enumerate(stems):
-        if k > 0:  # separator, then the next stem
-            sep = pos
-            while pos < n and not _letter(text[pos]):
-                if text[pos] == DOC_SEPARATOR[0]:
-                    return None
-                pos += 1
-            if pos == sep or text[pos : pos + len(stem)].lower() != stem:
-                return None
-            pos += len(stem)
-        letters = 0
-        while pos < n and _letter(text[pos]) and letters < extra:
-            pos += 1
-            letters += 1
-        if pos < n and _letter(text[pos]):
-            return None  # longer than the rule allows: another word
-    return pos
-
-
 def sentence_around(text: str, start: int, end: int, limit: int = 300) -> str:
     """The sentence holding ``text[start:end]`` (split on . ! ? and line breaks), at most
     ``limit`` characters around the match."""
@@ -209,6 +263,3 @@ def country_terms(lang: str) -> list[Term]:
     return [
         Term(("country", code), name) for code, names in country_surface_names(lang).items() for name in names
     ]
-
-
-REWRITES = _rewrites()
