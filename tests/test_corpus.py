@@ -185,8 +185,8 @@ def borsch_corpus(borsch_release, tmp_path: Path) -> tuple[Path, list[dict]]:
 
 
 def test_cli_count_then_analyses(borsch_release, borsch_corpus, scripted_backend, tmp_path: Path) -> None:
-    from culturebench.eval.runner import run_eval
     from culturebench.eval.corpus.matcher import MATCHER_VERSION
+    from culturebench.eval.runner import run_eval
 
     corpus, rows = borsch_corpus
     out = tmp_path / "count"
@@ -463,3 +463,31 @@ def test_names_match_in_lower_title_and_upper_case_and_with_yo() -> None:
         ("cake", "Ёжики"),
         ("cake", "ежик"),
     ]  # mixed case in a first word ("кУРИНЫЙ") is not matched
+
+
+def test_boundaries_apostrophes_and_positions_at_the_byte_level(monkeypatch) -> None:
+    """The scan runs over UTF-8 bytes: multi-byte boundaries («, —, …, no-break space) start a
+    name, a typographic apostrophe matches ', a NUL inside a document keeps every position,
+    a long multi-word name is checked in full, and the NFA gives what the DFA gives."""
+    from culturebench.eval.corpus import matcher as m
+
+    terms = m.dish_terms(
+        [("meat", "uk", "М'ЯСО ПО-ФРАНЦУЗЬКИ"), ("borsch", "uk", "БОРЩ"), ("salad", "uk", "САЛАТ ОЛІВ'Є")]
+    )
+    docs = [
+        "«Борщ»—борщем…борщу\xa0борщі, заборщ і борщевик.",
+        "М’ясо по-французьки; м'ясо   по французькому; М`ЯСО ПО-ФРАНЦУЗЬКИ!",
+        "до\x00 борщ, салатом олів’є",
+        "Ёжик і салат олівʼє.",
+    ]
+    want = [
+        ["Борщ", "борщем", "борщу", "борщі"],  # the guillemet is the boundary, not the match
+        ["М’ясо по-французьки", "м'ясо   по французькому", "М`ЯСО ПО-ФРАНЦУЗЬКИ"],
+        ["борщ", "салатом олів’є"],
+        ["салат олівʼє"],
+    ]
+    matcher = m.Matcher(terms)
+    got = [[d[h.start : h.end] for h in hits] for d, hits in zip(docs, matcher.find_many(docs), strict=True)]
+    assert got == want
+    monkeypatch.setattr(m, "DFA_MAX_KEYS", 0)  # the slower automaton for very many names
+    assert m.Matcher(terms).find_many(docs) == matcher.find_many(docs)
