@@ -842,8 +842,10 @@ def parse_task_options(items: list[str]) -> dict:
 
 
 def _register_dataset_commands() -> None:
-    """Commands that belong to one dataset (``dataset.yaml`` code.cli) join ``eval``. A
-    registry error is not raised here: commands that use the registry report it."""
+    """Commands that belong to one dataset (``dataset.yaml`` code.cli): ``register(eval_app)``
+    adds evaluation commands to ``eval``; an optional ``maintain(group)`` fills a command group
+    named after the dataset (``culturebench <dataset> ...``). A registry error is not raised
+    here: commands that use the registry report it."""
     from culturebench import registry
 
     try:
@@ -852,8 +854,15 @@ def _register_dataset_commands() -> None:
         return
     for entry in entries.values():
         module = entry.module("cli")
-        if module is not None:
-            module.register(eval_app)
+        if module is None:
+            continue
+        module.register(eval_app)
+        if hasattr(module, "maintain"):
+            group = typer.Typer(
+                help=f"Maintain {entry.name}: stages and checks of its own.", no_args_is_help=True
+            )
+            module.maintain(group)
+            app.add_typer(group, name=entry.name)
 
 
 _register_dataset_commands()

@@ -23,6 +23,76 @@ def register(eval_app: typer.Typer) -> None:
     eval_app.command("borsch-description")(description_cmd)
 
 
+def maintain(group: typer.Typer) -> None:
+    """Add the maintainer commands: ``culturebench borsch wikidata`` and ``wikidata-diff``."""
+    group.command("wikidata")(wikidata_cmd)
+    group.command("wikidata-diff")(wikidata_diff_cmd)
+
+
+def wikidata_cmd(
+    lang: Annotated[str, typer.Option(help="Label language: ru, uk or en.")],
+    out: Annotated[Path, typer.Option(help="Output folder (candidates.parquet, wikidata.json).")],
+    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint URL.")] = "https://query.wikidata.org/sparql",
+    cache: Annotated[
+        Path | None, typer.Option(help="Cache folder of answers (default: the culturebench cache).")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option(help="Neither read nor write the cache.")] = False,
+    refresh: Annotated[bool, typer.Option(help="Ask again even when the cache holds an answer.")] = False,
+    page_size: Annotated[int, typer.Option(min=1, help="Rows per request (LIMIT/OFFSET pages).")] = 10_000,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds per request.")] = 60.0,
+    retries: Annotated[int, typer.Option(min=0, help="Retries on 429, 5xx and timeouts.")] = 4,
+    contact: Annotated[
+        str, typer.Option(help="Contact (email or URL) for the User-Agent, as Wikidata's policy asks.")
+    ] = "https://github.com/culturebench/culturebench",
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out folder.")] = False,
+) -> None:
+    """Food dishes on Wikidata with their ISO countries of origin (BORSCH §3.1, App. L), by the
+    paper's query (versioned in datasets/borsch/wikidata_dishes.rq), as a candidate table."""
+    from culturebench.cache import cache_root
+    from culturebench.datasets.borsch.wikidata import fetch_candidates
+
+    cache_dir = None if no_cache else (cache or cache_root() / "sparql")
+    with progress_bar() as bar:
+        job = bar.add_task(f"Wikidata dishes ({lang})", total=None)
+        record = or_exit(
+            lambda: fetch_candidates(
+                endpoint, lang, out, cache_dir=cache_dir, refresh=refresh, page_size=page_size,
+                timeout=timeout, retries=retries, contact=contact, overwrite=overwrite,
+                progress=lambda n: bar.update(job, completed=n),
+            )
+        )  # fmt: skip
+    console.print(
+        f"{record['rows']} candidates ({record['with_origin']} with an ISO origin) in {record['pages']} "
+        f"page(s), {record['pages_from_cache']} from the cache; query sha256 {record['query_sha256'][:12]}; "
+        f"wrote {out}"
+    )
+
+
+def wikidata_diff_cmd(
+    candidates: Annotated[Path, typer.Argument(help="A `culturebench borsch wikidata` output folder.")],
+    out: Annotated[Path, typer.Option(help="Report folder (wikidata_diff.json, wikidata_diff.md).")],
+    local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
+    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
+    repo: Annotated[str | None, typer.Option(help="Dataset repo id (default culturebench/borsch).")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out folder.")] = False,
+) -> None:
+    """What a refresh from Wikidata would change in a release (new dishes, changed origins,
+    dishes no longer returned), as a report to review. It changes nothing itself."""
+    from culturebench.datasets.borsch.wikidata import refresh_report
+
+    counts = or_exit(
+        lambda: refresh_report(
+            candidates, out, local=str(local) if local else None, revision=revision, repo=repo,
+            overwrite=overwrite,
+        )
+    )  # fmt: skip
+    console.print(
+        f"same {counts['same']}, origins differ {counts['origins_differ']}, new {counts['new']}, "
+        f"no longer returned {counts['not_returned']}, ambiguous {counts['ambiguous']}; "
+        f"review {out / 'wikidata_diff.md'}"
+    )
+
+
 def description_cmd(
     model: Annotated[str, typer.Option(help="The model that describes the dishes (Hub id or folder).")],
     t2i: Annotated[str, typer.Option(help="Text-to-image model (paper: black-forest-labs/FLUX.1-dev).")],
