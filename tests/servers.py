@@ -4,7 +4,9 @@
 * ``local_hub``: ``olah``, a real implementation of the Hub's download API, serving plain git
   repositories from ``mirrors-path`` fully offline (clients reach it through ``HF_ENDPOINT``);
 * ``failing_hub``: a FAKE of the Hub's write API whose only job is to fail mid-upload;
-* ``serve_process``: start any server process and wait until its health URL answers.
+* ``serve_process``: start any server process and wait until its health URL answers;
+* ``sparql_endpoint``: oxigraph, a real SPARQL server, over a Turtle file;
+* ``sparql_proxy``: relays to that endpoint and fails on cue (429, 503, bad bodies, delays).
 """
 
 from __future__ import annotations
@@ -459,4 +461,95 @@ def fake_openai_images(mode: str = "b64", script: list[int] | None = None) -> It
     every call, ``server.base_url`` is the ``/v1`` base."""
     with running(_ImagesHandler, requests=[], files={}, mode=mode, script=list(script or [])) as server:
         server.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
+        yield server
+
+
+def _oxigraph_cli() -> str:
+    found = shutil.which("oxigraph") or str(Path(sys.executable).with_name("oxigraph"))
+    if not Path(found).exists():
+        raise RuntimeError(
+            "the oxigraph server is not installed (pip install oxigraph; the dev extra has it)"
+        )
+    return found
+
+
+@contextmanager
+def sparql_endpoint(turtle: Path, workdir: Path) -> Iterator[str]:
+    """A real SPARQL endpoint: oxigraph loads ``turtle`` into a store under ``workdir`` and
+    serves it read-only on 127.0.0.1; yields the query URL. Stopped by its PID."""
+    store = workdir / "oxigraph-store"
+    cli = _oxigraph_cli()
+    subprocess.run(
+        [cli, "load", "--location", str(store), "--file", str(turtle)], check=True, capture_output=True
+    )
+    port = free_port()
+    cmd = [cli, "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"]
+    with serve_process(cmd, health_url=f"http://127.0.0.1:{port}/", log_path=workdir / "oxigraph.log"):
+        yield f"http://127.0.0.1:{port}/query"
+
+
+class _SparqlProxyHandler(BaseHTTPRequestHandler):
+    """Relays each request to the real endpoint behind it, unless the next step of the
+    server's script says to fail first: ``429:N`` (Retry-After N), ``503``, ``garbage`` (a
+    200 whose body is not JSON), ``nobindings`` (JSON without results), ``sleep:S`` (answer
+    after S seconds). Not a fake of the protocol: every answer it relays is oxigraph's."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str = "text/plain", headers: dict | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _handle(self) -> None:
+        server = self.server
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        server.seen.append({"path": self.path, "user_agent": self.headers.get("User-Agent")})
+        step = server.script.pop(0) if server.script else "forward"
+        if step.startswith("429"):
+            self._send(429, b"Too Many Requests", headers={"Retry-After": step.split(":")[1]})
+            return
+        if step == "503":
+            self._send(503, b"Service Unavailable")
+            return
+        if step == "garbage":
+            self._send(200, b'{"head": {"vars": ["fid"]}, "results": ', "application/sparql-results+json")
+            return
+        if step == "nobindings":
+            self._send(200, b'{"head": {"vars": []}}', "application/sparql-results+json")
+            return
+        if step.startswith("sleep:"):
+            time.sleep(float(step.split(":")[1]))
+        request = urllib.request.Request(
+            server.upstream + self.path[self.path.index("?") :] if "?" in self.path else server.upstream,
+            data=body or None,
+            headers={k: v for k, v in self.headers.items() if k.lower() in ("accept", "content-type")},
+            method=self.command,
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                self._send(answer.status, answer.read(), answer.headers.get("Content-Type", ""))
+        except urllib.error.HTTPError as exc:
+            self._send(exc.code, exc.read(), exc.headers.get("Content-Type", "text/plain"))
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+
+@contextmanager
+def sparql_proxy(upstream: str, script: list[str] | None = None) -> Iterator[_Server]:
+    """A loopback proxy in front of a real SPARQL endpoint that fails on cue (see
+    :class:`_SparqlProxyHandler`); ``server.seen`` lists the requests, ``server.script`` the
+    steps still to come. Its query URL is ``f"http://127.0.0.1:{server.server_port}/query"``."""
+    with running(_SparqlProxyHandler, upstream=upstream, script=list(script or []), seen=[]) as server:
         yield server
