@@ -808,6 +808,33 @@ def eval_report_cmd(
     console.print(f"wrote {or_exit(lambda: write_report(folders, out))}")
 
 
+@eval_app.command("paper")
+def eval_paper_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset whose paper to report on.")],
+    folders: Annotated[list[Path] | None, typer.Argument(help="Finished `eval run` folders.")] = None,
+    out: Annotated[Path, typer.Option(help="Report folder (paper_report.md, .json, figures).")] = Path(
+        "paper_report"
+    ),
+    local: Annotated[
+        Path | None, typer.Option(help="A local release folder (for items read from it).")
+    ] = None,
+    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
+    repo: Annotated[str | None, typer.Option(help="Dataset repo id.")] = None,
+) -> None:
+    """Every table and figure of the dataset's paper: computed from the runs and the release
+    where possible, beside the paper's number and the difference; the rest listed with what
+    it needs or why it cannot be reproduced."""
+    from culturebench.eval.paper_report import build_report
+
+    report = or_exit(
+        lambda: build_report(
+            dataset, folders or [], out, local=str(local) if local else None, revision=revision, repo=repo
+        )
+    )
+    counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)
+    console.print(f"{len(report['items'])} items ({counts}); wrote {out / 'paper_report.md'}")
+
+
 def parse_seeds(text: str | None) -> list[int] | None:
     """``0,1,2`` -> [0, 1, 2] (distinct integers); None when not given."""
     from culturebench.errors import UsageError

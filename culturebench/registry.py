@@ -40,7 +40,7 @@ from culturebench.errors import CultureBenchError, UnknownDatasetError
 
 ENTRY_POINT_GROUP = "culturebench.datasets"
 REQUIRED_PARTS = ("builder", "checks", "tasks")
-OPTIONAL_PARTS = ("report", "cli", "corpus")
+OPTIONAL_PARTS = ("report", "cli", "corpus", "paper")
 
 
 class RegistryError(CultureBenchError):

@@ -29,17 +29,30 @@ def _samples_by_unit(samples: Sequence[dict[str, Any]], group: str, metric: str)
 
 
 def paired_difference_ci(
-    a: dict[str, list[float]], b: dict[str, list[float]], *, iterations: int = ITERATIONS, seed: int = 0
+    a: dict[str, list[float]],
+    b: dict[str, list[float]],
+    *,
+    iterations: int = ITERATIONS,
+    seed: int = 0,
+    over: str = "shared",
 ) -> tuple[float, float] | None:
-    """95% percentile interval of mean(B) - mean(A), resampling the items both runs scored."""
+    """95% percentile interval of mean(B) - mean(A), resampling items: ``over="shared"`` the
+    items both runs scored; ``over="union"`` every item either scored (each mean over the drawn
+    items it has), for two item sets where one holds the other (RuBIN-EASY within RuBIN)."""
     import numpy as np
 
     from culturebench.eval.metrics import unit_draws
 
-    units = sorted(set(a) & set(b))
+    units = sorted(set(a) & set(b)) if over == "shared" else sorted(set(a) | set(b))
     if len(units) < 2:
         return None
-    sum_a, n_a, sum_b, n_b = np.array([[sum(a[u]), len(a[u]), sum(b[u]), len(b[u])] for u in units]).T
+    empty: list[float] = []
+    sum_a, n_a, sum_b, n_b = np.array(
+        [
+            [sum(a.get(u, empty)), len(a.get(u, empty)), sum(b.get(u, empty)), len(b.get(u, empty))]
+            for u in units
+        ]
+    ).T
     diff = np.concatenate(
         [
             sum_b[draw].sum(1) / n_b[draw].sum(1) - sum_a[draw].sum(1) / n_a[draw].sum(1)

@@ -1,0 +1,305 @@
+"""``culturebench eval paper <dataset> RUN...``: one report per paper, with every table and
+figure of the paper listed and, for each, what this package can say about it.
+
+A dataset's ``paper.yaml`` lists the paper's items under ``items:`` (``ref``, ``title``, and
+either ``compute:`` naming a function of the dataset's ``paper_report`` module, or a
+``status`` of ``not-a-result`` / ``not-reproducible`` with ``why``). Published numbers the
+computations compare with sit beside them in ``paper.yaml`` (``results:``), with ``models:``
+mapping the paper's model names to the Hub ids a run may name.
+
+Each computed item is built from run folders (found by task name) and the release, never by
+hand: rows carry our number, the paper's number where it prints one, the difference, n and a
+95% bootstrap interval; an item whose runs are missing says which runs it needs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from culturebench.errors import CultureBenchError
+
+REPRODUCED = "reproduced"  # computed, and compared with a number the paper prints
+COMPUTED = "computed"  # computed from the runs, with nothing in the paper to compare (other models)
+MISSING = "missing inputs"  # the runs it needs were not given
+NOT_A_RESULT = "not a result"  # an example, a prompt, a diagram, an interface
+NOT_REPRODUCIBLE = "not reproducible"  # needs data that is not published
+STATUSES = (REPRODUCED, COMPUTED, MISSING, NOT_A_RESULT, NOT_REPRODUCIBLE)
+
+
+@dataclass
+class Row:
+    """One line of an item: our number beside the paper's, with n and a 95% interval."""
+
+    label: str
+    ours: float | None
+    paper: float | None = None
+    n: int | None = None
+    ci95: tuple[float, float] | None = None
+    note: str = ""
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.ours is None or self.paper is None else self.ours - self.paper
+
+
+@dataclass
+class Item:
+    """One table or figure of the paper."""
+
+    ref: str
+    title: str
+    status: str = MISSING
+    rows: list[Row] = field(default_factory=list)
+    unit: str = ""  # what the numbers are (accuracy %, share %, count)
+    missing: list[str] = field(default_factory=list)
+    note: str = ""
+    figures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    """A finished run folder: what it ran and its samples (read on demand)."""
+
+    folder: Path
+    task: str
+    model: str
+    config: str | None
+    results: dict[str, Any]
+    _samples: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return self.results.get("metrics", {})
+
+    def samples(self) -> list[dict[str, Any]]:
+        if self._samples is None:
+            from culturebench.eval.runner import SAMPLES, read_samples
+
+            self._samples = read_samples(self.folder / SAMPLES)
+        return self._samples
+
+
+@dataclass
+class Context:
+    """What an item's function gets: the runs, the paper's numbers, the release and a folder
+    for figures."""
+
+    dataset: str
+    runs: list[Run]
+    paper: dict[str, Any]
+    out: Path
+    release_rows: Callable[[str], list[dict[str, Any]]]
+    release: dict[str, Any] | None
+
+    def runs_of(self, task: str) -> list[Run]:
+        return [r for r in self.runs if r.task == task]
+
+    def paper_model(self, model: str) -> str | None:
+        """The paper's name for a run's model, by the ``models:`` aliases (the last path
+        part of a Hub id or folder, case-insensitive), or None."""
+        base = model.rstrip("/").rsplit("/", 1)[-1].lower()
+        for name, aliases in (self.paper.get("models") or {}).items():
+            if base == name.lower() or base in {a.rstrip("/").rsplit("/", 1)[-1].lower() for a in aliases}:
+                return name
+        return None
+
+    def model_label(self, run: Run) -> str:
+        """The paper's name of the run's model, else the last part of the run's model path."""
+        return self.paper_model(run.model) or run.model.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def sample_release(self) -> bool:
+        """The release given is a sample build (its counts are not the paper's)."""
+        return bool(self.release and self.release.get("sample"))
+
+    def results(self, key: str) -> Any:
+        """Published numbers (``paper.yaml`` ``results.<key>``)."""
+        return (self.paper.get("results") or {}).get(key)
+
+
+def load_runs(folders: Sequence[Path], dataset: str) -> list[Run]:
+    """Finished runs of ``dataset``; a folder of another dataset or an unfinished run is an
+    error naming it."""
+    from culturebench.eval.runner import read_results
+
+    runs = []
+    for folder in folders:
+        folder = Path(folder)
+        results = read_results(folder)
+        prov = results["provenance"]
+        if prov["dataset"].get("dataset") != dataset:
+            raise CultureBenchError(f"{folder}: a run of {prov['dataset'].get('dataset')!r}, not {dataset!r}")
+        model = prov.get("model") or {}
+        name = model.get("model") if isinstance(model, dict) else model
+        runs.append(Run(folder, prov["task"], str(name or "-"), prov.get("config"), results))
+    return runs
+
+
+def build_report(
+    dataset: str,
+    folders: Sequence[Path],
+    out: Path,
+    *,
+    local: str | None = None,
+    revision: str | None = None,
+    repo: str | None = None,
+) -> dict[str, Any]:
+    """Every item of the dataset's paper, computed where the runs allow; writes
+    ``paper_report.md``, ``paper_report.json`` and figures into ``out`` (staged, then renamed)."""
+    import yaml
+
+    from culturebench import registry
+    from culturebench.atomic import publish_dir, staging_dir
+
+    entry = registry.get(dataset)
+    paper_path = entry.folder / "paper.yaml"
+    paper = yaml.safe_load(paper_path.read_text(encoding="utf-8")) if paper_path.exists() else {}
+    catalogue = paper.get("items") or []
+    if not catalogue:
+        raise CultureBenchError(f"{paper_path}: no 'items:' (the paper's tables and figures)")
+    module = entry.module("paper")
+    runs = load_runs(folders, dataset)
+    release_cache: dict[str, list[dict[str, Any]]] = {}
+    release_ref: dict[str, Any] = {}
+
+    def release_rows(config: str) -> list[dict[str, Any]]:
+        if config not in release_cache:
+            from culturebench.eval.runner import load_rows, resolve_dataset
+
+            if not (local or revision or repo):
+                raise _NeedsRelease(f"the release (--local, --revision or --repo) for config {config!r}")
+            ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
+            release_ref.update(asdict(ref))
+            if local:  # a sample build says so in its manifest; its counts are not the paper's
+                manifest = json.loads((Path(local) / "manifest.json").read_text(encoding="utf-8"))
+                release_ref["sample"] = bool(manifest.get("sample"))
+            release_cache[config] = load_rows(ref, config, "test", None)
+        return release_cache[config]
+
+    out = Path(out)
+    with staging_dir(out) as staged:
+        ctx = Context(dataset, runs, paper, staged, release_rows, release_ref)
+        items = [_item(spec, module, ctx, paper_path) for spec in catalogue]
+        report = {
+            "dataset": dataset,
+            "paper": paper.get("paper"),
+            "runs": [{"folder": str(r.folder), "task": r.task, "model": r.model} for r in runs],
+            "release": release_ref or None,
+            "items": [asdict(i) for i in items],
+            "status_counts": {s: sum(i.status == s for i in items) for s in STATUSES},
+        }
+        (staged / "paper_report.json").write_text(
+            json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n", "utf-8"
+        )
+        (staged / "paper_report.md").write_text(render(report, items), "utf-8")
+        publish_dir(staged, out, overwrite=True)
+    return report
+
+
+class _NeedsRelease(CultureBenchError):
+    """An item needs the release and none was named."""
+
+
+def _item(spec: dict[str, Any], module: Any, ctx: Context, where: Path) -> Item:
+    ref, title = str(spec.get("ref", "?")), str(spec.get("title", ""))
+    if "compute" not in spec:
+        status = spec.get("status")
+        if status not in (NOT_A_RESULT, NOT_REPRODUCIBLE):
+            raise CultureBenchError(
+                f"{where}: item {ref!r} needs compute: or a status ({NOT_A_RESULT!r}, {NOT_REPRODUCIBLE!r})"
+            )
+        return Item(ref, title, status, note=str(spec.get("why", "")))
+    fn = getattr(module, str(spec["compute"]), None) if module is not None else None
+    if fn is None:
+        raise CultureBenchError(
+            f"{where}: item {ref!r}: compute {spec['compute']!r} is not in the dataset's paper module"
+        )
+    try:
+        item = fn(ctx)
+    except _NeedsRelease as exc:
+        return Item(ref, title, MISSING, missing=[str(exc)], note=str(spec.get("why", "")))
+    item.ref, item.title = ref, title
+    if spec.get("why") and not item.note:
+        item.note = str(spec["why"])
+    return item
+
+
+def unit_mean(
+    samples: Sequence[dict[str, Any]], value: Callable[[dict[str, Any]], float | None], unit: str = "row_id"
+) -> tuple[float | None, tuple[float, float] | None, int]:
+    """Mean of ``value`` over samples, a 95% bootstrap interval resampling ``unit`` (the
+    question, the dish: every prompt of a drawn unit moves with it) and the number of units."""
+    from culturebench.eval.metrics import bootstrap_ci
+
+    pairs = [(v, s.get(unit, s.get("id"))) for s in samples if (v := value(s)) is not None]
+    if not pairs:
+        return None, None, 0
+    mean, lo, hi = bootstrap_ci([float(v) for v, _ in pairs], units=[u for _, u in pairs])
+    return mean, (lo, hi), len({u for _, u in pairs})
+
+
+def by_unit(
+    samples: Sequence[dict[str, Any]], value: Callable[[dict[str, Any]], float | None], unit: str = "row_id"
+) -> dict[str, list[float]]:
+    """Values grouped by unit, for paired bootstraps of a difference."""
+    out: dict[str, list[float]] = {}
+    for s in samples:
+        v = value(s)
+        if v is not None:
+            out.setdefault(str(s.get(unit, s.get("id"))), []).append(float(v))
+    return out
+
+
+def missing(ref: str, needs: str, note: str = "") -> Item:
+    """An item whose runs were not given."""
+    return Item(ref, "", MISSING, missing=[needs], note=note)
+
+
+def _cell(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def render(report: dict[str, Any], items: Sequence[Item]) -> str:
+    """The report as Markdown: a status table, then each item with its rows."""
+    lines = [
+        f"# {report['dataset']}: the paper's tables and figures",
+        "",
+        f"Paper: {report.get('paper') or '-'}",
+        "",
+        "Runs: " + (", ".join(f"`{r['task']}` ({r['model']})" for r in report["runs"]) or "none given"),
+        "",
+        "| item | status | what |",
+        "| --- | --- | --- |",
+    ]
+    lines += [f"| {i.ref} | {i.status} | {i.title} |" for i in items]
+    counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)
+    lines += ["", f"In all: {counts}.", ""]
+    for item in items:
+        lines += [
+            f"## {item.ref}: {item.title}",
+            "",
+            f"Status: **{item.status}**" + (f" ({item.unit})" if item.unit else ""),
+            "",
+        ]
+        if item.note:
+            lines += [item.note, ""]
+        if item.missing:
+            lines += ["Needs: " + "; ".join(item.missing), ""]
+        if item.rows:
+            lines += [
+                "| | ours | paper | difference | n | 95% CI | note |",
+                "| --- | ---: | ---: | ---: | ---: | --- | --- |",
+            ]
+            for r in item.rows:
+                ci = f"[{r.ci95[0]:.2f}, {r.ci95[1]:.2f}]" if r.ci95 else "-"
+                n = "-" if r.n is None else str(r.n)
+                numbers = f"{_cell(r.ours)} | {_cell(r.paper)} | {_cell(r.difference)}"
+                lines.append(f"| {r.label} | {numbers} | {n} | {ci} | {r.note} |")
+            lines.append("")
+        for figure in item.figures:
+            lines += [f"![{item.ref}]({figure})", ""]
+    return "\n".join(lines)
