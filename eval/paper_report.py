@@ -75,6 +75,11 @@ class Run:
     def metrics(self) -> dict[str, Any]:
         return self.results.get("metrics", {})
 
+    @property
+    def options(self) -> dict[str, Any]:
+        """The run's task options (``--option``)."""
+        return dict(self.results.get("provenance", {}).get("task_options") or {})
+
     def samples(self) -> list[dict[str, Any]]:
         if self._samples is None:
             from culturebench.eval.runner import SAMPLES, read_samples
@@ -95,8 +100,12 @@ class Context:
     release_rows: Callable[[str], list[dict[str, Any]]]
     release: dict[str, Any] | None
 
-    def runs_of(self, task: str) -> list[Run]:
-        return [r for r in self.runs if r.task == task]
+    def runs_of(self, task: str, **options: Any) -> list[Run]:
+        """Runs of ``task`` whose options include ``options`` (an option given as None must be
+        absent from the run)."""
+        return [
+            r for r in self.runs if r.task == task and all(r.options.get(k) == v for k, v in options.items())
+        ]
 
     def paper_model(self, model: str) -> str | None:
         """The paper's name for a run's model, by the ``models:`` aliases (the last path

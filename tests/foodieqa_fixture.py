@@ -46,13 +46,17 @@ def _options(correct: int, pool: list[str], k: int) -> list[str]:
 
 def write_foodieqa(root: Path) -> Path:
     """Write the fixture under ``root`` and return it. 8 multi-image, 8 single-image and 8
-    text questions (two text questions without English, as upstream text QA)."""
+    text questions (two text questions without English, as upstream text QA); six of the
+    single-image questions name a web image (``food_meta.web_file``) under ``web/``."""
     (root / "images").mkdir(parents=True, exist_ok=True)
     files = []
     for i in range(len(DISHES)):
         name = f"images/dish_{i:02d}.jpg"
         _photo(root / name, seed=i)
         files.append(name)
+    (root / "web").mkdir(exist_ok=True)
+    for i in range(6):  # web images of six dishes (upstream: food_meta.web_file, for 171 of 256)
+        _photo(root / "web" / f"dish_{i:02d}_web.jpg", seed=100 + i)
     mivqa, sivqa, textqa = [], [], []
     for i, (zh, en, cuisine, region) in enumerate(DISHES):
         k = i % 4
@@ -86,6 +90,7 @@ def write_foodieqa(root: Path) -> Path:
                     "food_type": cuisine,
                     "food_location": region,
                     "food_file": files[i],
+                    **({"web_file": f"web/dish_{i:02d}_web.jpg"} if i < 6 else {}),
                 },
                 "question_en": "Which region is this food a specialty of?",
                 "choices_en": _options(region_idx, REGIONS_EN, k),

@@ -139,3 +139,121 @@ def test_every_catalogue_names_functions_that_exist() -> None:
                 )
             checked += 1
     assert checked >= 11
+
+
+def test_borsch_items_read_from_the_release(borsch_release, tmp_path: Path) -> None:
+    """Fig. 2b reproduces §3.1: 119 (17.6%) ru and 81 (19.5%) uk Wikidata dishes with a
+    post-Soviet origin; Tables 7-8 count dishes per origin; Table 1 sets the provenance
+    counts beside the bootstrapping rounds."""
+    from collections import Counter
+
+    from culturebench.eval.paper_report import build_report
+
+    report = build_report("borsch", [], tmp_path / "r", local=str(borsch_release.folder))
+    fig2 = _item(report, "Figure 2")
+    assert (
+        _row(fig2, "ru, Wikidata: dishes with a post-Soviet origin")["ours"]
+        == 119
+        == _row(fig2, "ru, Wikidata: dishes with a post-Soviet origin")["paper"]
+    )
+    assert round(_row(fig2, "uk, Wikidata: share (%)")["ours"], 1) == 19.5
+    ru = _rows(borsch_release, "ru")
+    per_country = Counter(c for r in ru for c in set(r["origins"]))
+    t7 = _item(report, "Table 7")
+    assert _row(t7, "RU")["ours"] == per_country["RU"] and _row(t7, "RU")["paper"] == 203
+    assert _row(_item(report, "Table 1"), "ru: #Seeds (round 1) vs dishes from Wikidata")["ours"] == sum(
+        r["provenance"] == "wikidata" for r in ru
+    )
+    assert _item(report, "Figure 12")["status"] == "missing inputs"
+    assert report["status_counts"]["missing inputs"] >= 5  # every run-based item says what it needs
+
+
+def test_borsch_error_pairs_and_over_prediction(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    """Every answer "Польща" (Poland): Fig. 12's pairs are (origin, PL) for every dish not from
+    Poland, counted by hand; Fig. 4: Poland named, Ukraine never."""
+    from collections import Counter
+
+    from culturebench.eval.paper_report import build_report
+
+    local = str(borsch_release.folder)
+    run_eval("borsch", "origin-qa", scripted_backend("Польща."), tmp_path / "qa", local=local, langs=["uk"])
+    report = build_report("borsch", [tmp_path / "qa"], tmp_path / "r", local=local)
+    rows = _rows(borsch_release, "parallel")
+    prompts = len({s for s in json.loads((tmp_path / "qa" / "run.json").read_text())["prompt_sha256"]})
+    pairs = Counter(f"{g}-PL" for r in rows if "PL" not in r["origins"] for g in set(r["origins"]))
+    top = _item(report, "Figure 12")
+    for pair, n in pairs.most_common(3):
+        assert _row(top, f"scripted uk: {pair}")["ours"] == n * prompts
+    fig4 = _item(report, "Figure 4")
+    assert _row(fig4, "scripted origin-qa uk: names UA for dishes not from it")["ours"] == 0
+    assert _row(fig4, "scripted origin-qa uk: RU+UA dishes, names RU")["ours"] == 0
+
+
+def test_foodieqa_variants_web_images_and_question_types(
+    foodieqa_download: Path, scripted_backend, tmp_path: Path
+) -> None:
+    """Table 4 sets the private photos beside the web images on the questions that have one;
+    Tables 5-6 read the name/image variants; Tables 7-9 count question types in the release."""
+    from culturebench.eval.paper_report import build_report
+
+    release = get_builder("foodieqa").build(source=str(foodieqa_download), out_root=tmp_path / "dist")
+    local = str(release.folder)
+    model = "HuggingFaceM4/idefics2-8b"  # the paper's Idefics2-8B
+
+    def answer(prompt: str) -> str:
+        return "A" if "这道菜是" in prompt or "The dish is" in prompt else "B"
+
+    backend = scripted_backend(answer, model=model)
+    run_eval("foodieqa", "single_image", backend, tmp_path / "plain", local=local)
+    run_eval(
+        "foodieqa",
+        "single_image",
+        backend,
+        tmp_path / "web",
+        local=local,
+        task_options={"web": str(foodieqa_download)},
+    )
+    run_eval(
+        "foodieqa", "single_image", backend, tmp_path / "named", local=local, task_options={"dish_name": True}
+    )
+    run_eval(
+        "foodieqa",
+        "single_image",
+        backend,
+        tmp_path / "name_only",
+        local=local,
+        task_options={"dish_name": True, "image": False},
+    )
+    folders = [tmp_path / n for n in ("plain", "web", "named", "name_only")]
+    report = build_report("foodieqa", folders, tmp_path / "r", local=local)
+
+    rows = _rows(release, "single_image")
+    web_ids = {f"sivqa-s{i}" for i in range(6)}  # the fixture names a web image for six dishes
+    share_b = 100 * sum(r["label"] == 1 for r in rows if r["id"] in web_ids) / len(web_ids)
+    t4 = _item(report, "Table 4")
+    assert t4["status"] == "reproduced"
+    assert (
+        _row(t4, "Idefics2-8B: private images")["ours"]
+        == pytest.approx(share_b)
+        == _row(t4, "Idefics2-8B: web images")["ours"]
+    )
+    assert (
+        _row(t4, "Idefics2-8B: web images")["n"] == 6
+        and _row(t4, "Idefics2-8B: web images")["paper"] == 47.07
+    )
+    share_a = 100 * sum(r["label"] == 0 for r in rows) / len(rows)
+    t5 = _item(report, "Table 5")
+    assert (
+        _row(t5, "Idefics2-8B dish name only p1")["ours"] == pytest.approx(share_a)
+        and _row(t5, "Idefics2-8B dish name only p1")["paper"] == 28.52
+    )
+    t6 = _item(report, "Table 6")
+    assert _row(t6, "Idefics2-8B image only p2")["ours"] == pytest.approx(
+        100 * sum(r["label"] == 1 for r in rows) / len(rows)
+    )
+    assert _row(t6, "Idefics2-8B + dish name p4")["paper"] == 42.19
+    t8 = _item(report, "Table 8")
+    assert _row(t8, "Region")["ours"] == len(rows) and _row(t8, "Region")["paper"] == 65
+    assert _item(report, "Table 3")["status"] == "reproduced"  # the plain run, best prompt
+    names_only = json.loads((tmp_path / "name_only" / "run.json").read_text())
+    assert names_only["task_options"] == {"dish_name": True, "image": False}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from culturebench.eval.backends.base import Request
@@ -33,15 +34,22 @@ class _FoodieTask(Task):
             out.update(zip("abcd", choices, strict=True))
         return out
 
+    def images(self, row: dict[str, Any], skipped: dict[str, int]) -> tuple[bytes, ...] | None:
+        """The images sent with the row's question (None: the row is skipped)."""
+        images = row_images(row) if self.n_images else ()
+        if len(images) != self.n_images:
+            skipped["missing_images"] += 1
+            return None
+        return images
+
     def build(
         self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
     ) -> tuple[list[TaskRequest], dict[str, int]]:
         requests: list[TaskRequest] = []
         skipped: dict[str, int] = defaultdict(int)
         for row in rows:
-            images = row_images(row) if self.n_images else ()
-            if len(images) != self.n_images:
-                skipped["missing_images"] += 1
+            images = self.images(row, skipped)
+            if images is None:
                 continue
             for lang in langs:
                 fields = self.fields(row, lang)
@@ -55,6 +63,7 @@ class _FoodieTask(Task):
                         "prompt_index": index,
                         "gold": int(row["label"]),
                         "question_type": row.get("question_type"),
+                        **{k: row.get(k) for k in ("food_type", "food_location", "cuisine_type") if k in row},
                     }
                     request = Request(f"{row['id']}:{lang}:{index}", template.format(**fields), images)
                     requests.append(TaskRequest(request, meta))
@@ -95,10 +104,80 @@ class MultiImage(_FoodieTask):
 
 
 class SingleImage(_FoodieTask):
+    """Single-image VQA. Options for the paper's §6 variants: ``dish_name=true`` reveals the dish
+    name in the question (Tables 5-6), ``image=false`` sends no image (Table 5, "dish name
+    only"), ``web=FOLDER`` swaps each photo for the web image the upstream ``food_meta.web_file``
+    names in FOLDER, the upstream download (Table 4; questions without one are skipped)."""
+
     name = "single_image"
     config = "single_image"
     needs_images = True
     n_images = 1
+    # How the name is revealed is not printed in the paper; this sentence is ours.
+    NAME_PREFIX: ClassVar[dict[str, str]] = {"zh": "这道菜是{name}。", "en": "The dish is {name}. "}
+
+    def __init__(
+        self, dish_name: bool = False, image: bool = True, web: str | None = None, **options: Any
+    ) -> None:
+        from culturebench.errors import UsageError
+
+        if not image and web:
+            raise UsageError("single_image: web=FOLDER swaps the image; it needs image=true")
+        given = {"dish_name": True} if dish_name else {}
+        given |= {"image": False} if not image else {}
+        given |= {"web": str(web)} if web else {}
+        super().__init__(**given, **options)
+        self.reveal_name, self.send_image = bool(dish_name), bool(image)
+        self.web_files = _web_files(Path(web)) if web else None
+        self.web_root = Path(web) if web else None
+
+    def images(self, row: dict[str, Any], skipped: dict[str, int]) -> tuple[bytes, ...] | None:
+        if self.web_files is not None:
+            rel = self.web_files.get(row["id"])
+            if not rel:
+                skipped["no_web_image"] += 1
+                return None
+            return (_read_image(self.web_root, rel),)
+        images = super().images(row, skipped)
+        return images if images is None or self.send_image else ()
+
+    def fields(self, row: dict[str, Any], lang: str) -> dict[str, str] | None:
+        out = super().fields(row, lang)
+        if out is not None and self.reveal_name:
+            if not row.get("food_name"):
+                return None
+            out["question"] = self.NAME_PREFIX[lang].format(name=row["food_name"]) + out["question"]
+        return out
+
+
+def _web_files(folder: Path) -> dict[str, str]:
+    """Release id (``sivqa-<question_id>``) -> the upstream ``food_meta.web_file``."""
+    import json
+
+    from culturebench.errors import UsageError
+
+    path = folder / "sivqa_tidy.json"
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"web={folder}: cannot read {path.name} ({type(exc).__name__}: {exc})") from None
+    out = {}
+    for index, rec in enumerate(records if isinstance(records, list) else []):
+        meta = rec.get("food_meta") if isinstance(rec, dict) else None
+        web = meta.get("web_file") if isinstance(meta, dict) else None
+        if isinstance(web, str) and web.strip():
+            qid = rec.get("question_id")
+            out[f"sivqa-{qid if qid not in (None, '') else index}"] = web.strip()
+    return out
+
+
+def _read_image(root: Path, rel: str) -> bytes:
+    from culturebench.errors import UsageError
+
+    for path in (root / rel, root / "images" / Path(rel).name):
+        if path.is_file():
+            return path.read_bytes()
+    raise UsageError(f"web image {rel!r} not found under {root}")
 
 
 class Text(_FoodieTask):

@@ -1,0 +1,318 @@
+"""FoodieQA's tables and figures from `multi_image` / `single_image` / `text` runs (with the
+§6 options of `single_image`) and from the release (``culturebench eval paper foodieqa``)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Any
+
+from culturebench.eval.paper_report import COMPUTED, REPRODUCED, Context, Item, Row, Run, missing, unit_mean
+
+TASKS = ("multi_image", "single_image", "text")
+LANGS = ("zh", "en")
+
+
+def _pct(v: float | None) -> float | None:
+    return None if v is None else 100 * v
+
+
+def _ci(ci: tuple[float, float] | None) -> tuple[float, float] | None:
+    return None if ci is None else (100 * ci[0], 100 * ci[1])
+
+
+def _correct(s: dict[str, Any]) -> float:
+    return float(bool(s["correct"]))
+
+
+def _status(ctx: Context, runs: list[Run]) -> str:
+    return REPRODUCED if any(ctx.paper_model(r.model) for r in runs) else COMPUTED
+
+
+def _type_key(text: Any) -> str:
+    """Question types compared loosely: ``cooking-skills`` = ``Cooking Skills``."""
+    return re.sub(r"[^a-z]+", " ", str(text or "").lower()).strip()
+
+
+def _prompt_accuracy(
+    run: Run, lang: str, prompt: int
+) -> tuple[float | None, tuple[float, float] | None, int]:
+    chosen = [s for s in run.samples() if s["lang"] == lang and s["prompt_index"] == prompt]
+    mean, ci, n = unit_mean(chosen, _correct)
+    return _pct(mean), _ci(ci), n
+
+
+def _plain(ctx: Context, task: str) -> list[Run]:
+    """Runs of the task without the §6 variant options."""
+    return [r for r in ctx.runs_of(task) if not {"dish_name", "image", "web"} & set(r.options)]
+
+
+# ---------------------------------------------------------------------- from runs
+def table3_accuracy(ctx: Context) -> Item:
+    """Best-of-four-prompts accuracy per model, task and language, as the paper reports it
+    (the CI is that of the best prompt, over questions)."""
+    published = ctx.results("table3") or {}
+    runs = [r for t in ("multi_image", "single_image") for r in _plain(ctx, t)]
+    if not runs:
+        return missing("Table 3", "`multi_image` and/or `single_image` runs")
+    rows = []
+    for run in runs:
+        model = ctx.model_label(run)
+        for lang in LANGS:
+            prompts = sorted({s["prompt_index"] for s in run.samples() if s["lang"] == lang})
+            if not prompts:
+                continue
+            scored = [(_prompt_accuracy(run, lang, p), p) for p in prompts]
+            (best, ci, n), p = max(scored, key=lambda x: x[0][0] or 0)
+            paper = published.get(run.task, {}).get(model, {}).get(lang)
+            rows.append(Row(f"{model} {run.task} {lang}", best, paper, n, ci, note=f"best: prompt {p + 1}"))
+    return Item("Table 3", "", _status(ctx, runs), rows, unit="accuracy %; n = questions")
+
+
+def table4_web_images(ctx: Context) -> Item:
+    """Mean-of-four-prompts accuracy with the private photos and with web images, on the
+    questions that have a web image (the private run is restricted to them)."""
+    web = {r.model: r for r in ctx.runs_of("single_image") if r.options.get("web")}
+    private = {r.model: r for r in _plain(ctx, "single_image")}
+    models = sorted(set(web) & set(private))
+    if not models:
+        return missing(
+            "Table 4", "a `single_image` run and one with `--option web=UPSTREAM_FOLDER`, of the same model"
+        )
+    published = ctx.results("table4") or {}
+    rows = []
+    for model in models:
+        label = ctx.model_label(web[model])
+        ids = {s["row_id"] for s in web[model].samples()}
+        for kind, run in (("private", private[model]), ("web", web[model])):
+            samples = [s for s in run.samples() if s["row_id"] in ids]
+            mean, ci, n = unit_mean(samples, _correct)
+            rows.append(
+                Row(f"{label}: {kind} images", _pct(mean), published.get(label, {}).get(kind), n, _ci(ci))
+            )
+    return Item("Table 4", "", _status(ctx, [web[m] for m in models]), rows,
+                unit="accuracy %, mean of the four prompts; n = questions with a web image")  # fmt: skip
+
+
+def _per_prompt_rows(ctx: Context, run: Run, label: str, paper: list[float] | None) -> list[Row]:
+    rows = []
+    for p in range(4):
+        mean, ci, n = _prompt_accuracy(run, "zh", p)
+        rows.append(Row(f"{ctx.model_label(run)} {label} p{p + 1}", mean, (paper or [None] * 4)[p], n, ci))
+    return rows
+
+
+def table5_name_only(ctx: Context) -> Item:
+    """Single-image questions with the dish name and no image vs name + image, per prompt (zh)."""
+    only = ctx.runs_of("single_image", dish_name=True, image=False)
+    both = [
+        r
+        for r in ctx.runs_of("single_image", dish_name=True)
+        if "image" not in r.options and "web" not in r.options
+    ]
+    if not only and not both:
+        return missing(
+            "Table 5",
+            "`single_image` runs with `--option dish_name=true --option image=false` and with"
+            " `--option dish_name=true`",
+        )
+    published = ctx.results("table5") or {}
+    rows = []
+    for run in only:
+        rows += _per_prompt_rows(
+            ctx, run, "dish name only", published.get(ctx.model_label(run), {}).get("name_only")
+        )
+    for run in both:
+        rows += _per_prompt_rows(
+            ctx, run, "+ dish image", published.get(ctx.model_label(run), {}).get("name_and_image")
+        )
+    return Item("Table 5", "", _status(ctx, [*only, *both]), rows, unit="accuracy % (zh); n = questions")
+
+
+def table6_name_and_image(ctx: Context) -> Item:
+    """Single-image questions with the image only vs image + dish name, per prompt (zh)."""
+    plain = _plain(ctx, "single_image")
+    named = [
+        r
+        for r in ctx.runs_of("single_image", dish_name=True)
+        if "image" not in r.options and "web" not in r.options
+    ]
+    if not plain and not named:
+        return missing("Table 6", "`single_image` runs without options and with `--option dish_name=true`")
+    published = ctx.results("table6") or {}
+    rows = []
+    for run in plain:
+        rows += _per_prompt_rows(
+            ctx, run, "image only", published.get(ctx.model_label(run), {}).get("image_only")
+        )
+    for run in named:
+        rows += _per_prompt_rows(
+            ctx, run, "+ dish name", published.get(ctx.model_label(run), {}).get("image_and_name")
+        )
+    return Item("Table 6", "", _status(ctx, [*plain, *named]), rows, unit="accuracy % (zh); n = questions")
+
+
+def _prompt_figure(ctx: Context, task: str, ref: str) -> Item:
+    runs = _plain(ctx, task)
+    if not runs:
+        return missing(ref, f"`{task}` runs")
+    rows = []
+    for run in runs:
+        for lang in LANGS:
+            for p in range(4):
+                mean, ci, n = _prompt_accuracy(run, lang, p)
+                if n:
+                    rows.append(Row(f"{ctx.model_label(run)} {lang} prompt {p + 1}", mean, None, n, ci))
+    return Item(ref, "", COMPUTED, rows, unit="accuracy %; n = questions",
+                note="The paper plots these without printing them.")  # fmt: skip
+
+
+def figure6_multi_prompts(ctx: Context) -> Item:
+    """Multi-image accuracy per prompt and language."""
+    return _prompt_figure(ctx, "multi_image", "Figure 6")
+
+
+def figure7_text_prompts(ctx: Context) -> Item:
+    """Text QA accuracy per prompt and language."""
+    return _prompt_figure(ctx, "text", "Figure 7")
+
+
+def _grouped(ctx: Context, runs: list[Run], key: str) -> list[Row]:
+    rows = []
+    for run in runs:
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for s in run.samples():
+            groups[str(s.get(key) or "-")].append(s)
+        for value in sorted(groups):
+            mean, ci, n = unit_mean(groups[value], _correct)
+            rows.append(Row(f"{ctx.model_label(run)} {run.task}: {value}", _pct(mean), None, n, _ci(ci)))
+    return rows
+
+
+def figure8_attributes(ctx: Context) -> Item:
+    """Accuracy per question type, single- and multi-image (all prompts and languages)."""
+    runs = [*_plain(ctx, "single_image"), *_plain(ctx, "multi_image")]
+    if not runs:
+        return missing("Figure 8", "`single_image` and/or `multi_image` runs")
+    return Item(
+        "Figure 8", "", COMPUTED, _grouped(ctx, runs, "question_type"), unit="accuracy %; n = questions"
+    )
+
+
+def figure9_categories(ctx: Context) -> Item:
+    """Accuracy per food category (single-image) and cuisine type (text QA)."""
+    single, text = _plain(ctx, "single_image"), _plain(ctx, "text")
+    if not single and not text:
+        return missing("Figure 9", "`single_image` and/or `text` runs")
+    rows = _grouped(ctx, single, "food_type") + _grouped(ctx, text, "cuisine_type")
+    return Item("Figure 9", "", COMPUTED, rows, unit="accuracy %; n = questions")
+
+
+# ---------------------------------------------------------------------- from the release
+def _note(ctx: Context) -> str:
+    return (
+        "The release given is a sample or partial build: its counts are not the paper's."
+        if ctx.sample_release
+        else ""
+    )
+
+
+def table1_tasks(ctx: Context) -> Item:
+    """Questions per task."""
+    published = ctx.results("table1") or {}
+    rows = [Row(task, float(len(ctx.release_rows(task))), published.get(task)) for task in TASKS]
+    return Item("Table 1", "", REPRODUCED, rows, unit="questions", note=_note(ctx))
+
+
+def table2_questions(ctx: Context) -> Item:
+    """Average question length (characters of the Chinese question), question types, unique
+    images, per task. Multi-hop shares are not in the data."""
+    published = ctx.results("table2") or {}
+    rows = []
+    for task in TASKS:
+        data, paper = ctx.release_rows(task), published.get(task, {})
+        if not data:
+            continue
+        rows.append(
+            Row(
+                f"{task}: average length",
+                sum(len(r["question"]) for r in data) / len(data),
+                paper.get("avg_length"),
+                len(data),
+            )
+        )
+        rows.append(
+            Row(
+                f"{task}: question types",
+                float(len({_type_key(r.get("question_type")) for r in data})),
+                paper.get("question_types"),
+                len(data),
+            )
+        )
+        if task != "text":
+            shas = {i.get("sha256") for r in data for i in r.get("images") or [] if i.get("sha256")}
+            rows.append(
+                Row(f"{task}: unique images", float(len(shas)), paper.get("unique_images"), len(data))
+            )
+    return Item(
+        "Table 2", "", REPRODUCED, rows, unit="characters, types, images; n = questions", note=_note(ctx)
+    )
+
+
+def _types(ctx: Context, task: str, ref: str) -> Item:
+    published = (ctx.results("question_types") or {}).get(task, {})
+    counts = Counter(_type_key(r.get("question_type")) for r in ctx.release_rows(task))
+    names = {_type_key(k): k for k in published}
+    rows = [
+        Row(names.get(k, k), float(counts.get(k, 0)), published.get(names.get(k, "")))
+        for k in sorted(set(counts) | set(names))
+    ]
+    return Item(ref, "", REPRODUCED, rows, unit="questions", note=_note(ctx))
+
+
+def table7_text_types(ctx: Context) -> Item:
+    """Text QA questions per type."""
+    return _types(ctx, "text", "Table 7")
+
+
+def table8_single_types(ctx: Context) -> Item:
+    """Single-image questions per type."""
+    return _types(ctx, "single_image", "Table 8")
+
+
+def table9_multi_types(ctx: Context) -> Item:
+    """Multi-image questions per type."""
+    return _types(ctx, "multi_image", "Table 9")
+
+
+def _counts(ctx: Context, task: str, key: str, ref: str) -> Item:
+    data = ctx.release_rows(task)
+    counts = Counter(str(r.get(key) or "-") for r in data)
+    rows = [Row(value, float(n), None, len(data)) for value, n in counts.most_common()]
+    return Item(ref, "", COMPUTED, rows, unit=f"questions; n = {task} questions",
+                note="The figure prints no numbers; counts from the release given.")  # fmt: skip
+
+
+def figure3_cuisines(ctx: Context) -> Item:
+    """Questions per cuisine type (text QA)."""
+    return _counts(ctx, "text", "cuisine_type", "Figure 3")
+
+
+def figure5_regions(ctx: Context) -> Item:
+    """Single-image questions per region of the food."""
+    return _counts(ctx, "single_image", "food_location", "Figure 5")
+
+
+def figure10_answers(ctx: Context) -> Item:
+    """Share of each answer position per task and question type."""
+    rows = []
+    for task in TASKS:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for r in ctx.release_rows(task):
+            groups[str(r.get("question_type") or "-")].append(int(r["label"]))
+        for qtype, labels in sorted(groups.items()):
+            for k, letter in enumerate("ABCD"):
+                rows.append(
+                    Row(f"{task} {qtype}: {letter}", 100 * labels.count(k) / len(labels), None, len(labels))
+                )
+    return Item("Figure 10", "", COMPUTED, rows, unit="% of the type's questions; n = questions of the type")
