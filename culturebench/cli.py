@@ -820,19 +820,38 @@ def eval_paper_cmd(
     ] = None,
     revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
     repo: Annotated[str | None, typer.Option(help="Dataset repo id.")] = None,
+    input: Annotated[
+        list[str] | None,
+        typer.Option("--input", help="Other files an item reads, KEY=PATH (ash: human=RATINGS.csv)."),
+    ] = None,
 ) -> None:
     """Every table and figure of the dataset's paper: computed from the runs and the release
     where possible, beside the paper's number and the difference; the rest listed with what
     it needs or why it cannot be reproduced."""
     from culturebench.eval.paper_report import build_report
 
+    inputs = or_exit(lambda: parse_inputs(input or []))
     report = or_exit(
         lambda: build_report(
-            dataset, folders or [], out, local=str(local) if local else None, revision=revision, repo=repo
+            dataset, folders or [], out, local=str(local) if local else None, revision=revision, repo=repo,
+            inputs=inputs,
         )
-    )
+    )  # fmt: skip
     counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)
     console.print(f"{len(report['items'])} items ({counts}); wrote {out / 'paper_report.md'}")
+
+
+def parse_inputs(items: list[str]) -> dict[str, str]:
+    """``KEY=PATH`` items -> {key: path}."""
+    from culturebench.errors import UsageError
+
+    out = {}
+    for item in items:
+        key, sep, path = item.partition("=")
+        if not sep or not key.strip() or not path.strip():
+            raise UsageError(f"--input {item!r}: expected KEY=PATH")
+        out[key.strip()] = path.strip()
+    return out
 
 
 def parse_seeds(text: str | None) -> list[int] | None:

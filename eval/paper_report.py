@@ -99,6 +99,7 @@ class Context:
     out: Path
     release_rows: Callable[[str], list[dict[str, Any]]]
     release: dict[str, Any] | None
+    inputs: dict[str, Path] = field(default_factory=dict)  # other files, by name (--input KEY=PATH)
 
     def runs_of(self, task: str, **options: Any) -> list[Run]:
         """Runs of ``task`` whose options include ``options`` (an option given as None must be
@@ -156,8 +157,10 @@ def build_report(
     local: str | None = None,
     revision: str | None = None,
     repo: str | None = None,
+    inputs: dict[str, str | Path] | None = None,
 ) -> dict[str, Any]:
-    """Every item of the dataset's paper, computed where the runs allow; writes
+    """Every item of the dataset's paper, computed where the runs allow (``inputs``: other
+    files an item reads, e.g. ``{"human": "ratings.csv"}``); writes
     ``paper_report.md``, ``paper_report.json`` and figures into ``out`` (staged, then renamed)."""
     import yaml
 
@@ -191,13 +194,18 @@ def build_report(
 
     out = Path(out)
     with staging_dir(out) as staged:
-        ctx = Context(dataset, runs, paper, staged, release_rows, release_ref)
+        given = {k: Path(v) for k, v in (inputs or {}).items()}
+        for key, path in given.items():
+            if not path.exists():
+                raise CultureBenchError(f"--input {key}={path}: no such file")
+        ctx = Context(dataset, runs, paper, staged, release_rows, release_ref, given)
         items = [_item(spec, module, ctx, paper_path) for spec in catalogue]
         report = {
             "dataset": dataset,
             "paper": paper.get("paper"),
             "runs": [{"folder": str(r.folder), "task": r.task, "model": r.model} for r in runs],
             "release": release_ref or None,
+            "inputs": {k: str(v) for k, v in (inputs or {}).items()},
             "items": [asdict(i) for i in items],
             "status_counts": {s: sum(i.status == s for i in items) for s in STATUSES},
         }

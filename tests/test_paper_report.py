@@ -257,3 +257,53 @@ def test_foodieqa_variants_web_images_and_question_types(
     assert _item(report, "Table 3")["status"] == "reproduced"  # the plain run, best prompt
     names_only = json.loads((tmp_path / "name_only" / "run.json").read_text())
     assert names_only["task_options"] == {"dish_name": True, "image": False}
+
+
+def test_ash_human_agreement_and_kappas(scripted_backend, tmp_path: Path) -> None:
+    """Table 3 by hand: a judge always rating 5 against humans rating 4 and 2 (mean 3) differs by
+    2 on every recipe; the humans' kappa and alpha sit beside; a bad ratings row is one line."""
+    from culturebench.datasets.ash.human import cohen_kappa, fleiss_kappa
+    from culturebench.errors import SourceError
+    from culturebench.eval.paper_report import build_report
+
+    release = get_builder("ash").build(out_root=tmp_path / "dist")
+    local = str(release.folder)
+    run_eval(
+        "ash",
+        "generate",
+        scripted_backend("ingredients: x steps: y", model="gen-a"),
+        tmp_path / "gen",
+        local=local,
+        limit=4,
+    )
+    for judge, answer in (
+        ("llama2:13b", "AUTHENTICITY: 5\nSENSITIVITY: 5\nHARMONY: 5"),
+        ("gpt-4o", "AUTHENTICITY: 3\nSENSITIVITY: 3\nHARMONY: 3"),
+    ):
+        options = {"generations": str(tmp_path / "gen"), "repeats": 2}
+        backend = scripted_backend(answer, model=f"ollama/{judge}")
+        run_eval("ash", "judge", backend, tmp_path / judge, local=local, limit=4, task_options=options)
+    ids = [r["id"] for r in _rows(release, "default")[:4]]
+    lines = ["row_id,generator,annotator,authenticity,sensitivity,harmony"]
+    lines += [f"{i},gen-a,h1,4,4,4" for i in ids] + [f"{i},gen-a,h2,2,2," for i in ids]
+    ratings = tmp_path / "human.csv"
+    ratings.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    folders = [tmp_path / "llama2:13b", tmp_path / "gpt-4o"]
+    report = build_report("ash", folders, tmp_path / "r", local=local, inputs={"human": ratings})
+    t3 = _item(report, "Table 3")
+    row = _row(t3, "llama2:13b: authenticity")
+    assert row["ours"] == 2 and row["paper"] == 0.503 and row["n"] == 4 and t3["status"] == "reproduced"
+    assert _row(t3, "gpt-4o: sensitivity")["ours"] == 0  # 3 vs the humans' mean of 3
+    assert _row(t3, "llama2:13b: harmony")["ours"] == 1  # only h1 rated harmony: 5 vs 4
+    assert _row(t3, "humans: authenticity, Fleiss' kappa")["ours"] == pytest.approx(
+        fleiss_kappa([[4, 2]] * 4)
+    )
+    assert (
+        _item(report, "Figure 4")["status"] == "computed"
+        and _item(report, "Table 1")["rows"][0]["ours"] == 800
+    )
+    assert cohen_kappa([1, 2, 3, 1], [1, 2, 3, 1]) == 1.0 and fleiss_kappa([[1, 1], [2, 2]]) == 1.0
+    ratings.write_text(lines[0] + f"\n{ids[0]},gen-a,h1,6,4,4\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"human.csv, row 2, field 'authenticity'"):
+        build_report("ash", folders, tmp_path / "r2", local=local, inputs={"human": ratings})
+    assert not (tmp_path / "r2").exists()

@@ -1,0 +1,115 @@
+"""Human ratings of generated recipes (the paper's stratified human sample, §3.3), read from a
+documented CSV and compared with the LLM judges.
+
+CSV schema (UTF-8, header row, one row per annotator x recipe):
+
+============== ===============================================================================
+``row_id``     the instruction id of the release (``ash-<cuisine>-<dish>``)
+``generator``  the recipe generator's name, as the judge runs name it (the last part of the
+               ``generate`` run's model id, e.g. ``llama3.1:8b``)
+``annotator``  any stable id of the person
+``authenticity``, ``sensitivity``, ``harmony``: an integer 1-5, or empty when not rated
+============== ===============================================================================
+
+Bad rows are one-line errors naming the file, the row and the field; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from culturebench.errors import Location, SourceError
+
+CRITERIA = ("authenticity", "sensitivity", "harmony")
+COLUMNS = ("row_id", "generator", "annotator", *CRITERIA)
+
+
+def read_human_ratings(path: str | Path, known_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of a ratings CSV, validated; ``known_ids``: the release's instruction ids (an
+    unknown ``row_id`` is then an error)."""
+    path = Path(path)
+    known = set(known_ids) if known_ids is not None else None
+    try:
+        handle = path.open(encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise SourceError(Location(path.name), f"cannot read ({exc.strerror})") from None
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str]] = set()
+    with handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        missing = [c for c in COLUMNS if c not in header]
+        if missing:
+            raise SourceError(
+                Location(path.name, 1, missing[0]), f"missing column (need {', '.join(COLUMNS)})"
+            )
+        if len(set(header)) != len(header):
+            dup = next(c for c in header if header.count(c) > 1)
+            raise SourceError(Location(path.name, 1, dup), "duplicated column")
+        for number, raw in enumerate(reader, start=2):
+            if None in raw:
+                raise SourceError(Location(path.name, number), "more fields than columns")
+            record: dict[str, Any] = {}
+            for key in ("row_id", "generator", "annotator"):
+                value = (raw[key] or "").strip()
+                if not value:
+                    raise SourceError(Location(path.name, number, key), "empty")
+                record[key] = value
+            if known is not None and record["row_id"] not in known:
+                raise SourceError(
+                    Location(path.name, number, "row_id"),
+                    f"{record['row_id']!r} is not an instruction of the release",
+                )
+            for criterion in CRITERIA:
+                text = (raw[criterion] or "").strip()
+                if not text:
+                    record[criterion] = None
+                    continue
+                if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 5):
+                    raise SourceError(
+                        Location(path.name, number, criterion), f"{text!r} is not an integer 1-5"
+                    )
+                record[criterion] = int(text)
+            key = (record["row_id"], record["generator"], record["annotator"])
+            if key in seen:
+                raise SourceError(
+                    Location(path.name, number, "annotator"), "this annotator rated this recipe twice"
+                )
+            seen.add(key)
+            rows.append(record)
+    if not rows:
+        raise SourceError(Location(path.name), "no ratings")
+    return rows
+
+
+def cohen_kappa(a: list[int], b: list[int]) -> float | None:
+    """Cohen's kappa of two raters' categorical ratings of the same items (unweighted, as
+    "traditional kappa" in the paper); None when undefined (no items, or chance agreement 1)."""
+    from collections import Counter
+
+    if not a or len(a) != len(b):
+        return None
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    ca, cb = Counter(a), Counter(b)
+    expected = sum(ca[k] * cb[k] for k in set(ca) | set(cb)) / (n * n)
+    return None if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def fleiss_kappa(items: list[list[int]], categories: Iterable[int] = (1, 2, 3, 4, 5)) -> float | None:
+    """Fleiss' kappa over items each rated by the same number of raters (>= 2); None when
+    undefined."""
+    cats = list(categories)
+    items = [i for i in items if len(i) >= 2]
+    if not items or len({len(i) for i in items}) != 1:
+        return None
+    raters = len(items[0])
+    n = len(items)
+    counts = [[row.count(c) for c in cats] for row in items]
+    p_j = [sum(row[j] for row in counts) / (n * raters) for j in range(len(cats))]
+    p_i = [(sum(x * x for x in row) - raters) / (raters * (raters - 1)) for row in counts]
+    p_bar, p_e = sum(p_i) / n, sum(p * p for p in p_j)
+    return None if p_e == 1 else (p_bar - p_e) / (1 - p_e)
