@@ -15,7 +15,7 @@ hand: rows carry our number, the paper's number where it prints one, the differe
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -269,6 +269,23 @@ def by_unit(
         if v is not None:
             out.setdefault(str(s.get(unit, s.get("id"))), []).append(float(v))
     return out
+
+
+def counts_item(
+    ctx: Context, ref: str, counts: Mapping[str, int], stat: str, unit: str, note: str = ""
+) -> Item:
+    """Counts from the release beside a published table of ``paper.yaml`` ``tables`` (found by
+    its ``stat`` path), each difference with its ``why`` from there."""
+    published = next((t for t in ctx.paper.get("tables") or [] if t.get("stat") == stat), {})
+    paper, why = published.get("paper", {}) or {}, published.get("why", {}) or {}
+    keys = sorted(set(counts) | set(paper), key=lambda k: (-(counts.get(k) or 0), str(k)))
+    rows = [
+        Row(str(k), float(counts.get(k, 0)), paper.get(k), note=" ".join(str(why.get(k, "")).split())[:300])
+        for k in keys
+    ]
+    if ctx.sample_release:
+        note = (note + " The release given is a sample build: its counts are not the paper's.").strip()
+    return Item(ref, "", REPRODUCED if paper else COMPUTED, rows, unit=unit, note=note)
 
 
 def missing(ref: str, needs: str, note: str = "") -> Item:

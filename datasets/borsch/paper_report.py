@@ -16,6 +16,7 @@ from culturebench.eval.paper_report import (
     Row,
     Run,
     by_unit,
+    counts_item,
     missing,
     unit_mean,
 )
@@ -45,20 +46,9 @@ def _per_country(rows: list[dict[str, Any]]) -> Counter:
 
 
 def _origins_table(ctx: Context, config: str, ref: str) -> Item:
-    published = next(
-        (t for t in ctx.paper.get("tables") or [] if t.get("stat") == f"{config}.per_country"), {}
-    )
-    paper, why = published.get("paper", {}), published.get("why", {}) or {}
-    ours = _per_country(ctx.release_rows(config))
-    codes = sorted(set(ours) | set(paper), key=lambda c: (-(ours.get(c) or 0), c))
-    rows = [
-        Row(c, float(ours.get(c, 0)), paper.get(c), note=" ".join(str(why.get(c, "")).split())[:300])
-        for c in codes
-    ]
+    counts = _per_country(ctx.release_rows(config))
     note = "Dishes per country of origin (a dish counts once per country it lists)."
-    if ctx.sample_release:
-        note += " The release given is a sample build: its counts are not the paper's."
-    return Item(ref, "", REPRODUCED, rows, unit="dishes", note=note)
+    return counts_item(ctx, ref, counts, f"{config}.per_country", "dishes", note)
 
 
 def table7_ru_origins(ctx: Context) -> Item:

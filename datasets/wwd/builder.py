@@ -407,6 +407,15 @@ class WWDBuilder(DatasetBuilder):
                 "rows": len(rows),
                 "per_country": dict(Counter(code for r in rows for code in r["country_codes"]).most_common()),
                 "per_continent": dict(Counter(c for r in rows for c in r["continents"]).most_common()),
+                "per_time_of_day": dict(
+                    Counter(t for r in rows for t in set(r["time_of_day"])).most_common()
+                ),
+                "per_type_of_dish": dict(
+                    Counter(t for r in rows for t in set(r["type_of_dish"])).most_common()
+                ),
+                "per_language": dict(
+                    Counter(c for r in rows for c in set(r["language_codes"])).most_common()
+                ),
                 "languages": len({c for r in rows for c in r["language_codes"]}),
                 "language_codes": sorted({c for r in rows for c in r["language_codes"]}),
                 "country_name_status": dict(sorted(status.items())),

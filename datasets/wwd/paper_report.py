@@ -1,0 +1,278 @@
+"""World Wide Dishes' tables and figures from the release, the authors' published review file
+(``--input reviews=CSV``), a WorldCuisines KB (``--input worldcuisines=CSV``) and runs of the
+WWD tasks (``culturebench eval paper wwd RUN...``)."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from statistics import mean, pstdev
+from typing import Any
+
+from culturebench.errors import Location, SourceError
+from culturebench.eval.paper_report import COMPUTED, REPRODUCED, Context, Item, Row, counts_item, missing
+
+LLM_TASKS = ("country", "time-of-day", "meal-type", "utensils", "ingredients", "description")
+
+
+# ---------------------------------------------------------------------- Tables B.1-B.5
+def _tally(ctx: Context, field: str) -> Counter:
+    return Counter(v for r in ctx.release_rows("default") for v in set(r[field] or []))
+
+
+def table_b1(ctx: Context) -> Item:
+    """Dishes per continent."""
+    return counts_item(ctx, "Table B.1", _tally(ctx, "continents"), "default.per_continent", "dishes")
+
+
+def table_b2(ctx: Context) -> Item:
+    """Dishes per time of day eaten."""
+    return counts_item(ctx, "Table B.2", _tally(ctx, "time_of_day"), "default.per_time_of_day", "dishes")
+
+
+def table_b3(ctx: Context) -> Item:
+    """Dishes per type of meal."""
+    return counts_item(ctx, "Table B.3", _tally(ctx, "type_of_dish"), "default.per_type_of_dish", "dishes")
+
+
+def table_b4(ctx: Context) -> Item:
+    """Dishes per country (ISO 3166-1 alpha-2)."""
+    return counts_item(ctx, "Table B.4", _tally(ctx, "country_codes"), "default.per_country", "dishes")
+
+
+def table_b5(ctx: Context) -> Item:
+    """Dishes per language (ISO 639-3)."""
+    return counts_item(ctx, "Table B.5", _tally(ctx, "language_codes"), "default.per_language", "dishes")
+
+
+# ---------------------------------------------------------------------- community review
+def _reviews(ctx: Context) -> list[dict[str, str]] | None:
+    from culturebench.datasets.wwd.community_review import read_reviews
+
+    if "reviews" not in ctx.inputs:
+        return None
+    return read_reviews(ctx.inputs["reviews"])[0]
+
+
+def community_tables(ctx: Context) -> Item:
+    """Tables 2 and 3 cell by cell from the published review file."""
+    from culturebench.datasets.wwd.community_review import compare_with_paper, tables
+
+    rows_ = _reviews(ctx)
+    if rows_ is None:
+        return missing(
+            "Table 2", "the authors' review file: --input reviews=Community_Review_Generated_Dish_Images.csv"
+        )
+    comparison = compare_with_paper(tables(rows_), ctx.paper["community_review"])
+    rows = [
+        Row(f"{c['table']} {c['metric']}, {c['country']}, {c['model']}", c["ours"], c["paper"], c["n"])
+        for c in comparison
+    ]
+    equal = sum(c["equal"] for c in comparison)
+    note = (
+        f"{equal} of {len(comparison)} printed cells equal (3 decimals); the card's notes explain the rest."
+    )
+    return Item("Table 2", "", REPRODUCED, rows, unit="share of reviews; n = reviews", note=note)
+
+
+def table_e7_reviewers(ctx: Context) -> Item:
+    """Reviewers, images per reviewer (mean and SD) and reviews per model, per country."""
+    from culturebench.datasets.wwd.community_review import MODELS
+
+    rows_ = _reviews(ctx)
+    if rows_ is None:
+        return missing("Table E.7", "the authors' review file: --input reviews=CSV")
+    published = ctx.results("table_e7") or {}
+    out = []
+    by_country: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for r in rows_:
+        by_country[r["Country"].strip()].append(r)
+    for country, group in sorted(by_country.items()):
+        paper = published.get(country, {})
+        per_rater = Counter(r["Rater_id"].strip() for r in group)
+        counts = list(per_rater.values())
+        out.append(Row(f"{country}: reviewers", float(len(per_rater)), paper.get("reviewers")))
+        out.append(Row(f"{country}: images per reviewer, mean", mean(counts), paper.get("mean")))
+        out.append(
+            Row(
+                f"{country}: images per reviewer, SD",
+                pstdev(counts),
+                paper.get("sd"),
+            )
+        )
+        per_model = Counter(r["Model"].strip() for r in group)
+        for model in MODELS:
+            out.append(Row(f"{country}: {model}", float(per_model.get(model, 0)), paper.get(model)))
+        out.append(Row(f"{country}: total", float(len(group)), paper.get("total")))
+    note = (
+        "Rows of the published file without a model are left out (as in Tables 2-3). The SD is the "
+        "population SD (numpy's default), which gives the paper's Nigeria 303 ± 144; Cameroon, Kenya "
+        "and Nigeria match per model, Algeria, South Africa and the United States hold other reviews "
+        "in the published file than the paper counts (see the card's notes on Tables 2-3)."
+    )
+    return Item("Table E.7", "", REPRODUCED, out, unit="reviewers, reviews", note=note)
+
+
+def figure_e2_match(ctx: Context) -> Item:
+    """Share of each answer to "how closely does this image match ..." per country and model."""
+    rows_ = _reviews(ctx)
+    if rows_ is None:
+        return missing("Fig. E.2", "the authors' review file: --input reviews=CSV")
+    column = next((c for c in rows_[0] if c.lower().startswith("in your opinion, how closely")), None)
+    if column is None:
+        return missing("Fig. E.2", "a review file with the 'how closely does this image match' column")
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for r in rows_:
+        groups[(r["Country"].strip(), r["Model"].strip())].append(r[column].strip() or "(blank)")
+    out = []
+    for (country, model), answers in sorted(groups.items()):
+        counts = Counter(answers)
+        for answer, n in sorted(counts.items()):
+            out.append(Row(f"{country}, {model}: {answer}", 100 * n / len(answers), None, len(answers)))
+    return Item("Fig. E.2", "", COMPUTED, out, unit="% of the reviews; n = reviews",
+                note="The figure prints no numbers; shares from the published review file.")  # fmt: skip
+
+
+# ---------------------------------------------------------------------- WorldCuisines
+def _names(text: str | None) -> list[str]:
+    return [n.strip().casefold() for n in re.split(r"[;|]", text or "") if n.strip()]
+
+
+def read_worldcuisines(path: Path) -> list[dict[str, Any]]:
+    """A WorldCuisines KB as CSV: ``name`` (required) and optional ``aliases`` (separated by
+    ``;`` or ``|``), ``countries``; errors name the file, row and field."""
+    if not path.is_file():
+        raise SourceError(Location(path.name), "no such file")
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        fields = [f.strip().lower() for f in reader.fieldnames or []]
+        if "name" not in fields:
+            raise SourceError(
+                Location(path.name, 1, "name"), "missing column (need name; aliases, countries optional)"
+            )
+        out = []
+        for number, raw in enumerate(reader, start=2):
+            row = {k.strip().lower(): (v or "") for k, v in raw.items() if k}
+            if not row.get("name", "").strip():
+                raise SourceError(Location(path.name, number, "name"), "empty")
+            name = row["name"].strip()
+            names = [name.casefold(), *_names(row.get("aliases"))]
+            out.append({"name": name, "names": names, "countries": row.get("countries", "")})
+    return out
+
+
+def _matches(wwd: list[str], wc: list[str]) -> bool:
+    for a in wwd:
+        for b in wc:
+            if a == b or (len(a) >= 4 and len(b) >= 4 and (a in b or b in a)):
+                return True
+    return False
+
+
+def table_d6_worldcuisines(ctx: Context) -> Item:
+    """Share of WWD dishes whose English or local name matches a WorldCuisines name or alias,
+    per continent; and the eru entry the paper compares."""
+    if "worldcuisines" not in ctx.inputs:
+        return missing("Table D.6", "a WorldCuisines KB: --input worldcuisines=CSV (name, aliases)")
+    kb = read_worldcuisines(ctx.inputs["worldcuisines"])
+    found: dict[str, list[bool]] = defaultdict(list)
+    eru = None
+    for dish in ctx.release_rows("default"):
+        names = [n.casefold() for n in (dish.get("english_name"), dish.get("local_name")) if n]
+        hit = next((e for e in kb if _matches(names, e["names"])), None)
+        for continent in dish["continents"] or ["(none)"]:
+            found[continent].append(hit is not None)
+        if "eru" in names:
+            eru = (dish, hit)
+    rows = [
+        Row(f"{c}: WWD dishes found in WorldCuisines (%)", 100 * sum(v) / len(v), None, len(v))
+        for c, v in sorted(found.items())
+    ]
+    total = [x for v in found.values() for x in v]
+    rows.append(
+        Row("all: WWD dishes found in WorldCuisines (%)", 100 * sum(total) / len(total), None, len(total))
+    )
+    note = (
+        "eru: not in the release."
+        if eru is None
+        else (
+            f"eru ({eru[0]['id']}): "
+            + (f"found as {eru[1]['name']!r}" if eru[1] else "not found")
+            + " in the KB given."
+        )
+    )
+    return Item(
+        "Table D.6", "", COMPUTED, rows, unit="% of WWD dishes; n = dishes of the continent", note=note
+    )
+
+
+# ---------------------------------------------------------------------- runs
+def vqa_figures(ctx: Context) -> Item:
+    """Answer shares per question, region and T2I model, from ``vqa-probes`` runs."""
+    runs = ctx.runs_of("vqa-probes")
+    if not runs:
+        return missing("Figs. F.9-F.14", "`vqa-probes` runs (on `t2i-generate` runs)")
+    rows = []
+    for run in runs:
+        questions = run.metrics.get("questions", {})
+        for key, dist in run.metrics.get("distribution", {}).items():
+            qid = key.split(" | ", 1)[0]
+            choices = questions.get(qid, {}).get("choices") or {}
+            for letter, share in dist.items():
+                if letter in ("n",):
+                    continue
+                label = choices.get(letter, letter) if isinstance(choices, dict) else letter
+                rows.append(Row(f"{ctx.model_label(run)} {key}: {label}", 100 * share, None, dist["n"]))
+    note = "The figures print no numbers; shares for every VQA run given (Fig. 7 is one question's panel)."
+    return Item("Figs. F.9-F.14", "", COMPUTED, rows, unit="% of images asked; n = images", note=note)
+
+
+def figure8_clip(ctx: Context) -> Item:
+    """Mean normalised descriptor score per continent and T2I model (App. G.1)."""
+    runs = ctx.runs_of("clip-descriptors")
+    if not runs:
+        return missing("Fig. 8", "`clip-descriptors` runs")
+    rows = []
+    for run in runs:
+        for group, block in run.metrics.get("per_group", {}).items():
+            score = block["score"]
+            rows.append(
+                Row(
+                    group,
+                    score["mean"],
+                    None,
+                    block["n"],
+                    note=f"SEM {score['sem']:.3f}" if score.get("sem") is not None else "",
+                )
+            )
+    return Item("Fig. 8", "", COMPUTED, rows, unit="mean normalised net score; n = images",
+                note="The figure prints no numbers (README: the two readings of App. G.1).")  # fmt: skip
+
+
+def table_h9_llm(ctx: Context) -> Item:
+    """Table H.9/H.10 from runs (or `eval score` folders) of the six LLM tasks, beside the
+    authors' stats file when given (``--input h9=gpt35_dish_info_cleaned_stats.csv``)."""
+    from culturebench.datasets.wwd.table_h9 import read_published, table_h9
+
+    by_task = {r.task: r.results for r in ctx.runs if r.task in LLM_TASKS}
+    if not by_task:
+        return missing(
+            "Table H.9",
+            "runs of the WWD LLM tasks (country, time-of-day, meal-type, utensils, ingredients, description)",
+        )
+    ours = table_h9(by_task)
+    published = read_published(ctx.inputs["h9"]) if "h9" in ctx.inputs else {}
+    rows = []
+    for row, per in ours.items():
+        for continent, value in per.items():
+            if value is not None:
+                rows.append(Row(f"{row}: {continent}", value, (published.get(row) or {}).get(continent)))
+    status = REPRODUCED if published else COMPUTED
+    note = (
+        "" if published else "Give the authors' stats file with --input h9=CSV to set their numbers beside."
+    )
+    return Item(
+        "Table H.9", "", status, rows, unit="as the paper's table (IoU, accuracy, % of answers)", note=note
+    )
