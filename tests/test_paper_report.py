@@ -307,3 +307,51 @@ def test_ash_human_agreement_and_kappas(scripted_backend, tmp_path: Path) -> Non
     with pytest.raises(SourceError, match=r"human.csv, row 2, field 'authenticity'"):
         build_report("ash", folders, tmp_path / "r2", local=local, inputs={"human": ratings})
     assert not (tmp_path / "r2").exists()
+
+
+def test_wwd_tallies_reviews_and_worldcuisines(wwd_release, upstream_wwd: Path, tmp_path: Path) -> None:
+    """Table B.2 equals the paper cell by cell; Table E.7 from the authors' review file (Kenya
+    and Cameroon per model as printed); a WorldCuisines KB written here is matched by name and
+    alias (eru found through its local name)."""
+    from culturebench.errors import SourceError
+    from culturebench.eval.paper_report import build_report
+
+    kb = tmp_path / "wc.csv"
+    kb.write_text(
+        "name,aliases,countries\nEru,okazi soup,Cameroon\nJollof rice,jollof|benachin,Nigeria\n",
+        encoding="utf-8",
+    )
+    reviews = upstream_wwd / "community_review" / "Community_Review_Generated_Dish_Images.csv"
+    local = str(wwd_release.folder)
+    report = build_report(
+        "wwd", [], tmp_path / "r", local=local, inputs={"reviews": reviews, "worldcuisines": kb}
+    )
+    b2 = _item(report, "Table B.2")
+    assert (
+        b2["status"] == "reproduced"
+        and all(r["ours"] == r["paper"] for r in b2["rows"])
+        and len(b2["rows"]) == 6
+    )
+    e7 = _item(report, "Table E.7")
+    assert _row(e7, "Kenya: reviewers")["ours"] == 7 == _row(e7, "Kenya: reviewers")["paper"]
+    assert _row(e7, "Cameroon: Dalle3")["ours"] == 514 == _row(e7, "Cameroon: Dalle3")["paper"]
+    assert round(_row(e7, "Nigeria: images per reviewer, SD")["ours"]) == 144  # population SD, as printed
+    d6 = _item(report, "Table D.6")
+    rows = _rows(wwd_release, "default")
+    wc = ["eru", "okazi soup", "jollof rice", "jollof", "benachin"]  # the KB's names and aliases
+
+    def found(names: list[str]) -> bool:  # the documented rule: equal, or containment at 4+ letters
+        return any(a == b or (len(a) >= 4 and len(b) >= 4 and (a in b or b in a)) for a in names for b in wc)
+
+    expected = sum(found([n.casefold() for n in (r["english_name"], r["local_name"]) if n]) for r in rows)
+    assert _row(d6, "all: WWD dishes found in WorldCuisines (%)")["ours"] == pytest.approx(
+        100 * expected / len(rows)
+    )
+    assert "found as 'Eru'" in d6["note"]
+    assert (
+        _item(report, "Table 2")["status"] == "reproduced"
+        and _item(report, "Table H.9")["status"] == "missing inputs"
+    )
+    kb.write_text("dish,aliases\nEru,\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"wc\.csv, row 1, field 'name'"):
+        build_report("wwd", [], tmp_path / "r2", local=local, inputs={"worldcuisines": kb})
