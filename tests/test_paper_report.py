@@ -262,8 +262,8 @@ def test_foodieqa_variants_web_images_and_question_types(
 def test_ash_human_agreement_and_kappas(scripted_backend, tmp_path: Path) -> None:
     """Table 3 by hand: a judge always rating 5 against humans rating 4 and 2 (mean 3) differs by
     2 on every recipe; the humans' kappa and alpha sit beside; a bad ratings row is one line."""
-    from culturebench.datasets.ash.human import cohen_kappa, fleiss_kappa
     from culturebench.errors import SourceError
+    from culturebench.eval.agreement import cohen_kappa, fleiss_kappa
     from culturebench.eval.paper_report import build_report
 
     release = get_builder("ash").build(out_root=tmp_path / "dist")
@@ -355,3 +355,90 @@ def test_wwd_tallies_reviews_and_worldcuisines(wwd_release, upstream_wwd: Path, 
     kb.write_text("dish,aliases\nEru,\n", encoding="utf-8")
     with pytest.raises(SourceError, match=r"wc\.csv, row 1, field 'name'"):
         build_report("wwd", [], tmp_path / "r2", local=local, inputs={"worldcuisines": kb})
+
+
+def test_foodieqa_human_answers(foodieqa_download: Path, tmp_path: Path) -> None:
+    """Human accuracy and Fleiss' kappa per task from a human-answers CSV; bad rows are one line."""
+    from culturebench.errors import SourceError
+    from culturebench.eval.agreement import fleiss_kappa
+    from culturebench.eval.paper_report import build_report
+
+    release = get_builder("foodieqa").build(source=str(foodieqa_download), out_root=tmp_path / "dist")
+    local = str(release.folder)
+    rows = _rows(release, "single_image")
+    lines = ["question_id,annotator,answer"]
+    for r in rows:  # h1 always right, h2 always A, h3 skips every question
+        lines += [f"{r['id']},h1,{'ABCD'[r['label']]}", f"{r['id']},h2,A", f"{r['id']},h3,"]
+    human = tmp_path / "human.csv"
+    human.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = build_report("foodieqa", [], tmp_path / "r", local=local, inputs={"human": human})
+    t1 = _item(report, "Table 1")
+    right = sum(r["label"] == 0 for r in rows)
+    assert _row(t1, "single_image: human accuracy")["ours"] == pytest.approx(
+        (len(rows) + right) / (2 * len(rows))
+    )
+    assert _row(t1, "single_image: human accuracy")["paper"] == 0.744
+    kappa = fleiss_kappa([[r["label"], 0] for r in rows], categories=range(4))
+    assert _row(t1, "single_image: Fleiss' kappa")["ours"] == pytest.approx(kappa)
+    human.write_text("question_id,annotator,answer\nsivqa-s0,h1,E\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"human\.csv, row 2, field 'answer'"):
+        build_report("foodieqa", [], tmp_path / "r2", local=local, inputs={"human": human})
+
+
+def test_borsch_vqa_name_effect_and_dish_names(
+    borsch_image_release, scripted_backend, tmp_path: Path
+) -> None:
+    """Fig. 14 by hand: Jaccard with the name (every answer Ukraine) minus without it (every
+    answer Poland), per dish; Table 2 beside the paper's Qwen2-VL column."""
+    from culturebench.eval.metrics import SET_METRICS, contains_within_edits
+    from culturebench.eval.paper_report import build_report
+
+    local = str(borsch_image_release.folder)
+    model = "Qwen/Qwen2-VL-72B-Instruct"  # the paper's Qwen2-VL
+    run_eval(
+        "borsch",
+        "origin-vqa",
+        scripted_backend("Польща", model=model),
+        tmp_path / "vqa",
+        local=local,
+        langs=["uk"],
+    )
+    run_eval(
+        "borsch",
+        "origin-vqa-dish",
+        scripted_backend("Україна", model=model),
+        tmp_path / "vqad",
+        local=local,
+        langs=["uk"],
+    )
+    run_eval(
+        "borsch",
+        "dish-name-vqa",
+        scripted_backend("Це борщ", model=model),
+        tmp_path / "name",
+        local=local,
+        langs=["uk"],
+    )
+    report = build_report(
+        "borsch", [tmp_path / "vqa", tmp_path / "vqad", tmp_path / "name"], tmp_path / "r", local=local
+    )
+
+    samples = [json.loads(line) for line in (tmp_path / "vqa" / "samples.jsonl").read_text().splitlines()]
+    golds = {s["row_id"]: s["gold_origins"] for s in samples}
+    jaccard = SET_METRICS["jaccard"]
+    change = [jaccard(g, ["UA"]) - jaccard(g, ["PL"]) for g in golds.values()]
+    fig14 = _item(report, "Figure 14")
+    row = _row(fig14, "Qwen2-VL uk: mean ΔJaccard")
+    assert row["ours"] == pytest.approx(sum(change) / len(change)) and row["n"] == len(golds)
+    assert _row(fig14, "Qwen2-VL uk: dishes that gain (%)")["ours"] == pytest.approx(
+        100 * sum(c > 0 for c in change) / len(change)
+    )
+    names = [json.loads(line) for line in (tmp_path / "name" / "samples.jsonl").read_text().splitlines()]
+    ua = [s for s in names if "UA" in s["gold_origins"]]
+    t2 = _item(report, "Table 2")
+    expected = sum(contains_within_edits("Це борщ", s["gold_name"], 1) for s in ua) / len(ua)
+    assert (
+        _row(t2, "Qwen2-VL uk: UA")["ours"] == pytest.approx(expected)
+        and _row(t2, "Qwen2-VL uk: UA")["paper"] == 0.08
+    )
+    assert _item(report, "Figure 13")["status"] == "reproduced"

@@ -83,33 +83,3 @@ def read_human_ratings(path: str | Path, known_ids: Iterable[str] | None = None)
     if not rows:
         raise SourceError(Location(path.name), "no ratings")
     return rows
-
-
-def cohen_kappa(a: list[int], b: list[int]) -> float | None:
-    """Cohen's kappa of two raters' categorical ratings of the same items (unweighted, as
-    "traditional kappa" in the paper); None when undefined (no items, or chance agreement 1)."""
-    from collections import Counter
-
-    if not a or len(a) != len(b):
-        return None
-    n = len(a)
-    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
-    ca, cb = Counter(a), Counter(b)
-    expected = sum(ca[k] * cb[k] for k in set(ca) | set(cb)) / (n * n)
-    return None if expected == 1 else (observed - expected) / (1 - expected)
-
-
-def fleiss_kappa(items: list[list[int]], categories: Iterable[int] = (1, 2, 3, 4, 5)) -> float | None:
-    """Fleiss' kappa over items each rated by the same number of raters (>= 2); None when
-    undefined."""
-    cats = list(categories)
-    items = [i for i in items if len(i) >= 2]
-    if not items or len({len(i) for i in items}) != 1:
-        return None
-    raters = len(items[0])
-    n = len(items)
-    counts = [[row.count(c) for c in cats] for row in items]
-    p_j = [sum(row[j] for row in counts) / (n * raters) for j in range(len(cats))]
-    p_i = [(sum(x * x for x in row) - raters) / (raters * (raters - 1)) for row in counts]
-    p_bar, p_e = sum(p_i) / n, sum(p * p for p in p_j)
-    return None if p_e == 1 else (p_bar - p_e) / (1 - p_e)

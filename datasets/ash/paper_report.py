@@ -147,7 +147,8 @@ def table3_human_agreement(ctx: Context) -> Item:
     """Per judge and criterion: mean |judge - human| over the recipes the humans rated (each
     side averaged over its repeats / annotators), with a bootstrap CI over recipes and Cohen's
     kappa on the rounded means; among the humans: Fleiss' kappa and Krippendorff's alpha."""
-    from culturebench.datasets.ash.human import cohen_kappa, fleiss_kappa, read_human_ratings
+    from culturebench.datasets.ash.human import read_human_ratings
+    from culturebench.eval.agreement import cohen_kappa, fleiss_kappa
     from culturebench.eval.metrics import bootstrap_ci
 
     if "human" not in ctx.inputs:
@@ -219,7 +220,7 @@ def table3_human_agreement(ctx: Context) -> Item:
 def figure4_judge_agreement(ctx: Context) -> Item:
     """Agreement of every judge pair averaged over the criteria: Krippendorff's alpha
     (interval) and Cohen's kappa on the rounded per-recipe means."""
-    from culturebench.datasets.ash.human import cohen_kappa
+    from culturebench.eval.agreement import cohen_kappa
 
     samples = _samples(ctx)
     judges = sorted({s["judge"] for s in samples})

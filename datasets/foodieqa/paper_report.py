@@ -218,10 +218,42 @@ def _note(ctx: Context) -> str:
 
 
 def table1_tasks(ctx: Context) -> Item:
-    """Questions per task."""
+    """Questions per task; with human answers (``--input human=CSV``, schema in
+    datasets/foodieqa/human.py) the human accuracy and Fleiss' kappa per task."""
+    from culturebench.datasets.foodieqa.human import read_human_answers
+    from culturebench.eval.agreement import fleiss_kappa
+
     published = ctx.results("table1") or {}
-    rows = [Row(task, float(len(ctx.release_rows(task))), published.get(task)) for task in TASKS]
-    return Item("Table 1", "", REPRODUCED, rows, unit="questions", note=_note(ctx))
+    human_paper = ctx.results("table1_human") or {}
+    data = {task: ctx.release_rows(task) for task in TASKS}
+    rows = [Row(f"{task}: questions", float(len(data[task])), published.get(task)) for task in TASKS]
+    note = _note(ctx)
+    if "human" in ctx.inputs:
+        gold = {r["id"]: int(r["label"]) for rows_ in data.values() for r in rows_}
+        answers = read_human_answers(ctx.inputs["human"], gold)
+        for task, prefix in zip(TASKS, ("mivqa-", "sivqa-", "textqa-"), strict=True):
+            mine = [a for a in answers if a["question_id"].startswith(prefix) and a["answer"] is not None]
+            if not mine:
+                continue
+            mean, ci, n = unit_mean(
+                [{**a, "row_id": a["question_id"]} for a in mine],
+                lambda a: float(a["answer"] == gold[a["question_id"]]),
+            )
+            rows.append(
+                Row(f"{task}: human accuracy", mean, human_paper.get(task, {}).get("accuracy"), n, ci)
+            )
+            per_q: dict[str, list[int]] = defaultdict(list)
+            for a in mine:
+                per_q[a["question_id"]].append(a["answer"])
+            counts = [len(v) for v in per_q.values()]
+            modal = max(set(counts), key=counts.count)
+            kappa = fleiss_kappa([v for v in per_q.values() if len(v) == modal], categories=range(4))
+            paper = human_paper.get(task, {}).get("kappa")
+            note_k = f"questions answered by {modal} annotators"
+            rows.append(Row(f"{task}: Fleiss' kappa", kappa, paper, counts.count(modal), note=note_k))
+    else:
+        note = (note + " Human accuracy and kappa need the human answers: --input human=CSV.").strip()
+    return Item("Table 1", "", REPRODUCED, rows, unit="questions; accuracy; kappa", note=note)
 
 
 def table2_questions(ctx: Context) -> Item:
