@@ -822,7 +822,10 @@ def eval_paper_cmd(
     repo: Annotated[str | None, typer.Option(help="Dataset repo id.")] = None,
     input: Annotated[
         list[str] | None,
-        typer.Option("--input", help="Other files an item reads, KEY=PATH (ash: human=RATINGS.csv)."),
+        typer.Option(
+            "--input",
+            help="Other files an item reads, KEY=PATH (e.g. human=RATINGS.csv; README: eval paper).",
+        ),
     ] = None,
 ) -> None:
     """Every table and figure of the dataset's paper: computed from the runs and the release

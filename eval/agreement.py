@@ -1,10 +1,9 @@
-"""Agreement statistics the papers name: Cohen's kappa between two raters and Fleiss' kappa
-among several (Krippendorff's alpha comes from the ``krippendorff`` package, see
-``culturebench.datasets.ash.tasks.interval_alpha``)."""
+"""Agreement statistics the papers name: Cohen's kappa between two raters, Fleiss' kappa among
+several, and Krippendorff's alpha (interval level, through the ``krippendorff`` package)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 
@@ -36,3 +35,19 @@ def fleiss_kappa(items: list[list[Any]], categories: Iterable[Any] = (1, 2, 3, 4
     p_i = [(sum(x * x for x in row) - raters) / (raters * (raters - 1)) for row in counts]
     p_bar, p_e = sum(p_i) / n, sum(p * p for p in p_j)
     return None if p_e == 1 else (p_bar - p_e) / (1 - p_e)
+
+
+def interval_alpha(units: dict[Any, dict[Any, float]], coders: Sequence[Any]) -> float | None:
+    """Krippendorff's alpha (interval level) of ``coders`` over ``units`` (unit -> coder ->
+    value; a missing value is left out). None with fewer than two coders or units; 1.0 when
+    every value is the same (perfect agreement; the formula itself is undefined there)."""
+    import krippendorff
+    import numpy as np
+
+    if len(coders) < 2 or len(units) < 2:
+        return None
+    data = np.array([[u.get(c, np.nan) for u in units.values()] for c in coders], dtype=float)
+    values = data[~np.isnan(data)]
+    if len(set(values.tolist())) < 2:
+        return 1.0 if len(values) else None
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))

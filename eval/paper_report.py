@@ -245,6 +245,16 @@ def _item(spec: dict[str, Any], module: Any, ctx: Context, where: Path) -> Item:
     return item
 
 
+def percent(value: float | None) -> float | None:
+    """A share as a percentage (None stays None)."""
+    return None if value is None else 100 * value
+
+
+def percent_ci(ci: tuple[float, float] | None) -> tuple[float, float] | None:
+    """An interval of shares as percentages."""
+    return None if ci is None else (100 * ci[0], 100 * ci[1])
+
+
 def unit_mean(
     samples: Sequence[dict[str, Any]], value: Callable[[dict[str, Any]], float | None], unit: str = "row_id"
 ) -> tuple[float | None, tuple[float, float] | None, int]:

@@ -231,25 +231,32 @@ def png_bytes(size: tuple[int, int] = (64, 64), seed: int = 0) -> bytes:
     return buf.getvalue()
 
 
-class _LinkHandler(BaseHTTPRequestHandler):
-    """Routes for the URL checker's tests; ``server.state`` lets a test change answers."""
+class _Handler(BaseHTTPRequestHandler):
+    """A quiet handler with one way to answer (no body for HEAD)."""
 
     protocol_version = "HTTP/1.1"
+    default_type = "text/plain"
 
     def log_message(self, format: str, *args: object) -> None:
         pass
 
     def _send(
-        self, status: int, body: bytes = b"", ctype: str = "image/png", headers: dict | None = None
+        self, status: int, body: bytes = b"", ctype: str | None = None, headers: dict | None = None
     ) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Type", ctype or self.default_type)
         self.send_header("Content-Length", str(len(body)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+class _LinkHandler(_Handler):
+    """Routes for the URL checker's tests; ``server.state`` lets a test change answers."""
+
+    default_type = "image/png"
 
     def do_HEAD(self) -> None:
         self.do_GET()
@@ -394,24 +401,12 @@ def commons_replay(files: dict[str, dict]) -> Iterator[tuple[str, list[dict]]]:
         yield f"http://127.0.0.1:{server.server_address[1]}/w/api.php", server.requests  # type: ignore[attr-defined]
 
 
-class _ImagesHandler(BaseHTTPRequestHandler):
+class _ImagesHandler(_Handler):
     """HAND-WRITTEN FAKE of the OpenAI Images API (``POST /v1/images/generations``): no local
     implementation of that protocol exists to start, so this one draws a real PNG whose
     pattern is seeded by the prompt, answers ``b64_json`` or ``url`` (served here too, under
     ``/files/``), and plays back scripted failures (``server.script``: a list of status codes
     answered before the real answers, e.g. [429] with ``Retry-After: 0``)."""
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _send(self, status: int, body: bytes, ctype: str, headers: dict | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_POST(self) -> None:
         import base64
@@ -488,25 +483,11 @@ def sparql_endpoint(turtle: Path, workdir: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/query"
 
 
-class _SparqlProxyHandler(BaseHTTPRequestHandler):
+class _SparqlProxyHandler(_Handler):
     """Relays each request to the real endpoint behind it, unless the next step of the
     server's script says to fail first: ``429:N`` (Retry-After N), ``503``, ``garbage`` (a
     200 whose body is not JSON), ``nobindings`` (JSON without results), ``sleep:S`` (answer
     after S seconds). Not a fake of the protocol: every answer it relays is oxigraph's."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _send(self, status: int, body: bytes, ctype: str = "text/plain", headers: dict | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
 
     def _handle(self) -> None:
         server = self.server

@@ -8,8 +8,9 @@ from itertools import combinations
 from statistics import mean
 from typing import Any
 
-from culturebench.datasets.ash.tasks import CRITERIA, interval_alpha
+from culturebench.datasets.ash.tasks import CRITERIA
 from culturebench.errors import CultureBenchError
+from culturebench.eval.agreement import interval_alpha
 from culturebench.eval.paper_report import COMPUTED, REPRODUCED, Context, Item, Row, Run, missing
 
 

@@ -18,8 +18,9 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from culturebench.datasets.ash.tasks import CRITERIA, interval_alpha, model_name, ranked_cuisines, summary
+from culturebench.datasets.ash.tasks import CRITERIA, model_name, ranked_cuisines, summary
 from culturebench.errors import CultureBenchError
+from culturebench.eval.agreement import interval_alpha
 from culturebench.eval.runner import read_run, read_samples
 
 

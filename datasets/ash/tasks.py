@@ -19,6 +19,7 @@ from statistics import mean, stdev
 from typing import Any, ClassVar
 
 from culturebench.errors import CultureBenchError
+from culturebench.eval.agreement import interval_alpha
 from culturebench.eval.backends.base import Request
 from culturebench.eval.tasks.base import Task, TaskRequest
 
@@ -79,22 +80,6 @@ def summary(values: Sequence[float]) -> dict[str, Any]:
         "mean": mean(values) if values else None,
         "sd": stdev(values) if len(values) > 1 else None,
     }
-
-
-def interval_alpha(units: dict[Any, dict[Any, float]], coders: Sequence[Any]) -> float | None:
-    """Krippendorff's alpha (interval level) of ``coders`` over ``units`` (unit -> coder ->
-    value; a missing value is left out). None with fewer than two coders or units; 1.0 when
-    every value is the same (perfect agreement; the formula itself is undefined there)."""
-    import krippendorff
-    import numpy as np
-
-    if len(coders) < 2 or len(units) < 2:
-        return None
-    data = np.array([[u.get(c, np.nan) for u in units.values()] for c in coders], dtype=float)
-    values = data[~np.isnan(data)]
-    if len(set(values.tolist())) < 2:
-        return 1.0 if len(values) else None
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
 
 
 def repeat_alpha(samples: Sequence[dict[str, Any]], criterion: str) -> float | None:

@@ -7,18 +7,21 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
-from culturebench.eval.paper_report import COMPUTED, REPRODUCED, Context, Item, Row, Run, missing, unit_mean
+from culturebench.eval.paper_report import (
+    COMPUTED,
+    REPRODUCED,
+    Context,
+    Item,
+    Row,
+    Run,
+    missing,
+    percent,
+    percent_ci,
+    unit_mean,
+)
 
 TASKS = ("multi_image", "single_image", "text")
 LANGS = ("zh", "en")
-
-
-def _pct(v: float | None) -> float | None:
-    return None if v is None else 100 * v
-
-
-def _ci(ci: tuple[float, float] | None) -> tuple[float, float] | None:
-    return None if ci is None else (100 * ci[0], 100 * ci[1])
 
 
 def _correct(s: dict[str, Any]) -> float:
@@ -39,7 +42,7 @@ def _prompt_accuracy(
 ) -> tuple[float | None, tuple[float, float] | None, int]:
     chosen = [s for s in run.samples() if s["lang"] == lang and s["prompt_index"] == prompt]
     mean, ci, n = unit_mean(chosen, _correct)
-    return _pct(mean), _ci(ci), n
+    return percent(mean), percent_ci(ci), n
 
 
 def _plain(ctx: Context, task: str) -> list[Run]:
@@ -88,68 +91,58 @@ def table4_web_images(ctx: Context) -> Item:
             samples = [s for s in run.samples() if s["row_id"] in ids]
             mean, ci, n = unit_mean(samples, _correct)
             rows.append(
-                Row(f"{label}: {kind} images", _pct(mean), published.get(label, {}).get(kind), n, _ci(ci))
+                Row(
+                    f"{label}: {kind} images",
+                    percent(mean),
+                    published.get(label, {}).get(kind),
+                    n,
+                    percent_ci(ci),
+                )
             )
     return Item("Table 4", "", _status(ctx, [web[m] for m in models]), rows,
                 unit="accuracy %, mean of the four prompts; n = questions with a web image")  # fmt: skip
 
 
-def _per_prompt_rows(ctx: Context, run: Run, label: str, paper: list[float] | None) -> list[Row]:
+def _named(ctx: Context) -> list[Run]:
+    """``single_image`` runs with the dish name and the photo."""
+    return [r for r in ctx.runs_of("single_image", dish_name=True) if not {"image", "web"} & set(r.options)]
+
+
+def _two_conditions(
+    ctx: Context, ref: str, table: str, conditions: list[tuple[list[Run], str, str]], needs: str
+) -> Item:
+    """Per-prompt accuracy (zh) of two conditions, each beside the paper's row for the model:
+    ``conditions`` = (runs, label, key of the paper's row)."""
+    if not any(runs for runs, _, _ in conditions):
+        return missing(ref, needs)
+    published = ctx.results(table) or {}
     rows = []
-    for p in range(4):
-        mean, ci, n = _prompt_accuracy(run, "zh", p)
-        rows.append(Row(f"{ctx.model_label(run)} {label} p{p + 1}", mean, (paper or [None] * 4)[p], n, ci))
-    return rows
+    for runs, label, key in conditions:
+        for run in runs:
+            paper = published.get(ctx.model_label(run), {}).get(key) or [None] * 4
+            for p in range(4):
+                mean, ci, n = _prompt_accuracy(run, "zh", p)
+                rows.append(Row(f"{ctx.model_label(run)} {label} p{p + 1}", mean, paper[p], n, ci))
+    runs = [r for group, _, _ in conditions for r in group]
+    return Item(ref, "", _status(ctx, runs), rows, unit="accuracy % (zh); n = questions")
 
 
 def table5_name_only(ctx: Context) -> Item:
     """Single-image questions with the dish name and no image vs name + image, per prompt (zh)."""
     only = ctx.runs_of("single_image", dish_name=True, image=False)
-    both = [
-        r
-        for r in ctx.runs_of("single_image", dish_name=True)
-        if "image" not in r.options and "web" not in r.options
-    ]
-    if not only and not both:
-        return missing(
-            "Table 5",
-            "`single_image` runs with `--option dish_name=true --option image=false` and with"
-            " `--option dish_name=true`",
-        )
-    published = ctx.results("table5") or {}
-    rows = []
-    for run in only:
-        rows += _per_prompt_rows(
-            ctx, run, "dish name only", published.get(ctx.model_label(run), {}).get("name_only")
-        )
-    for run in both:
-        rows += _per_prompt_rows(
-            ctx, run, "+ dish image", published.get(ctx.model_label(run), {}).get("name_and_image")
-        )
-    return Item("Table 5", "", _status(ctx, [*only, *both]), rows, unit="accuracy % (zh); n = questions")
+    needs = "`single_image` runs with `--option dish_name=true` (and `--option image=false`)"
+    conditions = [(only, "dish name only", "name_only"), (_named(ctx), "+ dish image", "name_and_image")]
+    return _two_conditions(ctx, "Table 5", "table5", conditions, needs)
 
 
 def table6_name_and_image(ctx: Context) -> Item:
     """Single-image questions with the image only vs image + dish name, per prompt (zh)."""
-    plain = _plain(ctx, "single_image")
-    named = [
-        r
-        for r in ctx.runs_of("single_image", dish_name=True)
-        if "image" not in r.options and "web" not in r.options
+    needs = "`single_image` runs without options and with `--option dish_name=true`"
+    conditions = [
+        (_plain(ctx, "single_image"), "image only", "image_only"),
+        (_named(ctx), "+ dish name", "image_and_name"),
     ]
-    if not plain and not named:
-        return missing("Table 6", "`single_image` runs without options and with `--option dish_name=true`")
-    published = ctx.results("table6") or {}
-    rows = []
-    for run in plain:
-        rows += _per_prompt_rows(
-            ctx, run, "image only", published.get(ctx.model_label(run), {}).get("image_only")
-        )
-    for run in named:
-        rows += _per_prompt_rows(
-            ctx, run, "+ dish name", published.get(ctx.model_label(run), {}).get("image_and_name")
-        )
-    return Item("Table 6", "", _status(ctx, [*plain, *named]), rows, unit="accuracy % (zh); n = questions")
+    return _two_conditions(ctx, "Table 6", "table6", conditions, needs)
 
 
 def _prompt_figure(ctx: Context, task: str, ref: str) -> Item:
@@ -185,7 +178,9 @@ def _grouped(ctx: Context, runs: list[Run], key: str) -> list[Row]:
             groups[str(s.get(key) or "-")].append(s)
         for value in sorted(groups):
             mean, ci, n = unit_mean(groups[value], _correct)
-            rows.append(Row(f"{ctx.model_label(run)} {run.task}: {value}", _pct(mean), None, n, _ci(ci)))
+            rows.append(
+                Row(f"{ctx.model_label(run)} {run.task}: {value}", percent(mean), None, n, percent_ci(ci))
+            )
     return rows
 
 

@@ -15,18 +15,12 @@ from culturebench.eval.paper_report import (
     Row,
     by_unit,
     missing,
+    percent,
+    percent_ci,
     unit_mean,
 )
 
 LETTERS = "ABCD"
-
-
-def _pct(value: float | None) -> float | None:
-    return None if value is None else 100 * value
-
-
-def _ci_pct(ci: tuple[float, float] | None) -> tuple[float, float] | None:
-    return None if ci is None else (100 * ci[0], 100 * ci[1])
 
 
 def _correct(sample: dict[str, Any]) -> float:
@@ -53,23 +47,29 @@ def table3_accuracy(ctx: Context) -> Item:
         f, e = full.get(model), easy.get(model)
         if f is not None:
             mean, ci, n = unit_mean(f.samples(), _correct)
-            rows.append(Row(f"{model}: Acc.", _pct(mean), paper.get("acc"), n, _ci_pct(ci)))
+            rows.append(Row(f"{model}: Acc.", percent(mean), paper.get("acc"), n, percent_ci(ci)))
         if e is not None:
             mean, ci, n = unit_mean(e.samples(), _correct)
-            rows.append(Row(f"{model}: Acc. E", _pct(mean), paper.get("acc_easy"), n, _ci_pct(ci)))
+            rows.append(Row(f"{model}: Acc. E", percent(mean), paper.get("acc_easy"), n, percent_ci(ci)))
         if f is not None and e is not None:
             a, b = by_unit(f.samples(), _correct), by_unit(e.samples(), _correct)
-            ours = _pct(
+            ours = percent(
                 sum(map(sum, b.values())) / sum(map(len, b.values()))
                 - sum(map(sum, a.values())) / sum(map(len, a.values()))
             )
             ci = paired_difference_ci(a, b, over="union")
             rows.append(
-                Row(f"{model}: Δ (E - full, pp)", ours, paper.get("delta"), len(set(a) | set(b)), _ci_pct(ci))
+                Row(
+                    f"{model}: Δ (E - full, pp)",
+                    ours,
+                    paper.get("delta"),
+                    len(set(a) | set(b)),
+                    percent_ci(ci),
+                )
             )
         if f is not None:
             na, ci, n = unit_mean(f.samples(), lambda s: float(not s["parsed"]))
-            rows.append(Row(f"{model}: NA", _pct(na), paper.get("na"), n, _ci_pct(ci)))
+            rows.append(Row(f"{model}: NA", percent(na), paper.get("na"), n, percent_ci(ci)))
     runs = [*full.values(), *easy.values()]
     absent = sorted(set(published) - set(full) - set(easy))
     note = "Paper models without a run here: " + ", ".join(absent) + "." if absent else ""
@@ -135,10 +135,10 @@ def table5_wrong_slots(ctx: Context) -> Item:
             rows.append(
                 Row(
                     f"{model}: {letter}",
-                    _pct(share),
+                    percent(share),
                     paper,
                     n,
-                    _ci_pct(ci),
+                    percent_ci(ci),
                     note=f"{len(wrong)} wrong answers",
                 )
             )
