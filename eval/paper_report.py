@@ -117,6 +117,10 @@ class Context:
                 return name
         return None
 
+    def status(self, runs: Sequence[Run]) -> str:
+        """``reproduced`` when one of the runs is of a model the paper names, else ``computed``."""
+        return REPRODUCED if any(self.paper_model(r.model) for r in runs) else COMPUTED
+
     def model_label(self, run: Run) -> str:
         """The paper's name of the run's model, else the last part of the run's model path."""
         return self.paper_model(run.model) or run.model.rstrip("/").rsplit("/", 1)[-1]

@@ -25,10 +25,6 @@ LANGS = ("ru", "uk")
 ORIGIN_TASKS = ("origin-qa", "origin-vqa", "origin-vqa-dish")
 
 
-def _status(ctx: Context, runs: list[Run]) -> str:
-    return REPRODUCED if any(ctx.paper_model(r.model) for r in runs) else COMPUTED
-
-
 def _by_lang(run: Run) -> dict[str, list[dict[str, Any]]]:
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in run.samples():
@@ -232,7 +228,7 @@ def figure13_vqa_with_name(ctx: Context) -> Item:
         for lang, group in _by_lang(run).items():
             mean, ci, n = unit_mean(group, lambda s: s["jaccard"])
             rows.append(Row(f"{model} {lang}: Jaccard", mean, None, n, ci))
-    return Item("Figure 13", "", _status(ctx, runs), rows, unit="mean Jaccard; n = dishes",
+    return Item("Figure 13", "", ctx.status(runs), rows, unit="mean Jaccard; n = dishes",
                 note="The paper plots these without printing them.")  # fmt: skip
 
 
@@ -286,7 +282,7 @@ def figure14_name_effect(ctx: Context) -> Item:
                 values, [d for d, _ in ordered], path, title=title, ylabel="ΔJaccard", ylim=(-1, 1)
             )
             figures.append(path.name)
-    return Item("Figure 14", "", _status(ctx, [without[m] for m in models]), rows,
+    return Item("Figure 14", "", ctx.status([without[m] for m in models]), rows,
                 unit="ΔJaccard (with name - without); n = dishes in both runs", figures=figures)  # fmt: skip
 
 
@@ -308,7 +304,7 @@ def table2_dish_name(ctx: Context) -> Item:
                     continue
                 mean, ci, n = unit_mean(members, lambda s: s["correct"])
                 rows.append(Row(f"{model} {lang}: {code}", mean, paper.get(lang, {}).get(code), n, ci))
-    return Item("Table 2", "", _status(ctx, runs), rows, unit="accuracy (within one edit); n = dishes")
+    return Item("Table 2", "", ctx.status(runs), rows, unit="accuracy (within one edit); n = dishes")
 
 
 # ---------------------------------------------------------------------- §5 descriptions

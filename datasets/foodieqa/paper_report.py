@@ -28,10 +28,6 @@ def _correct(s: dict[str, Any]) -> float:
     return float(bool(s["correct"]))
 
 
-def _status(ctx: Context, runs: list[Run]) -> str:
-    return REPRODUCED if any(ctx.paper_model(r.model) for r in runs) else COMPUTED
-
-
 def _type_key(text: Any) -> str:
     """Question types compared loosely: ``cooking-skills`` = ``Cooking Skills``."""
     return re.sub(r"[^a-z]+", " ", str(text or "").lower()).strip()
@@ -69,7 +65,7 @@ def table3_accuracy(ctx: Context) -> Item:
             (best, ci, n), p = max(scored, key=lambda x: x[0][0] or 0)
             paper = published.get(run.task, {}).get(model, {}).get(lang)
             rows.append(Row(f"{model} {run.task} {lang}", best, paper, n, ci, note=f"best: prompt {p + 1}"))
-    return Item("Table 3", "", _status(ctx, runs), rows, unit="accuracy %; n = questions")
+    return Item("Table 3", "", ctx.status(runs), rows, unit="accuracy %; n = questions")
 
 
 def table4_web_images(ctx: Context) -> Item:
@@ -99,7 +95,7 @@ def table4_web_images(ctx: Context) -> Item:
                     percent_ci(ci),
                 )
             )
-    return Item("Table 4", "", _status(ctx, [web[m] for m in models]), rows,
+    return Item("Table 4", "", ctx.status([web[m] for m in models]), rows,
                 unit="accuracy %, mean of the four prompts; n = questions with a web image")  # fmt: skip
 
 
@@ -124,7 +120,7 @@ def _two_conditions(
                 mean, ci, n = _prompt_accuracy(run, "zh", p)
                 rows.append(Row(f"{ctx.model_label(run)} {label} p{p + 1}", mean, paper[p], n, ci))
     runs = [r for group, _, _ in conditions for r in group]
-    return Item(ref, "", _status(ctx, runs), rows, unit="accuracy % (zh); n = questions")
+    return Item(ref, "", ctx.status(runs), rows, unit="accuracy % (zh); n = questions")
 
 
 def table5_name_only(ctx: Context) -> Item:

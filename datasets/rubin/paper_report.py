@@ -9,7 +9,6 @@ from typing import Any
 from culturebench.errors import CultureBenchError
 from culturebench.eval.paper_report import (
     COMPUTED,
-    REPRODUCED,
     Context,
     Item,
     Row,
@@ -25,10 +24,6 @@ LETTERS = "ABCD"
 
 def _correct(sample: dict[str, Any]) -> float:
     return float(bool(sample["correct"]))
-
-
-def _status(ctx: Context, runs) -> str:
-    return REPRODUCED if any(ctx.paper_model(r.model) for r in runs) else COMPUTED
 
 
 def table3_accuracy(ctx: Context) -> Item:
@@ -73,7 +68,7 @@ def table3_accuracy(ctx: Context) -> Item:
     runs = [*full.values(), *easy.values()]
     absent = sorted(set(published) - set(full) - set(easy))
     note = "Paper models without a run here: " + ", ".join(absent) + "." if absent else ""
-    return Item("Table 3", "", _status(ctx, runs), rows, unit="%; n = questions", note=note)
+    return Item("Table 3", "", ctx.status(runs), rows, unit="%; n = questions", note=note)
 
 
 def table4_categories(ctx: Context) -> Item:
@@ -116,7 +111,7 @@ def table4_categories(ctx: Context) -> Item:
         item = missing("Table 4", "`mcqa` runs", note)
         item.rows = rows
         return item
-    return Item("Table 4", "", _status(ctx, runs), rows, unit="accuracy (fraction); n = questions", note=note)
+    return Item("Table 4", "", ctx.status(runs), rows, unit="accuracy (fraction); n = questions", note=note)
 
 
 def table5_wrong_slots(ctx: Context) -> Item:
@@ -143,7 +138,7 @@ def table5_wrong_slots(ctx: Context) -> Item:
                 )
             )
     return Item(
-        "Table 5", "", _status(ctx, runs), rows, unit="% of wrong answers; n = questions answered wrongly"
+        "Table 5", "", ctx.status(runs), rows, unit="% of wrong answers; n = questions answered wrongly"
     )
 
 
