@@ -442,3 +442,59 @@ def test_borsch_vqa_name_effect_and_dish_names(
         and _row(t2, "Qwen2-VL uk: UA")["paper"] == 0.08
     )
     assert _item(report, "Figure 13")["status"] == "reproduced"
+
+
+def test_borsch_corpus_items(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    """Figs. 5-7 and App. C from a `corpus count` of a written corpus, a QA run and annotated
+    sentences: the code-mixing share is the `corpus code-mixing` analysis beside §4.2's 41%; the
+    Fig. 7 shares are counted by hand."""
+    import gzip
+
+    from culturebench.eval.corpus.analyses import code_mixing
+    from culturebench.eval.corpus.job import corpus_count
+    from culturebench.eval.paper_report import build_report
+
+    local = str(borsch_release.folder)
+    rows = _rows(borsch_release, "parallel")[:20]
+    docs = [
+        f"Готуємо {r['name_uk'].lower()} у Польщі. А {r['name_ru'].lower()} в Україні."
+        for r in rows
+        if r["name_uk"] and r["name_ru"]
+    ]
+    (tmp_path / "corpus").mkdir()
+    with gzip.open(tmp_path / "corpus" / "uk-0.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.writelines(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs)
+    corpus_count("borsch", str(tmp_path / "corpus"), tmp_path / "count", lang="uk", local=local)
+    run_eval(
+        "borsch",
+        "origin-qa",
+        scripted_backend("Україна"),
+        tmp_path / "qa",
+        local=local,
+        langs=["uk"],
+        limit=20,
+    )
+    notes = tmp_path / "fig7-uk.csv"
+    notes.write_text(
+        "id,language,category\n1,uk,Scraping Errors\n2,uk,scraping errors\n3,uk,Misc.\n", encoding="utf-8"
+    )
+    inputs = {"corpus_uk": tmp_path / "count", "annotations_uk": notes, "captions": tmp_path / "count"}
+    report = build_report("borsch", [tmp_path / "qa"], tmp_path / "r", local=local, inputs=inputs)
+    fig5 = _item(report, "Figure 5")
+    share = code_mixing(tmp_path / "count")["code_mixing_share"]
+    assert (
+        _row(fig5, "uk corpus: code-mixing share (%)")["ours"] == pytest.approx(100 * share)
+        and _row(fig5, "uk corpus: code-mixing share (%)")["paper"] == 41
+    )
+    assert any(r["label"].startswith("uk QA Jaccard") and r["n"] for r in fig5["rows"])
+    assert _item(report, "Figure 6")["status"] == "computed" and _item(report, "Figure 6")["rows"]
+    fig7 = _item(report, "Figure 7")
+    assert (
+        _row(fig7, "uk: Scraping Errors")["ours"] == pytest.approx(200 / 3)
+        and _row(fig7, "uk: Scraping Errors")["paper"] == 51
+    )
+    assert (
+        _row(fig7, "uk: Misc.")["ours"] == pytest.approx(100 / 3)
+        and _row(fig7, "uk: Word Polysemy")["ours"] == 0
+    )
+    assert _row(_item(report, "App. C"), "dishes with any caption mention (%)")["paper"] == 46

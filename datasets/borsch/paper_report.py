@@ -18,6 +18,7 @@ from culturebench.eval.paper_report import (
     by_unit,
     counts_item,
     missing,
+    percent,
     unit_mean,
 )
 
@@ -359,3 +360,130 @@ def figure9_correlations(ctx: Context) -> Item:
                 )
     return Item("Figure 9", "", COMPUTED, rows, unit="Spearman's rho; n = dishes",
                 note="The paper reports small positive correlations in a plot, without numbers.")  # fmt: skip
+
+
+# ---------------------------------------------------------------------- pretraining corpora
+def _corpora(ctx: Context) -> dict[str, Any]:
+    """``--input corpus_ru=DIR`` / ``corpus_uk=DIR``: `corpus count` folders of the ``parallel``
+    names, by corpus language."""
+    from culturebench.eval.corpus.job import read_count
+
+    out = {}
+    for key, path in ctx.inputs.items():
+        if key.startswith("corpus_"):
+            out[read_count(path)["corpus_lang"]] = path
+    return out
+
+
+def _bin_rows(label: str, bins: list[dict[str, Any]]) -> list[Row]:
+    return [Row(f"{label} [{b['from']:g}, {b['to']:g}]", b["score"], None, b["n_dishes"]) for b in bins]
+
+
+def _qa_run(ctx: Context, task: str, lang: str) -> Run | None:
+    return next((r for r in ctx.runs_of(task) if any(s.get("lang") == lang for s in r.samples())), None)
+
+
+def figure5_code_mixing(ctx: Context) -> Item:
+    """Code-mixing share per corpus language (§4.2: 17% in Russian mC4, 41% in Ukrainian), and
+    QA Jaccard / dish-name VQA accuracy per bin of the signed log occurrence difference."""
+    from culturebench.eval.corpus.analyses import code_mixing
+
+    corpora = _corpora(ctx)
+    if not corpora:
+        return missing(
+            "Figure 5", "`corpus count` folders of mC4: --input corpus_ru=DIR --input corpus_uk=DIR"
+        )
+    published = ctx.results("code_mixing") or {}
+    rows = []
+    for lang, count in sorted(corpora.items()):
+        qa, vqa = _qa_run(ctx, "origin-qa", lang), _qa_run(ctx, "dish-name-vqa", lang)
+        result = code_mixing(count, qa=qa.folder if qa else None, vqa=vqa.folder if vqa else None)
+        n = result["n_dishes_distinct_names"]
+        rows.append(
+            Row(
+                f"{lang} corpus: code-mixing share (%)",
+                percent(result["code_mixing_share"]),
+                published.get(lang),
+                n,
+            )
+        )
+        rows += _bin_rows(
+            f"{lang} QA Jaccard, occurrence difference", result.get("qa_jaccard_by_difference", [])
+        )
+        rows += _bin_rows(
+            f"{lang} dish-name VQA, occurrence difference", result.get("vqa_accuracy_by_difference", [])
+        )
+    note = "The shares are compared with §4.2; the bins need QA / dish-name VQA runs of the same language."
+    return Item("Figure 5", "", REPRODUCED, rows, unit="%, mean score per bin; n = dishes", note=note)
+
+
+def figure6_cooccurrence(ctx: Context) -> Item:
+    """QA Jaccard per log-spaced bin of correct co-occurrence count and ratio."""
+    from culturebench.eval.corpus.analyses import cooccurrence_bins
+
+    corpora = _corpora(ctx)
+    pairs = [(lang, count, _qa_run(ctx, "origin-qa", lang)) for lang, count in sorted(corpora.items())]
+    pairs = [(lang, count, qa) for lang, count, qa in pairs if qa is not None]
+    if not pairs:
+        return missing(
+            "Figure 6",
+            "a `corpus count` folder (--input corpus_uk=DIR) and an `origin-qa` run of its language",
+        )
+    rows = []
+    for lang, count, qa in pairs:
+        result = cooccurrence_bins(count, qa.folder)
+        rows += _bin_rows(f"{lang} by correct count", result["qa_jaccard_by_correct_count"])
+        rows += _bin_rows(f"{lang} by correct ratio", result["qa_jaccard_by_correct_ratio"])
+        zero = result["ratio_zero"]
+        rows.append(Row(f"{lang} correct ratio 0", zero["score"], None, zero["n_dishes"]))
+    return Item("Figure 6", "", COMPUTED, rows, unit="mean QA Jaccard; n = dishes",
+                note="The paper plots the bins without printing them.")  # fmt: skip
+
+
+def figure7_annotations(ctx: Context) -> Item:
+    """Shares of the five categories in annotated samples (`corpus sample` CSVs with the
+    ``category`` column filled: --input annotations_ru=CSV, annotations_uk=CSV)."""
+    from culturebench.eval.corpus.analyses import CATEGORIES, tabulate_annotations
+
+    files = [p for k, p in sorted(ctx.inputs.items()) if k.startswith("annotations")]
+    if not files:
+        return missing(
+            "Figure 7",
+            "annotated `corpus sample` CSVs: --input annotations_ru=CSV --input annotations_uk=CSV",
+        )
+    published = ctx.results("figure7") or {}
+    rows = []
+    for lang, shares in tabulate_annotations(files).items():
+        for category in CATEGORIES:
+            rows.append(
+                Row(
+                    f"{lang}: {category}",
+                    percent(shares[category]),
+                    published.get(lang, {}).get(category),
+                    shares["n"],
+                )
+            )
+    return Item("Figure 7", "", REPRODUCED, rows, unit="% of the annotated sentences; n = sentences")
+
+
+def appendix_c_captions(ctx: Context) -> Item:
+    """Share of dishes with a caption mention in LAION-2B-multi (App. C: 46%)."""
+    from culturebench.eval.corpus.analyses import caption_share
+
+    if "captions" not in ctx.inputs:
+        return missing("App. C", "a `corpus count` of LAION caption metadata: --input captions=DIR")
+    result = caption_share(ctx.inputs["captions"])
+    rows = [
+        Row(
+            "dishes with any caption mention (%)",
+            percent(result["share_any_name"]),
+            ctx.results("captions_share"),
+            result["n_dishes"],
+        )
+    ]
+    rows += [
+        Row(f"{k.removeprefix('share_')} (%)", percent(v), None, result["n_dishes"])
+        for k, v in result.items()
+        if k.startswith("share_") and k != "share_any_name"
+    ]
+    return Item("App. C", "", REPRODUCED, rows, unit="% of dishes; n = dishes")
