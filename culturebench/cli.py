@@ -844,17 +844,20 @@ def eval_paper_cmd(
     console.print(f"{len(report['items'])} items ({counts}); wrote {out / 'paper_report.md'}")
 
 
-def parse_inputs(items: list[str]) -> dict[str, str]:
-    """``KEY=PATH`` items -> {key: path}."""
+def _key_value(item: str, flag: str, shape: str, *, need_value: bool) -> tuple[str, str]:
+    """``KEY=VALUE`` split once at the first ``=``; a one-line error naming ``flag`` otherwise."""
     from culturebench.errors import UsageError
 
-    out = {}
-    for item in items:
-        key, sep, path = item.partition("=")
-        if not sep or not key.strip() or not path.strip():
-            raise UsageError(f"--input {item!r}: expected KEY=PATH")
-        out[key.strip()] = path.strip()
-    return out
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip() or (need_value and not value.strip()):
+        raise UsageError(f"{flag} {item!r}: expected {shape}")
+    return key.strip(), value
+
+
+def parse_inputs(items: list[str]) -> dict[str, str]:
+    """``KEY=PATH`` items -> {key: path}."""
+    pairs = (_key_value(item, "--input", "KEY=PATH", need_value=True) for item in items)
+    return {key: path.strip() for key, path in pairs}
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -876,17 +879,13 @@ def parse_task_options(items: list[str]) -> dict:
     """``KEY=VALUE`` pairs as a dict; values read as YAML scalars (``3`` -> 3, ``true``)."""
     import yaml
 
-    from culturebench.errors import UsageError
-
     out = {}
     for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
+        key, value = _key_value(item, "--option", "KEY=VALUE", need_value=False)
         try:
-            out[key.strip()] = yaml.safe_load(value) if value.strip() else None
+            out[key] = yaml.safe_load(value) if value.strip() else None
         except yaml.YAMLError:
-            out[key.strip()] = value
+            out[key] = value
     return out
 
 

@@ -8,7 +8,6 @@ Errors are :class:`SparqlError` with one line naming the endpoint and the page.
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import time
@@ -21,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from culturebench.errors import CultureBenchError, UsageError
+from culturebench.http import retry_after_seconds
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_WAIT = 300.0  # never sleep longer than this for one Retry-After
@@ -121,7 +121,7 @@ class SparqlClient:
             except urllib.error.HTTPError as exc:
                 if exc.code not in RETRY_STATUS or attempt == self.retries:
                     raise SparqlError(f"{where}: HTTP {exc.code} {exc.reason}{_tries(attempt)}") from None
-                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                retry_after = retry_after_seconds(exc.headers.get("Retry-After") if exc.headers else None)
             except SPARQLWrapperException as exc:  # 400, 401, 404, 414, 500: SPARQLWrapper's own
                 status = _status_of(exc)
                 if status not in RETRY_STATUS or attempt == self.retries:
@@ -177,22 +177,6 @@ def _status_of(exc: Exception) -> int | None:
         if isinstance(exc, kind):
             return status
     return None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _rows(response: Any, endpoint: str, label: str) -> list[dict[str, str]]:

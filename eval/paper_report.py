@@ -181,6 +181,7 @@ def build_report(
     runs = load_runs(folders, dataset)
     release_cache: dict[str, list[dict[str, Any]]] = {}
     release_ref: dict[str, Any] = {}
+    pinned: list[Any] = []  # the release, resolved once: every item reads one revision
 
     def release_rows(config: str) -> list[dict[str, Any]]:
         if config not in release_cache:
@@ -188,12 +189,13 @@ def build_report(
 
             if not (local or revision or repo):
                 raise _NeedsRelease(f"the release (--local, --revision or --repo) for config {config!r}")
-            ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
-            release_ref.update(asdict(ref))
-            if local:  # a sample build says so in its manifest; its counts are not the paper's
-                manifest = json.loads((Path(local) / "manifest.json").read_text(encoding="utf-8"))
-                release_ref["sample"] = bool(manifest.get("sample"))
-            release_cache[config] = load_rows(ref, config, "test", None)
+            if not pinned:
+                pinned.append(resolve_dataset(dataset, revision=revision, local=local, repo=repo))
+                release_ref.update(asdict(pinned[0]))
+                if local:  # a sample build says so in its manifest; its counts are not the paper's
+                    manifest = json.loads((Path(local) / "manifest.json").read_text(encoding="utf-8"))
+                    release_ref["sample"] = bool(manifest.get("sample"))
+            release_cache[config] = load_rows(pinned[0], config, "test", None)
         return release_cache[config]
 
     out = Path(out)

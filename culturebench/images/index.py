@@ -99,15 +99,7 @@ class HashIndex:
         if kernel is None:
             return self._query_numpy(q)
         tables = self._kernel_tables()
-        parts = [
-            self._query_kernel(kernel, tables, q[s : s + KERNEL_BLOCK])
-            for s in range(0, len(q), KERNEL_BLOCK)
-        ]
-        starts = range(0, len(q), KERNEL_BLOCK)
-        return (
-            np.concatenate([qi + s for (qi, _), s in zip(parts, starts, strict=True)]),
-            np.concatenate([ii for _, ii in parts]),
-        )
+        return _in_blocks(lambda block: self._query_kernel(kernel, tables, block), q, KERNEL_BLOCK)
 
     def _query_kernel(self, kernel, tables: tuple, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One block of queries through the compiled kernel (sorted, deduplicated pairs)."""
@@ -118,9 +110,7 @@ class HashIndex:
             if found <= cap:
                 break
             cap = found  # rare: more matches than room; run again with room for all
-        stored = self._order[out_t[:found], out_j[:found]]
-        key = np.unique(out_q[:found] * len(self.hashes) + stored)  # found through two chunks: once
-        return key // len(self.hashes), key % len(self.hashes)
+        return _unique_pairs(out_q[:found], self._order[out_t[:found], out_j[:found]], len(self.hashes))
 
     def _kernel_tables(self) -> tuple:
         """The kernel's arguments: the dense tables themselves (no copy) plus the probe masks."""
@@ -141,15 +131,7 @@ class HashIndex:
         stored index. Queries go through in batches of ``batch``, each vectorised: one pass per
         chunk over dense bucket tables (counts and starts per chunk value), probing every
         query's neighbour values at once."""
-        q = np.asarray(queries, dtype=np.uint64)
-        parts = [self._query_batch(q[s : s + self.batch]) for s in range(0, len(q), self.batch)]
-        if not parts:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        starts = range(0, len(q), self.batch)
-        return (
-            np.concatenate([qi + s for (qi, _), s in zip(parts, starts, strict=True)]),
-            np.concatenate([ii for _, ii in parts]),
-        )
+        return _in_blocks(self._query_batch, np.asarray(queries, dtype=np.uint64), self.batch)
 
     def _query_batch(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         mask = np.uint64((1 << self.width) - 1)
@@ -176,9 +158,26 @@ class HashIndex:
             pairs_i.append(order[at[close]])
         if not pairs_q:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        qi, ii = np.concatenate(pairs_q), np.concatenate(pairs_i)
-        key = np.unique(qi.astype(np.int64) * len(self.hashes) + ii)
-        return key // len(self.hashes), key % len(self.hashes)
+        return _unique_pairs(np.concatenate(pairs_q), np.concatenate(pairs_i), len(self.hashes))
+
+
+def _unique_pairs(qi: np.ndarray, ii: np.ndarray, stored: int) -> tuple[np.ndarray, np.ndarray]:
+    """(query, stored) pairs sorted, each once (a pair is found through every chunk within its
+    radius)."""
+    key = np.unique(qi.astype(np.int64) * stored + ii)
+    return key // stored, key % stored
+
+
+def _in_blocks(search, q: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``search`` over blocks of ``size`` queries, its block-relative query numbers offset back."""
+    starts = range(0, len(q), size)
+    parts = [search(q[s : s + size]) for s in starts]
+    if not parts:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    return (
+        np.concatenate([qi + s for (qi, _), s in zip(parts, starts, strict=True)]),
+        np.concatenate([ii for _, ii in parts]),
+    )
 
 
 _KERNEL: list = []

@@ -40,28 +40,19 @@ def table3_accuracy(ctx: Context) -> Item:
     for model in sorted(set(full) | set(easy)):
         paper = published.get(model, {})
         f, e = full.get(model), easy.get(model)
-        if f is not None:
-            mean, ci, n = unit_mean(f.samples(), _correct)
-            rows.append(Row(f"{model}: Acc.", percent(mean), paper.get("acc"), n, percent_ci(ci)))
-        if e is not None:
-            mean, ci, n = unit_mean(e.samples(), _correct)
-            rows.append(Row(f"{model}: Acc. E", percent(mean), paper.get("acc_easy"), n, percent_ci(ci)))
+        accuracy = {}
+        for label, run, key in (("Acc.", f, "acc"), ("Acc. E", e, "acc_easy")):
+            if run is not None:
+                accuracy[label], ci, n = unit_mean(run.samples(), _correct)
+                rows.append(
+                    Row(f"{model}: {label}", percent(accuracy[label]), paper.get(key), n, percent_ci(ci))
+                )
         if f is not None and e is not None:
             a, b = by_unit(f.samples(), _correct), by_unit(e.samples(), _correct)
-            ours = percent(
-                sum(map(sum, b.values())) / sum(map(len, b.values()))
-                - sum(map(sum, a.values())) / sum(map(len, a.values()))
-            )
+            ours = percent(accuracy["Acc. E"] - accuracy["Acc."])
             ci = paired_difference_ci(a, b, over="union")
-            rows.append(
-                Row(
-                    f"{model}: Δ (E - full, pp)",
-                    ours,
-                    paper.get("delta"),
-                    len(set(a) | set(b)),
-                    percent_ci(ci),
-                )
-            )
+            units = len(set(a) | set(b))
+            rows.append(Row(f"{model}: Δ (E - full, pp)", ours, paper.get("delta"), units, percent_ci(ci)))
         if f is not None:
             na, ci, n = unit_mean(f.samples(), lambda s: float(not s["parsed"]))
             rows.append(Row(f"{model}: NA", percent(na), paper.get("na"), n, percent_ci(ci)))
