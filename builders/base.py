@@ -23,7 +23,7 @@ from culturebench.atomic import publish_dir, staging_dir, write_text_atomic
 from culturebench.builders.sources import SourceSet, resolve_sources
 from culturebench.buildlog import BuildLog
 from culturebench.changelog import declared_kind
-from culturebench.errors import BuildError, ValidationFailed
+from culturebench.errors import BuildError, CultureBenchError, ValidationFailed
 from culturebench.hashing import sha256_text
 from culturebench.manifest import MANIFEST_FORMAT, dumps, release_folder, write_manifest
 from culturebench.parquet_io import to_table, write_split
@@ -113,6 +113,22 @@ class DatasetBuilder(ABC):
         final = release_folder(out_root, spec.name, spec.version)
         if final.exists() and not overwrite:
             raise BuildError(f"{final} already exists (use --overwrite to rebuild it)")
+        _check_replaceable(final, spec.name)
+        from culturebench.outputs import writer_lock
+
+        with writer_lock(final, flag="build"):  # a second build of this release stops here
+            return self._build(final, source, overwrite, step, images, image_progress)
+
+    def _build(
+        self,
+        final: Path,
+        source: str | None,
+        overwrite: bool,
+        step: StepCallback,
+        images: ImageOptions | None,
+        image_progress: Callable[[int, int], None] | None,
+    ) -> BuildResult:
+        spec = self.spec
         changelog = spec.changelog_entry(spec.version)
         if changelog is None:
             raise BuildError(
@@ -163,6 +179,7 @@ class DatasetBuilder(ABC):
             if not report.ok:
                 raise ValidationFailed(report, f"{spec.name} {spec.version}: validation failed")
             step("publishing release folder")
+            _check_replaceable(final, spec.name)
             try:
                 publish_dir(tmp, final, overwrite=overwrite)
             except FileExistsError:
@@ -227,3 +244,23 @@ def get_builder(name: str) -> DatasetBuilder:
 
     cls = registry.get(name).builder_class()
     return cls(load_spec(name))
+
+
+def _check_replaceable(final: Path, name: str) -> None:
+    """``--overwrite`` replaces a release folder of this dataset, nothing else: a file, or a
+    folder without a manifest of ``name``, is refused (an empty folder is taken)."""
+    if final.is_symlink() or (final.exists() and not final.is_dir()):
+        raise BuildError(f"{final} is a file or link, not a release folder; nothing was changed")
+    if not final.is_dir() or not any(final.iterdir()):
+        return
+    from culturebench.manifest import read_manifest
+
+    try:
+        dataset = read_manifest(final).get("dataset")
+    except (CultureBenchError, OSError, UnicodeDecodeError):  # no or unreadable manifest: not ours
+        dataset = None
+    if dataset != name:
+        raise BuildError(
+            f"{final} holds files that are not a {name} release; refusing to replace it, even with "
+            "--overwrite (move it away or use another --out)"
+        )

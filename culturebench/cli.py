@@ -660,7 +660,7 @@ def eval_score_cmd(
     """Score generations recorded elsewhere with the same task code, metrics and report as
     `eval run`; several tasks at once write the dataset's summary files too."""
     from culturebench import registry
-    from culturebench.eval.score import score_generations
+    from culturebench.eval.score import score_tasks
     from culturebench.eval.tasks import registry as task_registry
 
     tasks = or_exit(lambda: task_registry().get(dataset) or registry.get(dataset).tasks())
@@ -686,25 +686,24 @@ def eval_score_cmd(
             base_url=judge_base_url,
             concurrency=4,
         )
-    done = {}
-    for name in names:
-        folder = out / name if len(names) > 1 else out
-        done[name] = or_exit(
-            lambda name=name, folder=folder: score_generations(
-                dataset,
-                name,
-                generations,
-                folder,
-                layout=layout,
-                revision=revision,
-                local=str(local) if local else None,
-                repo=repo,
-                task_options=options,
-                judge=judge,
-            )
+    unknown = [name for name in names if name not in tasks]
+    if unknown:  # every task is checked before any is scored or anything is written
+        err_console.print(
+            f"[red]error:[/] --task {unknown[0]}: {dataset} has no task {unknown[0]!r} "
+            f"(tasks: {', '.join(tasks)})"
         )
-        console.print(f"{name}: {done[name]['samples']} samples of {done[name]['items']} items -> {folder}")
-        _print_headlines(f"{dataset}/{name}", done[name]["metrics"])
+        raise typer.Exit(EXIT_BAD_INPUT)
+    done = or_exit(lambda: score_tasks(dataset, names, generations, out, layout=layout, revision=revision,
+                                       local=str(local) if local else None, repo=repo, task_options=options,
+                                       judge=judge))  # fmt: skip
+    for name, results in done.items():
+        folder = out / name if len(names) > 1 else out
+        console.print(f"{name}: {results['samples']} samples of {results['items']} items -> {folder}")
+        if results.get("duplicate_generations"):
+            console.print(
+                f"  {results['duplicate_generations']} identical duplicates across files scored once"
+            )
+        _print_headlines(f"{dataset}/{name}", results["metrics"])
     hooks = registry.get(dataset).report()
     if len(names) > 1 and hooks is not None and hasattr(hooks, "summary_files"):
         for path in hooks.summary_files(done, out):
@@ -827,6 +826,7 @@ def eval_paper_cmd(
             help="Other files an item reads, KEY=PATH (e.g. human=RATINGS.csv; README: eval paper).",
         ),
     ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an earlier paper report at --out.")] = False,
 ) -> None:
     """Every table and figure of the dataset's paper: computed from the runs and the release
     where possible, beside the paper's number and the difference; the rest listed with what
@@ -837,7 +837,7 @@ def eval_paper_cmd(
     report = or_exit(
         lambda: build_report(
             dataset, folders or [], out, local=str(local) if local else None, revision=revision, repo=repo,
-            inputs=inputs,
+            inputs=inputs, overwrite=overwrite,
         )
     )  # fmt: skip
     counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)

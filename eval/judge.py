@@ -42,7 +42,9 @@ def run_judge(
     batch_size: int = 8,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Samples re-scored with the judge's answers, and a summary for the provenance."""
+    """Samples re-scored with the judge's answers, and a summary for the provenance. A sample
+    whose judge answer does not parse (``judge_parsed`` false) is unscored and counted
+    (``judge_unparsed``); a judge that parses on no sample is an error, not a NaN mean."""
     from culturebench.errors import UsageError
 
     if not hasattr(task, "judge_prompts"):
@@ -71,11 +73,21 @@ def run_judge(
     for i, name, prompt in jobs:
         answers.setdefault(i, {})[name] = cache[sha256_text(prompt)]
     rescored = [task.apply_judgments(sample, answers.get(i, {})) for i, sample in enumerate(samples)]
+    unparsed = sum(s.get("judge_parsed") is False for s in rescored)
+    if rescored and unparsed == len(rescored):
+        from culturebench.errors import CultureBenchError
+
+        example = next(iter(answers.get(0, {}).values()), "")
+        raise CultureBenchError(
+            f"the judge {backend.describe().get('model')} answered none of {len(rescored)} samples in the "
+            f"asked form (first answer: {example[:80]!r}); nothing scored (answers cached in {path})"
+        )
     summary = {
         "matcher": "llm",
         "judge": backend.describe(),
         "judge_prompts": len(jobs),
         "judge_calls": len(missing),
+        "judge_unparsed": unparsed,  # samples whose judge answer was not in the asked form
         "judge_cache": str(path),
     }
     return rescored, summary

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError
+from culturebench.jsonsafe import json_text
+from culturebench.outputs import OutputKind
 
 REPRODUCED = "reproduced"  # computed, and compared with a number the paper prints
 COMPUTED = "computed"  # computed from the runs, with nothing in the paper to compare (other models)
@@ -141,8 +143,13 @@ def load_runs(folders: Sequence[Path], dataset: str) -> list[Run]:
     from culturebench.eval.runner import read_results
 
     runs = []
+    seen: dict[Path, Path] = {}
     for folder in folders:
         folder = Path(folder)
+        if folder.resolve() in seen:
+            first = seen[folder.resolve()]
+            raise CultureBenchError(f"{folder}: the same run is given twice (also as {first})")
+        seen[folder.resolve()] = folder
         results = read_results(folder)
         prov = results["provenance"]
         if prov["dataset"].get("dataset") != dataset:
@@ -162,14 +169,16 @@ def build_report(
     revision: str | None = None,
     repo: str | None = None,
     inputs: dict[str, str | Path] | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Every item of the dataset's paper, computed where the runs allow (``inputs``: other
     files an item reads, e.g. ``{"human": "ratings.csv"}``); writes
-    ``paper_report.md``, ``paper_report.json`` and figures into ``out`` (staged, then renamed)."""
+    ``paper_report.md``, ``paper_report.json`` and figures into ``out`` (staged, then renamed;
+    an existing report is replaced only with ``overwrite``, anything else is refused)."""
     import yaml
 
     from culturebench import registry
-    from culturebench.atomic import publish_dir, staging_dir
+    from culturebench.outputs import staged_output
 
     entry = registry.get(dataset)
     paper_path = entry.folder / "paper.yaml"
@@ -199,11 +208,9 @@ def build_report(
         return release_cache[config]
 
     out = Path(out)
-    with staging_dir(out) as staged:
-        given = {k: Path(v) for k, v in (inputs or {}).items()}
-        for key, path in given.items():
-            if not path.exists():
-                raise CultureBenchError(f"--input {key}={path}: no such file")
+    given = {k: Path(v) for k, v in (inputs or {}).items()}
+    check_inputs(given, paper.get("inputs") or {}, paper_path)
+    with staged_output(out, PAPER_REPORT, overwrite=overwrite, dataset=dataset) as staged:
         ctx = Context(dataset, runs, paper, staged, release_rows, release_ref, given)
         items = [_item(spec, module, ctx, paper_path) for spec in catalogue]
         report = {
@@ -215,12 +222,27 @@ def build_report(
             "items": [asdict(i) for i in items],
             "status_counts": {s: sum(i.status == s for i in items) for s in STATUSES},
         }
-        (staged / "paper_report.json").write_text(
-            json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n", "utf-8"
-        )
+        (staged / "paper_report.json").write_text(json_text(report, indent=2, default=str), "utf-8")
         (staged / "paper_report.md").write_text(render(report, items), "utf-8")
-        publish_dir(staged, out, overwrite=True)
     return report
+
+
+PAPER_REPORT = OutputKind("paper-report", ("paper_report.json",))
+
+
+def check_inputs(given: dict[str, Path], declared: dict[str, Any], where: Path) -> None:
+    """Every ``--input KEY=PATH`` names an input the paper's items read (``inputs:`` of
+    ``paper.yaml``) and an existing file; an unknown key is an error, not silently ignored."""
+    from culturebench.errors import UsageError
+
+    for key, path in given.items():
+        if key not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise UsageError(f"--input {key}={path}: unknown input key {key!r} (this paper reads: {known})")
+        if not path.exists():
+            raise UsageError(f"--input {key}={path}: no such file")
+        if path.is_dir() and not declared[key].get("folder", False):
+            raise UsageError(f"--input {key}={path}: a folder, expected a file")
 
 
 class _NeedsRelease(CultureBenchError):

@@ -211,11 +211,15 @@ def _header(results: dict[str, Any]) -> list[str]:
         lines.append(
             f"- analysis inputs: {_short_inputs(prov.get('inputs'))}; items: {results.get('samples')}"
         )
-    lines += [
-        f"- skipped rows: {results.get('skipped_rows')}",
-        f"- culturebench: {prov.get('culturebench_git')}",
-        "",
-    ]
+    lines.append(f"- skipped rows: {results.get('skipped_rows')}")
+    counted = {
+        "invalid_outputs": "outputs that are not text (scored as failures)",
+        "outputs_cut_for_scoring": "outputs scored on their first 20,000 characters only",
+        "duplicate_generations": "identical duplicate generations across the input files (scored once)",
+        "judge_unparsed": "judge answers not in the asked form (those samples unscored)",
+    }
+    lines += [f"- {text}: {results[key]}" for key, text in counted.items() if results.get(key)]
+    lines += [f"- culturebench: {prov.get('culturebench_git')}", ""]
     return lines
 
 

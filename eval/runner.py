@@ -214,6 +214,17 @@ def check_out_dir(out: Path) -> None:
             )
 
 
+def check_run_dir(out: Path) -> None:
+    """A run folder is new, empty, or holds a run (``run.json``, then checked by
+    :func:`_check_run`); a folder of anything else is refused, never written into."""
+    check_out_dir(out)
+    if out.is_dir() and any(out.iterdir()) and not (out / RUN).is_file():
+        raise RunMismatch(
+            f"--out {out} holds files that are not a culturebench run (no {RUN}); refusing to write "
+            "into it (give a new or empty folder)"
+        )
+
+
 def identity(run_info: dict[str, Any]) -> dict[str, Any]:
     """What determines a run's outputs: ``run_info`` without library versions and without the
     task options that only locate an input whose content another option pins by sha256 (so a
@@ -266,111 +277,134 @@ def run_eval(
             f"(languages: {', '.join(task.languages)})"
         )
     out = Path(out_dir)
-    check_out_dir(out)
-    if task.needs_dataset:
-        ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
-        rows = load_rows(ref, task.config, task.split, limit)
-    else:
-        ref = source_ref(dataset, task.source_dataset())
-        rows = []
-    if isinstance(task, AnalysisTask):
-        return _run_analysis(task, task_name, ref, out, langs, rows, progress)
-    if backend is None:
-        raise UsageError(f"{dataset}/{task_name} needs a model: give --model")
-    kind = getattr(backend, "output_kind", "text")
-    if kind != task.output_kind:
-        want = (
-            "a text-to-image backend (--backend diffusers or openai-images)"
-            if task.output_kind == "image"
-            else "a text or vision-language backend"
-        )
-        raise UsageError(f"{dataset}/{task_name} needs {want}; --backend {backend.name} makes {kind}")
-    requests, skipped = task.build(rows, langs)
-    if not task.needs_dataset and limit is not None:
-        requests = requests[:limit]
-    run_info = {
-        **task_identity(ref, task_name, task),
-        "languages": langs,
-        "limit": limit,
-        "model": backend.describe(),
-        "prompt_sha256": task.prompt_hashes(langs),
-        "requests": len(requests),
-        "requests_sha256": sha256_text("\n".join(r.request.id + "\t" + r.request.prompt for r in requests)),
-    }
-    base_sampling = backend.sampling
-    if seeds:
-        run_info["seeds"] = list(seeds)
-        run_info["sampling_per_seed"] = {str(s): replace(base_sampling, seed=int(s)).to_dict() for s in seeds}
-    jobs = [(r, s) for s in seeds for r in requests] if seeds else [(r, None) for r in requests]
-    resuming = _check_run(out / RUN, run_info)
-    key = run_key(run_info)
-    if not resuming:
-        backend.load()  # a model that cannot load fails here, before run.json exists
-        out.mkdir(parents=True, exist_ok=True)
-        _write_json(out / RUN, run_info)
+    check_run_dir(out)
+    from culturebench.outputs import writer_lock
 
-    samples_path = out / SAMPLES
-    ids = {_job_id(r, s) for r, s in jobs}
-    existing = read_samples(samples_path, run_key=key, expected_ids=ids)
-    if task.output_kind == "image":
-        check_images(out, existing)
-    done = {s["id"] for s in existing}
-    pending = [(r, s) for r, s in jobs if _job_id(r, s) not in done]
-    if resuming and pending:
-        backend.load()  # a finished run is re-aggregated without loading the model
-    total = len(jobs)
-    if progress:
-        progress(total - len(pending), total)
-    finished = total - len(pending)
-    with open(samples_path, "a", encoding="utf-8") as handle:
-        for seed in dict.fromkeys(s for _, s in pending):
-            backend.sampling = replace(base_sampling, seed=seed) if seed is not None else base_sampling
-            todo = [r for r, s in pending if s == seed]
-            for start in range(0, len(todo), batch_size):
-                batch = todo[start : start + batch_size]
-                if task.output_kind == "image":
-                    pngs = backend.generate_images([r.request for r in batch])
-                    outputs = [
-                        store_image(out, _job_id(r, seed), png) for r, png in zip(batch, pngs, strict=True)
-                    ]
-                else:
-                    outputs = backend.generate([r.request for r in batch])
-                for item, output in zip(batch, outputs, strict=True):
-                    extra = {"image_sha256": output[1]} if isinstance(output, tuple) else {}
-                    text = output[0] if isinstance(output, tuple) else output
-                    sample = {**_sample(task, item, text), **extra, "run": key, "id": _job_id(item, seed)}
-                    if seed is not None:
-                        sample["seed"] = seed
-                    handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-                finished += len(batch)
-                if progress:
-                    progress(finished, total)
-    backend.sampling = base_sampling
-
-    order = {_job_id(r, s): i for i, (r, s) in enumerate(jobs)}
-    samples = sorted(
-        read_samples(samples_path, run_key=key, expected_ids=ids),
-        key=lambda s: order.get(s["id"], len(order)),
-    )
-    results = {
-        "provenance": {
-            **run_info,
-            "culturebench_git": git_sha(),
-            "packages": package_versions(
-                ["culturebench", "datasets", "huggingface_hub", "pyarrow", "pymorphy3", "babel", "rapidfuzz"]
+    with writer_lock(out):  # one writer per run folder: a second run into --out stops here
+        if task.needs_dataset:
+            ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
+            rows = load_rows(ref, task.config, task.split, limit)
+        else:
+            ref = source_ref(dataset, task.source_dataset())
+            rows = []
+        if isinstance(task, AnalysisTask):
+            return _run_analysis(task, task_name, ref, out, langs, rows, progress)
+        if backend is None:
+            raise UsageError(f"{dataset}/{task_name} needs a model: give --model")
+        kind = getattr(backend, "output_kind", "text")
+        if kind != task.output_kind:
+            want = (
+                "a text-to-image backend (--backend diffusers or openai-images)"
+                if task.output_kind == "image"
+                else "a text or vision-language backend"
+            )
+            raise UsageError(f"{dataset}/{task_name} needs {want}; --backend {backend.name} makes {kind}")
+        requests, skipped = task.build(rows, langs)
+        if not task.needs_dataset and limit is not None:
+            requests = requests[:limit]
+        if not requests:  # a run of nothing is not a result: say why instead of exiting 0
+            why = ", ".join(f"{n} {reason}" for reason, n in skipped.items()) if skipped else "no rows"
+            raise CultureBenchError(
+                f"{dataset}/{task_name}: nothing to run ({len(rows)} rows, skipped: {why}); "
+                "for image tasks build the release with images first (culturebench build ... --images)"
+            )
+        run_info = {
+            **task_identity(ref, task_name, task),
+            "languages": langs,
+            "limit": limit,
+            "model": backend.describe(),
+            "prompt_sha256": task.prompt_hashes(langs),
+            "requests": len(requests),
+            "requests_sha256": sha256_text(
+                "\n".join(r.request.id + "\t" + r.request.prompt for r in requests)
             ),
-        },
-        "skipped_rows": skipped,
-        "samples": len(samples),
-        "metrics": task.aggregate(samples),
-    }
-    _write_json(out / RESULTS, results)
-    from culturebench.eval.report import write_report
+        }
+        base_sampling = backend.sampling
+        if seeds:
+            run_info["seeds"] = list(seeds)
+            run_info["sampling_per_seed"] = {
+                str(s): replace(base_sampling, seed=int(s)).to_dict() for s in seeds
+            }
+        jobs = [(r, s) for s in seeds for r in requests] if seeds else [(r, None) for r in requests]
+        resuming = _check_run(out / RUN, run_info)
+        key = run_key(run_info)
+        if not resuming:
+            backend.load()  # a model that cannot load fails here, before run.json exists
+            out.mkdir(parents=True, exist_ok=True)
+            _write_json(out / RUN, run_info)
 
-    write_report([out], out / "report.md")
-    return results
+        samples_path = out / SAMPLES
+        ids = {_job_id(r, s) for r, s in jobs}
+        existing = read_samples(samples_path, run_key=key, expected_ids=ids)
+        if task.output_kind == "image":
+            check_images(out, existing)
+        done = {s["id"] for s in existing}
+        pending = [(r, s) for r, s in jobs if _job_id(r, s) not in done]
+        if resuming and pending:
+            backend.load()  # a finished run is re-aggregated without loading the model
+        total = len(jobs)
+        if progress:
+            progress(total - len(pending), total)
+        finished = total - len(pending)
+        with open(samples_path, "a", encoding="utf-8") as handle:
+            for seed in dict.fromkeys(s for _, s in pending):
+                backend.sampling = replace(base_sampling, seed=seed) if seed is not None else base_sampling
+                todo = [r for r, s in pending if s == seed]
+                for start in range(0, len(todo), batch_size):
+                    batch = todo[start : start + batch_size]
+                    if task.output_kind == "image":
+                        pngs = backend.generate_images([r.request for r in batch])
+                        outputs = [
+                            store_image(out, _job_id(r, seed), png)
+                            for r, png in zip(batch, pngs, strict=True)
+                        ]
+                    else:
+                        outputs = backend.generate([r.request for r in batch])
+                    for item, output in zip(batch, outputs, strict=True):
+                        extra = {"image_sha256": output[1]} if isinstance(output, tuple) else {}
+                        text = output[0] if isinstance(output, tuple) else output
+                        sample = {**_sample(task, item, text), **extra, "run": key, "id": _job_id(item, seed)}
+                        if seed is not None:
+                            sample["seed"] = seed
+                        handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                    finished += len(batch)
+                    if progress:
+                        progress(finished, total)
+        backend.sampling = base_sampling
+
+        order = {_job_id(r, s): i for i, (r, s) in enumerate(jobs)}
+        samples = sorted(
+            read_samples(samples_path, run_key=key, expected_ids=ids),
+            key=lambda s: order.get(s["id"], len(order)),
+        )
+        results = {
+            "provenance": {
+                **run_info,
+                "culturebench_git": git_sha(),
+                "packages": package_versions(
+                    [
+                        "culturebench",
+                        "datasets",
+                        "huggingface_hub",
+                        "pyarrow",
+                        "pymorphy3",
+                        "babel",
+                        "rapidfuzz",
+                    ]
+                ),
+            },
+            "skipped_rows": skipped,
+            "samples": len(samples),
+            **output_counts(samples),
+            "metrics": task.aggregate(samples),
+        }
+        _write_json(out / RESULTS, results)
+        from culturebench.eval.report import write_report
+
+        write_report([out], out / "report.md")
+        return results
 
 
 IMAGES = "images"
@@ -502,14 +536,47 @@ def _job_id(item: TaskRequest, seed: int | None) -> str:
     return item.request.id if seed is None else f"{item.request.id}@{seed}"
 
 
-def _sample(task, item: TaskRequest, output: str) -> dict[str, Any]:
+# The longest answer scored: a model that never stops (or a recorded 40 MB cell) is scored on
+# its first MAX_SCORED_CHARS characters, and the sample says so (``scored_chars``). The
+# papers' answers are at most a few hundred tokens (200 new tokens in BORSCH and WWD).
+MAX_SCORED_CHARS = 20_000
+
+
+def _sample(task, item: TaskRequest, output: Any) -> dict[str, Any]:
+    """One scored sample. An output that is not text (a recorded ``["A"]`` or ``12``) is the
+    model's failure: scored as the empty answer and flagged ``invalid_output`` (its JSON type),
+    never read through ``str()``. A very long answer is scored on its first
+    :data:`MAX_SCORED_CHARS` characters (flagged ``scored_chars``); the whole output is kept."""
+    flags: dict[str, Any] = {}
+    text = output
+    if not isinstance(output, str):
+        flags["invalid_output"] = _json_type(output)
+        text = ""
+    elif len(output) > MAX_SCORED_CHARS:
+        flags["scored_chars"] = MAX_SCORED_CHARS
+        text = output[:MAX_SCORED_CHARS]
     return {
         "id": item.request.id,
         **item.meta,
         "prompt": item.request.prompt,
         "n_images": len(item.request.images),
         "output": output,
-        **task.score(item.meta, output),
+        **flags,
+        **task.score(item.meta, text),
+    }
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "array", dict: "object", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def output_counts(samples: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many outputs were not text (scored as failures) and how many were scored only in
+    part (longer than :data:`MAX_SCORED_CHARS`): reported beside every run's metrics."""
+    return {
+        "invalid_outputs": sum("invalid_output" in s for s in samples),
+        "outputs_cut_for_scoring": sum("scored_chars" in s for s in samples),
     }
 
 
@@ -541,5 +608,6 @@ def _check_run(path: Path, info: dict[str, Any]) -> bool:
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     from culturebench.atomic import write_text_atomic
+    from culturebench.jsonsafe import json_text
 
-    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(path, json_text(data, indent=2, sort_keys=True))

@@ -36,6 +36,7 @@ import yaml
 
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.hashing import sha256_file
+from culturebench.outputs import OutputKind
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Generation:
 
     request_id: str
     seed: int | None
-    output: str
+    output: Any  # text; anything else (a JSON list, number or null) is scored as a failure
     file: str
     row: int
 
@@ -168,18 +169,20 @@ def read_generations(
         raw_id = record.get(id_column)
         if raw_id is None or str(raw_id).strip() == "":
             raise SourceError(Location(path.name, number, id_column), "missing id")
-        output = record.get(output_column)
-        if output is None or str(output).strip() == "":
+        if output_column not in record:
+            raise SourceError(Location(path.name, number, output_column), "no output")
+        output = record[output_column]
+        if isinstance(output, str) and output.strip() == "":
             raise SourceError(Location(path.name, number, output_column), "empty output")
-        if list_output:
-            _check_list_literal(str(output), Location(path.name, number, output_column))
+        if list_output and isinstance(output, str):
+            _check_list_literal(output, Location(path.name, number, output_column))
         request_id, _, id_seed = str(raw_id).strip().partition("@")  # `eval run` ids: <request>@<seed>
         seed_value = record.get(seed_column) if record.get(seed_column) not in (None, "") else id_seed
         out.append(
             Generation(
                 request_id=id_prefix + id_format.format(request_id),
                 seed=_seed(seed_value, Location(path.name, number, seed_column)),
-                output=str(output),
+                output=output,  # non-text JSON values stay as they are: the model's failure
                 file=path.name,
                 row=number,
             )
@@ -212,16 +215,20 @@ def _borrow_ids(
 
 def match_requests(
     task_requests: Sequence[Any], generations: Sequence[Generation]
-) -> list[tuple[Any, Generation]]:
-    """Pair each generation with its task request. A bare row id means the task's first
-    prompt (index 0) of that row; an id the task never asks is an error; (request, seed)
-    pairs are unique."""
+) -> tuple[list[tuple[Any, Generation]], int]:
+    """Pair each generation with its task request; returns the pairs and how many identical
+    duplicates were dropped. A bare row id means the task's first prompt (index 0) of that
+    row; an id the task never asks is an error; (request, seed) pairs are unique: a repeat
+    within one file, or a repeat in another file with a different output, is an error naming
+    both places. The same answer in two files (the WWD authors' files repeat a column) is
+    scored once and counted."""
     by_id = {r.request.id: r for r in task_requests}
     first = {}
     for r in task_requests:
         first.setdefault(r.meta.get("row_id"), r)
     seen: dict[tuple[str, int | None], Generation] = {}
     out = []
+    duplicates = 0
     for gen in generations:
         request = by_id.get(gen.request_id) or first.get(gen.request_id)
         if request is None:
@@ -230,13 +237,175 @@ def match_requests(
             )
         key = (request.request.id, gen.seed)
         if key in seen:
+            before = seen[key]
+            if before.file != gen.file and before.output == gen.output:
+                duplicates += 1
+                continue
+            where = f"row {before.row}" if before.file == gen.file else f"{before.file} row {before.row}"
+            differs = "" if before.file == gen.file else " with a different output"
             raise SourceError(
                 Location(gen.file, gen.row, "id"),
-                f"{gen.request_id!r} seed {gen.seed} appears twice (first on row {seen[key].row})",
+                f"{gen.request_id!r} seed {gen.seed} appears twice{differs} (first on {where})",
             )
         seen[key] = gen
         out.append((request, gen))
-    return out
+    return out, duplicates
+
+
+@dataclass
+class PreparedScoring:
+    """A task's recorded outputs, read whole and matched to its requests: nothing written yet."""
+
+    dataset: str
+    task_name: str
+    task: Any
+    ref: Any
+    skipped: dict[str, int]
+    pairs: list[tuple[Any, Generation]]
+    files: list[Path]
+    layout: str | None
+    duplicates: int
+
+
+def prepare_scoring(
+    dataset: str,
+    task_name: str,
+    files: Sequence[str | Path],
+    *,
+    layout: str | None = None,
+    revision: str | None = None,
+    local: str | None = None,
+    repo: str | None = None,
+    task_options: dict[str, Any] | None = None,
+    refs: dict[str, Any] | None = None,
+) -> PreparedScoring:
+    """Read every generations file that holds ``task_name``'s column (all of them, not the
+    first), match the outputs to the task's requests and check them; raises on any fault
+    before anything is written. ``refs``: a cache so several tasks resolve the release once."""
+    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.tasks import get_task
+
+    task = get_task(dataset, task_name, **(task_options or {}))
+    shape = load_layout(dataset, layout) if layout else None
+    column = (shape.get("outputs") or {}).get(task_name) if shape else "output"
+    if column is None:
+        raise CultureBenchError(f"layout {layout!r} has no column for task {task_name!r}")
+    paths = [Path(f) for f in files]
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        if path.resolve() in seen:
+            raise SourceError(
+                Location(str(path)), f"given twice as --generations (also as {seen[path.resolve()]})"
+            )
+        seen[path.resolve()] = path
+    used = [p for p in paths if column in _header(p)]
+    if not used:
+        raise SourceError(
+            Location(", ".join(p.name for p in paths), 1, column),
+            f"no generations file has the column {column!r} for task {task_name!r}",
+        )
+    generations: list[Generation] = []
+    for path in used:
+        generations += read_generations(path, task_name, layout=shape)
+    cache = refs if refs is not None else {}
+    key = ("ref", revision, local, repo)
+    if key not in cache:
+        cache[key] = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
+    ref = cache[key]
+    rows_key = ("rows", task.config, task.split)
+    if rows_key not in cache:
+        cache[rows_key] = load_rows(ref, task.config, task.split, None)
+    requests, skipped = task.build(cache[rows_key], list(task.languages))
+    pairs, duplicates = match_requests(requests, generations)
+    return PreparedScoring(dataset, task_name, task, ref, skipped, pairs, used, layout, duplicates)
+
+
+def check_score_dir(out: Path) -> None:
+    """``out`` may be new, empty, or an earlier ``eval score`` of any task (replaced, its judge
+    cache reused); an ``eval run`` folder (its samples are a model's generations) or a
+    folder of anything else is refused."""
+    from culturebench.eval.runner import RUN, check_out_dir
+
+    check_out_dir(out)
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    run_file = out / RUN
+    if run_file.is_file():
+        try:
+            mode = json.loads(run_file.read_text(encoding="utf-8")).get("mode")
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            mode = None
+        if mode == "score":
+            return
+        raise CultureBenchError(
+            f"--out {out} holds an `eval run` (its samples.jsonl are the model's generations); scoring "
+            "would replace them: use another --out"
+        )
+    from culturebench.outputs import kind_of
+
+    if kind_of(out) != SCORE_SET.name:
+        raise CultureBenchError(
+            f"--out {out} holds files that are not an `eval score` output; refusing to replace them "
+            "(give a new or empty folder)"
+        )
+
+
+def write_scoring(prepared: PreparedScoring, out_dir: str | Path, *, judge: Any = None) -> dict[str, Any]:
+    """Score ``prepared`` into ``out_dir``: ``run.json``, ``samples.jsonl``, ``results.json``
+    and ``report.md`` (each written atomically; an earlier score there is replaced)."""
+    from culturebench.atomic import write_text_atomic
+    from culturebench.eval.report import write_report
+    from culturebench.eval.runner import (
+        RESULTS,
+        RUN,
+        SAMPLES,
+        _sample,
+        _write_json,
+        output_counts,
+        task_identity,
+    )
+
+    task, used = prepared.task, prepared.files
+    out = Path(out_dir)
+    check_score_dir(out)
+    out.mkdir(parents=True, exist_ok=True)
+    run_info = {
+        **task_identity(prepared.ref, prepared.task_name, task),
+        "mode": "score",
+        "generations": [{"file": str(f.resolve()), "sha256": sha256_file(f)} for f in used],
+        "layout": prepared.layout,
+        "model": {"backend": "recorded", "model": ", ".join(f.name for f in used)},
+    }
+    _write_json(out / RUN, run_info)
+    samples = []
+    for request, gen in prepared.pairs:
+        sample = _sample(task, request, gen.output)
+        sample["id"] = f"{request.request.id}@{gen.seed}" if gen.seed is not None else request.request.id
+        sample["seed"] = gen.seed
+        samples.append(sample)
+    extra: dict[str, Any] = {}
+    if judge is not None:
+        from culturebench.eval.judge import run_judge
+
+        samples, run_info["matcher"] = run_judge(task, samples, judge, out)
+        extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
+        _write_json(out / RUN, run_info)
+    text = "".join(json.dumps(s, ensure_ascii=False, sort_keys=True) + "\n" for s in samples)
+    write_text_atomic(out / SAMPLES, text)
+    results = {
+        "provenance": {**run_info, "culturebench_version": _version()},
+        "skipped_rows": prepared.skipped,
+        "samples": len(samples),
+        "items": len({s["row_id"] for s in samples}),
+        "seeds": sorted({s["seed"] for s in samples if s["seed"] is not None}),
+        "duplicate_generations": prepared.duplicates,
+        **output_counts(samples),
+        **extra,
+        "metrics": task.aggregate(samples),
+    }
+    _write_json(out / RESULTS, results)
+    write_report([out], out / "report.md")
+    return results
 
 
 def score_generations(
@@ -253,80 +422,49 @@ def score_generations(
     judge: Any = None,
 ) -> dict[str, Any]:
     """Score the recorded outputs of ``task_name`` in ``files``; write ``run.json``,
-    ``samples.jsonl``, ``results.json`` and ``report.md`` to ``out_dir`` (replaced whole).
+    ``samples.jsonl``, ``results.json`` and ``report.md`` to ``out_dir``.
     ``judge``: a backend that scores with the task's LLM matcher (``--matcher llm``)."""
-    from culturebench.eval.runner import (
-        RESULTS,
-        RUN,
-        SAMPLES,
-        _sample,
-        _write_json,
-        check_out_dir,
-        load_rows,
-        resolve_dataset,
-        task_identity,
-    )
-    from culturebench.eval.tasks import get_task
+    from culturebench.outputs import writer_lock
 
-    task = get_task(dataset, task_name, **(task_options or {}))
-    shape = load_layout(dataset, layout) if layout else None
-    column = (shape.get("outputs") or {}).get(task_name) if shape else "output"
-    if column is None:
-        raise CultureBenchError(f"layout {layout!r} has no column for task {task_name!r}")
-    # the first file that carries the task's column answers it (the WWD authors' files repeat
-    # some columns, e.g. country_llm, in two of them)
-    used = [Path(f) for f in files if column in _header(Path(f))][:1]
-    if not used:
-        raise SourceError(
-            Location(", ".join(Path(f).name for f in files), 1, column),
-            f"no generations file has the column {column!r} for task {task_name!r}",
-        )
-    generations: list[Generation] = []
-    for f in used:
-        generations += read_generations(f, task_name, layout=shape)
-    ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
-    rows = load_rows(ref, task.config, task.split, None)
-    requests, skipped = task.build(rows, list(task.languages))
-    pairs = match_requests(requests, generations)
     out = Path(out_dir)
-    check_out_dir(out)
-    out.mkdir(parents=True, exist_ok=True)
-    run_info = {
-        **task_identity(ref, task_name, task),
-        "mode": "score",
-        "generations": [{"file": str(f.resolve()), "sha256": sha256_file(f)} for f in used],
-        "layout": layout,
-        "model": {"backend": "recorded", "model": ", ".join(f.name for f in used)},
-    }
-    _write_json(out / RUN, run_info)
-    samples = []
-    for request, gen in pairs:
-        sample = _sample(task, request, gen.output)
-        sample["id"] = f"{request.request.id}@{gen.seed}" if gen.seed is not None else request.request.id
-        sample["seed"] = gen.seed
-        samples.append(sample)
-    if judge is not None:
-        from culturebench.eval.judge import run_judge
+    check_score_dir(out)
+    with writer_lock(out):
+        prepared = prepare_scoring(
+            dataset, task_name, files, layout=layout, revision=revision, local=local, repo=repo,
+            task_options=task_options,
+        )  # fmt: skip
+        return write_scoring(prepared, out, judge=judge)
 
-        samples, run_info["matcher"] = run_judge(task, samples, judge, out)
-        _write_json(out / RUN, run_info)
-    text = "".join(json.dumps(s, ensure_ascii=False, sort_keys=True) + "\n" for s in samples)
-    from culturebench.atomic import write_text_atomic
 
-    write_text_atomic(out / SAMPLES, text)
-    results = {
-        "provenance": {**run_info, "culturebench_version": _version()},
-        "skipped_rows": skipped,
-        "samples": len(samples),
-        "items": len({s["row_id"] for s in samples}),
-        "seeds": sorted({s["seed"] for s in samples if s["seed"] is not None}),
-        "metrics": task.aggregate(samples),
-    }
-    _write_json(out / RESULTS, results)
-    from culturebench.eval.report import write_report
+SCORE_SET = OutputKind("score-set")
 
-    write_report([out], out / "report.md")
-    return results
+
+def score_tasks(
+    dataset: str,
+    names: Sequence[str],
+    files: Sequence[str | Path],
+    out: str | Path,
+    *,
+    judge: Any = None,
+    **options: Any,
+) -> dict[str, dict[str, Any]]:
+    """``eval score`` of several tasks: every task's outputs are read and checked first (a
+    fault in the last task writes nothing), then each is scored into ``out/<task>`` (one
+    task: ``out`` itself). ``out`` is locked for the whole command."""
+    from culturebench.outputs import write_marker, writer_lock
+
+    out = Path(out)
+    folders = {name: out / name if len(names) > 1 else out for name in names}
+    check_score_dir(out)
+    for folder in folders.values():
+        check_score_dir(folder)
+    with writer_lock(out):
+        refs: dict[Any, Any] = {}
+        prepared = [prepare_scoring(dataset, name, files, refs=refs, **options) for name in names]
+        done = {p.task_name: write_scoring(p, folders[p.task_name], judge=judge) for p in prepared}
+        if len(names) > 1:
+            write_marker(out, SCORE_SET, dataset=dataset)
+    return done
 
 
 def _version() -> str:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.datasets.wwd.table_h9 import CONTINENTS, read_published
-from culturebench.errors import SourceError
+from culturebench.errors import CultureBenchError, SourceError
 from culturebench.eval.score import score_generations
 
 PROBING_STATS = "gpt35_dish_info_cleaned_stats.csv"
@@ -270,19 +270,40 @@ def test_llm_matcher_on_the_tiny_model(
     folder = _copy(probing, tmp_path)
     csv_editor(folder / PROBING[1], lambda rows: rows.__delitem__(slice(6, None)))
     judge = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=6))
-    result = score_generations(
-        "wwd",
-        "country",
-        [folder / PROBING[1]],
-        tmp_path / "c",
-        layout="wwd-probing",
-        local=str(wwd_release.folder),
-        judge=judge,
-    )
-    en = result["metrics"]["en"]
-    assert en["n"] + en["n_without_gold"] == 5  # random weights rarely say True/False: unscored, counted
+    # random weights never say True/False: a judge that answers nothing in the asked form is an
+    # error (it used to report `mean NaN` and exit 0), and the answers stay cached
+    with pytest.raises(CultureBenchError, match="answered none of 5 samples in the asked form"):
+        score_generations(
+            "wwd", "country", [folder / PROBING[1]], tmp_path / "c", layout="wwd-probing",
+            local=str(wwd_release.folder), judge=judge,
+        )  # fmt: skip
     # the five seeds gave the same answer, so one judge prompt, one call, one cache line
     assert (tmp_path / "c" / "judgments.jsonl").read_text(encoding="utf-8").count("\n") == 1
+    assert not (tmp_path / "c" / "results.json").exists()
+
+
+def test_unparsed_judge_answers_are_counted_not_nan(
+    probing: Path, wwd_release, scripted_backend, tmp_path: Path, csv_editor
+) -> None:
+    folder = _copy(probing, tmp_path)
+    csv_editor(folder / PROBING[1], lambda rows: rows.__delitem__(slice(15, None)))  # 3 dishes x 5 seeds
+    answers = iter(["True", "I cannot tell", "False"] * 10)  # one answer per distinct judge prompt
+    result = score_generations(
+        "wwd", "country", [folder / PROBING[1]], tmp_path / "c", layout="wwd-probing",
+        local=str(wwd_release.folder), judge=scripted_backend(lambda _prompt: next(answers)),
+    )  # fmt: skip
+    en = result["metrics"]["en"]
+    unparsed = result["judge_unparsed"]
+    assert (
+        unparsed > 0
+        and en["n_judge_unparsed"] == unparsed
+        and en["n"] + unparsed + en["n_without_gold"] == result["samples"] >= 10
+    )
+    text = (tmp_path / "c" / "results.json").read_text(encoding="utf-8")
+    assert "NaN" not in text and json.loads(text)["judge_unparsed"] == unparsed
+    assert f"judge answers not in the asked form (those samples unscored): {unparsed}" in (
+        tmp_path / "c" / "report.md"
+    ).read_text(encoding="utf-8")
 
 
 def test_a_finished_run_can_be_rescored(borsch_release, scripted_backend, tmp_path: Path) -> None:

@@ -197,11 +197,16 @@ def test_existing_output_is_not_replaced_without_overwrite(tmp_path: Path, scrip
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    with pytest.raises(CultureBenchError, match="already exists"):
-        generate_distractors(raw, scripted_backend("нет"), out)
+    for overwrite in (False, True):  # a folder we did not write is never replaced
+        with pytest.raises(CultureBenchError, match="culturebench did not write"):
+            generate_distractors(raw, scripted_backend("нет"), out, overwrite=overwrite)
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
-    report = generate_distractors(raw, scripted_backend("нет"), out, overwrite=True)
-    assert report["rejected"] == 4 and not (out / "keep.txt").exists()
+    ours = tmp_path / "ours"
+    generate_distractors(raw, scripted_backend("нет"), ours)
+    with pytest.raises(CultureBenchError, match="already exists"):
+        generate_distractors(raw, scripted_backend("нет"), ours)
+    report = generate_distractors(raw, scripted_backend("нет"), ours, overwrite=True)
+    assert report["rejected"] == 4
 
 
 def test_stage_runs_on_the_tiny_model(tiny_model: Path, tmp_path: Path) -> None:

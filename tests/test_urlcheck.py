@@ -259,3 +259,85 @@ def test_retry_after_parsing() -> None:
     assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None
     later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
     assert 20 < retry_after_seconds(later) <= 30
+
+
+# ---------------------------------------------------------------------- dead hosts
+@pytest.fixture()
+def dead_hosts(monkeypatch):
+    """Hosts that fail every way a scheduled check meets: a port bound but not listening
+    (refused), a server that resets each connection, a plain-HTTP server asked for TLS,
+    and a name that does not resolve. The unresolvable name is answered by a local resolver
+    wrapper (``socket.getaddrinfo`` raising EAI_NONAME for ``*.invalid``), so no DNS query
+    leaves the machine; every other name goes to the real resolver."""
+    import socket
+    import struct
+    import threading
+
+    real = socket.getaddrinfo
+
+    def resolver(host, *args, **kwargs):
+        if str(host).endswith(".invalid"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    resetting = socket.socket()
+    resetting.bind(("127.0.0.1", 0))
+    resetting.listen(8)
+    stop = threading.Event()
+
+    def reset_all() -> None:
+        resetting.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = resetting.accept()
+            except OSError:
+                continue
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()  # RST instead of FIN
+
+    thread = threading.Thread(target=reset_all, daemon=True)
+    thread.start()
+    try:
+        yield {
+            "refused": f"http://127.0.0.1:{closed.getsockname()[1]}/a.png",
+            "reset": f"http://127.0.0.1:{resetting.getsockname()[1]}/a.png",
+            "unresolvable": "http://no-such-host.invalid/a.png",
+        }
+    finally:
+        stop.set()
+        thread.join(5)
+        closed.close()
+        resetting.close()
+
+
+def test_dead_hosts_are_findings_and_the_check_goes_on(server, dead_hosts) -> None:
+    """Regression: a refused connection raised UnboundLocalError and aborted the whole check."""
+    base, _ = server
+    tls = base.replace("http://", "https://") + "/ok.png"  # TLS handshake against plain HTTP
+    urls = [*dead_hosts.values(), tls, base + "/ok.png"]
+    items = [UrlItem(url=u, kind="image", dataset="t", config="c", row_id=str(i), field="f") for i, u in
+             enumerate(urls)]  # fmt: skip
+    got = {r.url: r for r in UrlChecker(FAST).check_all(items)}
+    assert len(got) == len(urls)
+    for name, url in dead_hosts.items():
+        assert got[url].status == "broken" and got[url].problems == ["connection_error"], (name, got[url])
+        assert got[url].attempts == FAST.retries + 1, name  # retried, then reported
+    assert "cannot resolve no-such-host.invalid" in got[dead_hosts["unresolvable"]].error
+    assert got[tls].status == "broken" and got[tls].problems == ["connection_error"], got[tls]
+    assert got[base + "/ok.png"].status == "ok"  # the check survived to the end
+
+
+def test_cli_check_survives_dead_hosts(server, dead_hosts, tmp_path: Path) -> None:
+    base, _ = server
+    links = [("cc_image", u) for u in dead_hosts.values()] + [("cc_image", base + "/ok.png")]
+    release = _release_with_links(tmp_path / "release", links)
+    args = ["check-urls", str(release), "--report", str(tmp_path / "rep"), "--allow", "127.0.0.1",
+            "--delay", "0", "--timeout", "2", "--retries", "0"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output  # newly broken links, reported, not a crash
+    assert "unexpected" not in result.output
+    report = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    assert sorted(report["changes"]["newly_broken"]) == sorted(dead_hosts.values())

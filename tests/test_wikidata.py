@@ -27,6 +27,7 @@ def _fetch(endpoint: str, out: Path, lang: str = "ru", **kw):
     from culturebench.datasets.borsch.wikidata import fetch_candidates
 
     kw.setdefault("cache_dir", None)
+    kw.setdefault("allow", ("127.0.0.1",))  # the test servers are on the (non-public) loopback
     return fetch_candidates(endpoint, lang, out, **kw)
 
 
@@ -148,9 +149,8 @@ def test_cli_candidates_then_the_refresh_diff(endpoint, borsch_release, tmp_path
     dishes from Wikidata in the release that the query no longer returns are listed."""
     runner = CliRunner()
     out = tmp_path / "ru"
-    result = runner.invoke(
-        app, ["borsch", "wikidata", "--endpoint", endpoint, "--lang", "ru", "--out", str(out), "--no-cache"]
-    )
+    args = ["--endpoint", endpoint, "--lang", "ru", "--out", str(out), "--no-cache", "--allow", "127.0.0.1"]
+    result = runner.invoke(app, ["borsch", "wikidata", *args])
     assert result.exit_code == 0, result.output
     assert "7 candidates (6 with an ISO origin)" in " ".join(result.output.split())
     report = tmp_path / "diff"
@@ -186,7 +186,8 @@ def test_cli_candidates_then_the_refresh_diff(endpoint, borsch_release, tmp_path
     # wrong input: one line, exit 2, nothing written
     for args in (
         ["borsch", "wikidata", "--endpoint", endpoint, "--lang", "de", "--out", str(tmp_path / "x")],
-        ["borsch", "wikidata", "--endpoint", endpoint, "--lang", "ru", "--out", str(out), "--no-cache"],
+        ["borsch", "wikidata", "--endpoint", endpoint, "--lang", "ru", "--out", str(out), "--no-cache",
+         "--allow", "127.0.0.1"],
         ["borsch", "wikidata-diff", str(tmp_path / "missing"), "--local", str(borsch_release.folder),
          "--out", str(tmp_path / "y")],
     ):  # fmt: skip

@@ -153,7 +153,8 @@ class UrlChecker:
                     resp = self._session().request(
                         method, url, timeout=self.config.timeout_s, allow_redirects=False, stream=True
                     )
-            except (requests.Timeout, requests.ConnectionError):
+            except (requests.Timeout, requests.ConnectionError) as caught:
+                exc: Exception = caught
                 if deadline.expired:
                     exc = requests.Timeout(f"no response within {self.config.timeout_s:g} s (deadline)")
                 last_exc = exc

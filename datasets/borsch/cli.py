@@ -16,6 +16,7 @@ from culturebench.cli_support import (
     or_exit,
     progress_bar,
 )
+from culturebench.sparql import MAX_BYTES, MAX_PAGES, MAX_ROWS
 
 
 def register(eval_app: typer.Typer) -> None:
@@ -39,12 +40,27 @@ def wikidata_cmd(
     no_cache: Annotated[bool, typer.Option(help="Neither read nor write the cache.")] = False,
     refresh: Annotated[bool, typer.Option(help="Ask again even when the cache holds an answer.")] = False,
     page_size: Annotated[int, typer.Option(min=1, help="Rows per request (LIMIT/OFFSET pages).")] = 10_000,
-    timeout: Annotated[float, typer.Option(min=1, help="Seconds per request.")] = 60.0,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds per request, wall clock (headers, body, redirects).")
+    ] = 60.0,
     retries: Annotated[int, typer.Option(min=0, help="Retries on 429, 5xx and timeouts.")] = 4,
     contact: Annotated[
         str, typer.Option(help="Contact (email or URL) for the User-Agent, as Wikidata's policy asks.")
     ] = "https://github.com/culturebench/culturebench",
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out folder.")] = False,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow",
+            help="Private address/network the SPARQL client may contact, e.g. 127.0.0.1 for a local "
+            "endpoint (repeatable); redirects elsewhere off the public internet are refused.",
+        ),
+    ] = None,
+    max_bytes: Annotated[
+        int, typer.Option(min=1, help="Largest answer accepted, in bytes (64 MiB by default).")
+    ] = MAX_BYTES,
+    max_pages: Annotated[int, typer.Option(min=1, help="Most pages fetched for the query.")] = MAX_PAGES,
+    max_rows: Annotated[int, typer.Option(min=1, help="Most rows accepted for the query.")] = MAX_ROWS,
 ) -> None:
     """Food dishes on Wikidata with their ISO countries of origin (BORSCH §3.1, App. L), by the
     paper's query (versioned in datasets/borsch/wikidata_dishes.rq), as a candidate table."""
@@ -58,7 +74,8 @@ def wikidata_cmd(
             lambda: fetch_candidates(
                 endpoint, lang, out, cache_dir=cache_dir, refresh=refresh, page_size=page_size,
                 timeout=timeout, retries=retries, contact=contact, overwrite=overwrite,
-                progress=lambda n: bar.update(job, completed=n),
+                progress=lambda n: bar.update(job, completed=n), allow=tuple(allow or ()),
+                max_bytes=max_bytes, max_pages=max_pages, max_rows=max_rows,
             )
         )  # fmt: skip
     console.print(

@@ -18,6 +18,7 @@ from string import Template
 from typing import Any
 
 from culturebench.errors import CultureBenchError, UsageError
+from culturebench.sparql import MAX_BYTES, MAX_PAGES, MAX_ROWS
 
 QUERY_FILE = Path(__file__).with_name("wikidata_dishes.rq")
 LANGS = ("ru", "uk", "en")
@@ -52,13 +53,14 @@ def render_query(lang: str) -> str:
 
 
 def user_agent(contact: str) -> str:
-    """A descriptive User-Agent, as Wikidata's policy asks: tool, version, purpose, contact."""
-    import SPARQLWrapper
+    """A descriptive User-Agent, as Wikidata's policy asks: tool, version, purpose, contact
+    (and the HTTP library the client sends with)."""
+    import requests
 
     from culturebench import __version__
 
     tool = f"culturebench/{__version__}"
-    return f"{tool} (BORSCH Wikidata stage; {contact}) SPARQLWrapper/{SPARQLWrapper.__version__}"
+    return f"{tool} (BORSCH Wikidata stage; {contact}) python-requests/{requests.__version__}"
 
 
 def fetch_candidates(
@@ -76,9 +78,15 @@ def fetch_candidates(
     overwrite: bool = False,
     sleep: Callable[[float], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    allow: tuple[str, ...] | list[str] = (),
+    max_bytes: int = MAX_BYTES,
+    max_pages: int = MAX_PAGES,
+    max_rows: int = MAX_ROWS,
 ) -> dict[str, Any]:
     """Run the query page by page and write ``out/candidates.parquet`` plus ``out/wikidata.json``
-    (provenance) into a staging folder renamed into place; return the provenance."""
+    (provenance) into a staging folder renamed into place; return the provenance. ``allow``
+    names the non-public addresses the client may contact (a local endpoint); ``max_bytes``
+    bounds one answer, ``max_pages`` and ``max_rows`` the whole query."""
     from datetime import UTC, datetime
 
     from culturebench.safe_http import redact
@@ -86,7 +94,15 @@ def fetch_candidates(
 
     query = render_query(lang)
     sha = hashlib.sha256(query.encode("utf-8")).hexdigest()
-    options: dict[str, Any] = {"timeout": timeout, "retries": retries, "backoff": backoff}
+    options: dict[str, Any] = {
+        "timeout": timeout,
+        "retries": retries,
+        "backoff": backoff,
+        "allow": tuple(allow),
+        "max_bytes": max_bytes,
+        "max_pages": max_pages,
+        "max_rows": max_rows,
+    }
     if sleep is not None:
         options["sleep"] = sleep
     client = SparqlClient(endpoint, user_agent(contact), cache_dir=cache_dir, refresh=refresh, **options)

@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from culturebench.atomic import publish_dir, staging_dir
 from culturebench.builders.tables import read_jsonl
 from culturebench.datasets.rubin.builder import parse_year, required_text
-from culturebench.errors import CultureBenchError, SourceError
+from culturebench.errors import SourceError
 from culturebench.eval.backends.base import Backend, Request
 from culturebench.eval.tasks.base import load_prompts
 from culturebench.hashing import sha256_file, sha256_text
 from culturebench.mcq import LETTERS, normalize_option, option_problems
+from culturebench.outputs import OutputKind, claimed_output, staged_output
 
 QUESTIONS = "questions.jsonl"
 REJECTED = "rejected.jsonl"
@@ -173,8 +173,22 @@ def generate_distractors(
     """Run the stage over ``input_path`` with ``backend``; write the output folder and return
     the report. Refuses an existing ``out_dir`` unless ``overwrite``."""
     input_path, out_dir = Path(input_path), Path(out_dir)
-    if out_dir.exists() and not overwrite:
-        raise CultureBenchError(f"{out_dir} already exists (use --overwrite to replace it)")
+    with claimed_output(out_dir, DISTRACTORS_OUTPUT, overwrite=overwrite):
+        return _generate(input_path, backend, out_dir, seed, batch_size, overwrite, progress)
+
+
+DISTRACTORS_OUTPUT = OutputKind("rubin-distractors", (REPORT, QUESTIONS))
+
+
+def _generate(
+    input_path: Path,
+    backend: Backend,
+    out_dir: Path,
+    seed: int,
+    batch_size: int,
+    overwrite: bool,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
     questions = read_raw_questions(input_path, seed)
     template = prompt_template()
     outputs: list[str] = []
@@ -219,12 +233,11 @@ def generate_distractors(
         "prompt_sha256": sha256_text(template),
         "model": backend.describe(),
     }
-    with staging_dir(out_dir) as staged:
+    with staged_output(out_dir, DISTRACTORS_OUTPUT, overwrite=overwrite) as staged:
         (staged / QUESTIONS).write_text(_jsonl(accepted), encoding="utf-8")
         (staged / REJECTED).write_text(_jsonl(rejected), encoding="utf-8")
         (staged / GENERATIONS).write_text(_jsonl(generations), encoding="utf-8")
         (staged / REPORT).write_text(
             json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
         )
-        publish_dir(staged, out_dir, overwrite=overwrite)
     return report

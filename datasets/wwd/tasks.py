@@ -127,10 +127,13 @@ class _WWDTask(Task):
 
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         values = [float(s[self.metric]) for s in samples if s.get(self.metric) is not None]
+        unparsed = sum(s.get("judge_parsed") is False for s in samples)
+        counts = {"n_judge_unparsed": unparsed} if unparsed else {}
         return {
             "en": {
                 "n": len(values),
-                "n_without_gold": len(samples) - len(values),
+                "n_without_gold": len(samples) - len(values) - unparsed,
+                **counts,
                 self.metric: {
                     "mean": sum(values) / len(values) if values else float("nan"),
                     "sem": sem(values),
@@ -163,7 +166,13 @@ class CountryTask(_WWDTask):
     def apply_judgments(self, sample: dict[str, Any], answers: dict[str, str]) -> dict[str, Any]:
         verdict = re.search(r"\b(true|false)\b", answers.get("country_match", ""), re.IGNORECASE)
         correct = None if verdict is None else float(verdict.group(1).lower() == "true")
-        return {**sample, "correct": correct, "matcher": "llm", "judge_answer": answers.get("country_match")}
+        return {
+            **sample,
+            "correct": correct,
+            "matcher": "llm",
+            "judge_answer": answers.get("country_match"),
+            "judge_parsed": verdict is not None,
+        }
 
 
 class _ChoiceTask(_WWDTask):
@@ -261,7 +270,14 @@ class IngredientsTask(_WWDTask):
         else:
             value = len(both) / len(either) if either else 1.0
             value = min(value, 1.0)
-        return {**sample, "iou": value, "matcher": "llm", "judge_intersect": both, "judge_union": either}
+        return {
+            **sample,
+            "iou": value,
+            "matcher": "llm",
+            "judge_intersect": both,
+            "judge_union": either,
+            "judge_parsed": both is not None and either is not None,
+        }
 
 
 class DescriptionTask(_WWDTask):

@@ -61,8 +61,33 @@ class Task(ABC):
 
     def __init__(self, **options: Any) -> None:
         """``options``: task-specific settings (e.g. the ASH judge's ``generations`` folder);
-        recorded in the run's provenance."""
+        recorded in the run's provenance. An option no ``__init__`` of the task names is a
+        :class:`~culturebench.errors.UsageError` (never accepted and recorded unused)."""
+        unknown = sorted(set(options) - self.accepted_options())
+        if unknown:
+            from culturebench.errors import UsageError
+
+            known = ", ".join(sorted(self.accepted_options())) or "none"
+            raise UsageError(
+                f"--option {unknown[0]}: {self.dataset}/{self.name} has no option {unknown[0]!r} "
+                f"(its options: {known})"
+            )
         self.task_options = options
+
+    @classmethod
+    def accepted_options(cls) -> set[str]:
+        """The option names this task takes: the named parameters of its ``__init__`` chain."""
+        import inspect
+
+        names: set[str] = set()
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None or klass is Task or klass is object:
+                continue
+            for param in inspect.signature(init).parameters.values():
+                if param.name != "self" and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+                    names.add(param.name)
+        return names
 
     @cached_property
     def prompt_file(self) -> dict[str, Any]:

@@ -1,0 +1,211 @@
+"""One policy for every folder or file a command writes.
+
+* **A command replaces only what it wrote itself.** Each output folder carries a marker file
+  (:data:`MARKER`, a small JSON naming the kind of output and the culturebench version that
+  wrote it); folders written before markers existed are recognised by their signature files
+  (e.g. a paper report's ``paper_report.json``). Anything else at the path (a folder of the
+  user's, another kind of output, a file) is refused with a one-line error, even with
+  ``--overwrite``: an output path is never emptied, and a file is never turned into a folder.
+* **Replacing our own output needs ``--overwrite``** (run folders are the exception: they
+  resume, see :mod:`culturebench.eval.runner`).
+* **One writer per path.** :func:`writer_lock` takes an OS file lock (``flock``) on a hidden
+  lock file beside the output, so a second process writing the same path gets a one-line
+  error naming the holder, and a killed process leaves no stale lock (the kernel drops the
+  lock with the process).
+
+The output itself is staged next to its final path and renamed into place
+(:mod:`culturebench.atomic`), so nothing half-written is ever visible.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from culturebench.errors import UsageError
+
+MARKER = ".culturebench-output.json"
+
+
+class OutputRefused(UsageError):
+    """An output path holds something this command did not write (or another writer holds it)."""
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """A kind of output folder: its name (written into the marker) and the files that
+    identify a folder of this kind written before markers existed."""
+
+    name: str
+    signature: Sequence[str] = ()
+
+
+def _marker_kind(folder: Path) -> str | None:
+    path = folder / MARKER
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return data.get("kind") if isinstance(data, dict) and isinstance(data.get("kind"), str) else None
+
+
+def kind_of(folder: Path, kinds: Sequence[OutputKind] = ()) -> str | None:
+    """The kind of output ``folder`` holds: from its marker, else from the signature files of
+    one of ``kinds``; None for a folder culturebench did not write."""
+    found = _marker_kind(folder)
+    if found:
+        return found
+    for kind in kinds:
+        if kind.signature and all((folder / name).exists() for name in kind.signature):
+            return kind.name
+    return None
+
+
+def check_output(path: str | Path, kind: OutputKind, *, overwrite: bool, flag: str = "--out") -> bool:
+    """Refuse ``path`` unless it is free, an empty folder, or ``kind``'s own output and
+    ``overwrite`` is set. Returns whether something is there to replace. Called before any
+    work, and again just before publishing."""
+    path = Path(path)
+    if path.is_symlink():
+        raise OutputRefused(f"{flag} {path} is a symbolic link; give a real path (nothing was written)")
+    if not path.exists():
+        _check_parents(path, flag)
+        return False
+    if not path.is_dir():
+        raise OutputRefused(
+            f"{flag} {path} is a file, not a folder; culturebench will not replace it (nothing was written)"
+        )
+    if not any(path.iterdir()):
+        return False
+    found = kind_of(path, [kind])
+    if found != kind.name:
+        what = f"a {found} output" if found else "files culturebench did not write"
+        raise OutputRefused(
+            f"{flag} {path} holds {what}; refusing to replace it, even with --overwrite "
+            "(give a new or empty folder)"
+        )
+    if not overwrite:
+        raise OutputRefused(f"{flag} {path} already exists (use --overwrite to replace it)")
+    return True
+
+
+def _check_parents(path: Path, flag: str) -> None:
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputRefused(f"{flag} {path}: {parent} is a file, not a folder (nothing was written)")
+            return
+
+
+def write_marker(folder: Path, kind: OutputKind, **info: object) -> None:
+    """Mark ``folder`` as ``kind``'s output (call on the staged folder, before publishing)."""
+    from culturebench import __version__
+
+    record = {"kind": kind.name, "culturebench": __version__, **info}
+    (folder / MARKER).write_text(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n", "utf-8")
+
+
+@contextlib.contextmanager
+def staged_output(
+    path: str | Path, kind: OutputKind, *, overwrite: bool, flag: str = "--out", **info: object
+) -> Iterator[Path]:
+    """Check ``path`` (:func:`check_output`), hold its writer lock, and yield an empty staging
+    folder; when the block succeeds the staging folder is marked and renamed onto ``path``
+    (replacing our own earlier output only). When it fails nothing at ``path`` changed."""
+    from culturebench.atomic import publish_dir, staging_dir
+
+    path = Path(path)
+    check_output(path, kind, overwrite=overwrite, flag=flag)
+    with writer_lock(path, flag=flag), staging_dir(path) as staged:
+        yield staged
+        write_marker(staged, kind, **info)
+        replace = check_output(path, kind, overwrite=overwrite, flag=flag)  # unchanged since the start?
+        publish_dir(staged, path, overwrite=replace)
+
+
+# ---------------------------------------------------------------------- one writer
+def lock_path(path: str | Path) -> Path:
+    """The lock file of an output path: hidden, beside it (the output itself may be renamed)."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.lock")
+
+
+def _holder(lock: Path) -> str:
+    try:
+        text = lock.read_text(encoding="utf-8").strip()
+    except OSError:
+        return "another process"
+    return text or "another process"
+
+
+@contextlib.contextmanager
+def writer_lock(path: str | Path, *, flag: str = "--out") -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path``'s lock file for the block. A second writer gets
+    :class:`OutputRefused` naming the holder (pid, command, start time). The lock goes with
+    the process, so a killed writer never leaves a stale lock; the lock file is removed on a
+    normal exit."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): no protection, no error
+        yield
+        return
+    lock = lock_path(path)
+    key = str(lock.resolve())
+    if key in _HELD:  # re-entrant within this process (a stage inside a claimed command)
+        yield
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        handle = open(lock, "a+", encoding="utf-8")  # noqa: SIM115 - held for the block
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise OutputRefused(
+                f"{flag} {path} is being written by {_holder(lock)}; wait for it to finish or use another "
+                "path"
+            ) from None
+        try:  # the file we locked may have been unlinked by a writer that just finished
+            same = os.fstat(handle.fileno()).st_ino == os.stat(lock).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        handle.close()
+    try:
+        handle.seek(0)
+        handle.truncate()
+        command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv[:4]))
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        handle.write(f"pid {os.getpid()} ({command}, since {stamp})")
+        handle.flush()
+        _HELD.add(key)
+        yield
+    finally:
+        _HELD.discard(key)
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        handle.close()
+
+
+_HELD: set[str] = set()
+
+
+@contextlib.contextmanager
+def claimed_output(
+    path: str | Path, kind: OutputKind, *, overwrite: bool, flag: str = "--out"
+) -> Iterator[None]:
+    """For a command that works long before it writes: check ``path`` and hold its writer
+    lock for the whole block (a second writer stops at once, not after doing all the work).
+    Write the result with :func:`staged_output` inside the block."""
+    check_output(path, kind, overwrite=overwrite, flag=flag)
+    with writer_lock(path, flag=flag):
+        yield
