@@ -18,6 +18,7 @@ from string import Template
 from typing import Any
 
 from culturebench.errors import CultureBenchError, UsageError
+from culturebench.outputs import OutputKind
 from culturebench.sparql import MAX_BYTES, MAX_PAGES, MAX_ROWS
 
 QUERY_FILE = Path(__file__).with_name("wikidata_dishes.rq")
@@ -89,52 +90,55 @@ def fetch_candidates(
     bounds one answer, ``max_pages`` and ``max_rows`` the whole query."""
     from datetime import UTC, datetime
 
-    from culturebench.safe_http import redact
-    from culturebench.sparql import SparqlClient
+    from culturebench.outputs import claimed_output
 
-    query = render_query(lang)
-    sha = hashlib.sha256(query.encode("utf-8")).hexdigest()
-    options: dict[str, Any] = {
-        "timeout": timeout,
-        "retries": retries,
-        "backoff": backoff,
-        "allow": tuple(allow),
-        "max_bytes": max_bytes,
-        "max_pages": max_pages,
-        "max_rows": max_rows,
-    }
-    if sleep is not None:
-        options["sleep"] = sleep
-    client = SparqlClient(endpoint, user_agent(contact), cache_dir=cache_dir, refresh=refresh, **options)
-    rows: list[dict[str, Any]] = []
-    pages = cached = 0
-    for page in client.select_pages(query, page_size):
-        pages += 1
-        cached += page.cached
-        for number, binding in enumerate(page.rows, start=len(rows) + 1):
-            rows.append(_candidate(binding, number, endpoint, lang, page.retrieved_at, sha))
-        if progress:
-            progress(len(rows))
-    rows.sort(key=lambda r: _qid_number(r["qid"]))
-    record = {
-        "stage": "borsch-wikidata",
-        "endpoint": redact(endpoint),
-        "lang": lang,
-        "query_file": QUERY_FILE.name,
-        "query_version": query_version(),
-        "query_sha256": sha,
-        "page_size": page_size,
-        "pages": pages,
-        "pages_from_cache": cached,
-        "requests": client.requests,
-        "rows": len(rows),
-        "with_origin": sum(bool(r["origins"]) for r in rows),
-        "retrieved_at": min((r["retrieved_at"] for r in rows), default=None),
-        "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "user_agent": user_agent(contact),
-    }
-    _write(out, rows, record, overwrite)
-    return record
+    with claimed_output(out, CANDIDATES_OUTPUT, overwrite=overwrite):  # checked and locked before any query
+        from culturebench.safe_http import redact
+        from culturebench.sparql import SparqlClient
+
+        query = render_query(lang)
+        sha = hashlib.sha256(query.encode("utf-8")).hexdigest()
+        options: dict[str, Any] = {
+            "timeout": timeout,
+            "retries": retries,
+            "backoff": backoff,
+            "allow": tuple(allow),
+            "max_bytes": max_bytes,
+            "max_pages": max_pages,
+            "max_rows": max_rows,
+        }
+        if sleep is not None:
+            options["sleep"] = sleep
+        client = SparqlClient(endpoint, user_agent(contact), cache_dir=cache_dir, refresh=refresh, **options)
+        rows: list[dict[str, Any]] = []
+        pages = cached = 0
+        for page in client.select_pages(query, page_size):
+            pages += 1
+            cached += page.cached
+            for number, binding in enumerate(page.rows, start=len(rows) + 1):
+                rows.append(_candidate(binding, number, endpoint, lang, page.retrieved_at, sha))
+            if progress:
+                progress(len(rows))
+        rows.sort(key=lambda r: _qid_number(r["qid"]))
+        record = {
+            "stage": "borsch-wikidata",
+            "endpoint": redact(endpoint),
+            "lang": lang,
+            "query_file": QUERY_FILE.name,
+            "query_version": query_version(),
+            "query_sha256": sha,
+            "page_size": page_size,
+            "pages": pages,
+            "pages_from_cache": cached,
+            "requests": client.requests,
+            "rows": len(rows),
+            "with_origin": sum(bool(r["origins"]) for r in rows),
+            "retrieved_at": min((r["retrieved_at"] for r in rows), default=None),
+            "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "user_agent": user_agent(contact),
+        }
+        _write(out, rows, record, overwrite)
+        return record
 
 
 def _candidate(
@@ -181,11 +185,9 @@ def _write(out: Path, rows: list[dict[str, Any]], record: dict[str, Any], overwr
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from culturebench.atomic import publish_dir, staging_dir
+    from culturebench.outputs import staged_output
 
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise UsageError(f"--out {out} exists (add --overwrite to replace it)")
     schema = pa.schema(
         [
             ("qid", pa.string()),
@@ -201,10 +203,13 @@ def _write(out: Path, rows: list[dict[str, Any]], record: dict[str, Any], overwr
             ("query_sha256", pa.string()),
         ]
     )
-    with staging_dir(out) as staged:
+    with staged_output(out, CANDIDATES_OUTPUT, overwrite=overwrite) as staged:
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), staged / CANDIDATES)
         (staged / PROVENANCE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        publish_dir(staged, out, overwrite=overwrite)
+
+
+CANDIDATES_OUTPUT = OutputKind("borsch-wikidata", (CANDIDATES, PROVENANCE))
+DIFF_OUTPUT = OutputKind("borsch-wikidata-diff", ("wikidata_diff.json",))
 
 
 def read_candidates(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -391,7 +396,9 @@ def refresh_report(
     from dataclasses import asdict
 
     from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.outputs import check_output
 
+    check_output(out, DIFF_OUTPUT, overwrite=overwrite)  # before reading anything
     candidates, record = read_candidates(candidates_dir)
     lang = record.get("lang")
     if lang not in ("ru", "uk"):
@@ -409,15 +416,12 @@ def refresh_report(
 
 def write_diff(diff: dict[str, Any], out: Path, *, overwrite: bool = False) -> list[Path]:
     """``out/wikidata_diff.json`` and ``out/wikidata_diff.md``, written together (staged)."""
-    from culturebench.atomic import publish_dir, staging_dir
+    from culturebench.outputs import staged_output
 
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise UsageError(f"--out {out} exists (add --overwrite to replace it)")
-    with staging_dir(out) as staged:
+    with staged_output(out, DIFF_OUTPUT, overwrite=overwrite) as staged:
         (staged / "wikidata_diff.json").write_text(
             json.dumps(diff, indent=2, ensure_ascii=False) + "\n", "utf-8"
         )
         (staged / "wikidata_diff.md").write_text(diff_markdown(diff), "utf-8")
-        publish_dir(staged, out, overwrite=overwrite)
     return [out / "wikidata_diff.json", out / "wikidata_diff.md"]

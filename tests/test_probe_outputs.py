@@ -1,0 +1,325 @@
+"""Probe cases (issue 25, reliability round 3): never delete what we did not write, never drop
+input silently, one writer per folder. Each former failure is reproduced through the real
+command or the function it calls, and asserts what is left on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from culturebench.cli import app
+from culturebench.errors import CultureBenchError
+
+REPO = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def cli(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.output + (result.stderr if result.stderr_bytes else "")
+
+
+def _one_line_error(code: int, output: str, *needles: str) -> None:
+    assert code == 2, output
+    assert "Traceback" not in output and "unexpected" not in output, output
+    flat = " ".join(output.split())
+    for needle in needles:
+        assert needle in flat, output
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _users_folder(path: Path) -> dict[str, bytes]:
+    path.mkdir(parents=True)
+    (path / "thesis.tex").write_text("months of work", encoding="utf-8")
+    (path / "sub").mkdir()
+    (path / "sub" / "data.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    return _tree(path)
+
+
+# ---------------------------------------------------------------------- data loss
+def test_eval_paper_never_empties_a_folder_it_did_not_write(tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    before = _users_folder(folder)
+    for extra in ([], ["--overwrite"]):
+        code, output = cli("eval", "paper", "rubin", "--out", folder, *extra)
+        _one_line_error(code, output, "files culturebench did not write", "even with --overwrite")
+        assert _tree(folder) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]  # nothing staged or moved aside
+
+
+def test_eval_paper_never_turns_a_file_into_a_folder(tmp_path: Path) -> None:
+    target = tmp_path / "notes.md"
+    target.write_text("my notes", encoding="utf-8")
+    for extra in ([], ["--overwrite"]):
+        code, output = cli("eval", "paper", "rubin", "--out", target, *extra)
+        _one_line_error(code, output, "is a file, not a folder")
+    assert target.read_text(encoding="utf-8") == "my notes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]  # no .notes.md.old-PID
+
+
+def test_eval_paper_replaces_its_own_report_only_with_overwrite(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert cli("eval", "paper", "rubin", "--out", out)[0] == 0
+    first = (out / "paper_report.json").read_bytes()
+    code, output = cli("eval", "paper", "rubin", "--out", out)
+    _one_line_error(code, output, "already exists (use --overwrite")
+    assert cli("eval", "paper", "rubin", "--out", out, "--overwrite")[0] == 0
+    assert (out / "paper_report.json").read_bytes() == first
+    assert (
+        json.loads((out / ".culturebench-output.json").read_text(encoding="utf-8"))["kind"] == "paper-report"
+    )
+
+
+def test_eval_paper_refuses_unknown_input_keys_and_a_run_given_twice(
+    borsch_release, scripted_backend, tmp_path: Path
+) -> None:
+    code, output = cli("eval", "paper", "wwd", "--input", f"review={tmp_path}", "--out", tmp_path / "r")
+    _one_line_error(code, output, "unknown input key 'review'", "reviews")
+    from culturebench.eval.runner import run_eval
+
+    run = tmp_path / "run"
+    run_eval(
+        "borsch", "origin-qa", scripted_backend("Россия"), run, local=str(borsch_release.folder), limit=2
+    )
+    code, output = cli("eval", "paper", "borsch", run, run, "--out", tmp_path / "r")
+    _one_line_error(code, output, "the same run is given twice")
+    assert not (tmp_path / "r").exists()
+
+
+def test_wikidata_diff_overwrite_keeps_a_foreign_folder(borsch_release, tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    before = _users_folder(folder)
+    code, output = cli(
+        "borsch", "wikidata-diff", tmp_path / "nowhere", "--out", folder, "--overwrite",
+        "--local", borsch_release.folder,
+    )  # fmt: skip
+    _one_line_error(code, output, "files culturebench did not write")
+    assert _tree(folder) == before
+
+
+def test_build_overwrite_refuses_a_folder_that_is_not_this_release(
+    upstream_borsch: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "dist" / "borsch" / "1.0.0"
+    before = _users_folder(target)
+    code, output = cli(
+        "build", "borsch", "--out", tmp_path / "dist", "--source", upstream_borsch, "--overwrite"
+    )
+    _one_line_error(code, output, "not a borsch release", "even with --overwrite")
+    assert _tree(target) == before
+
+
+def test_eval_run_refuses_a_foreign_folder(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    from culturebench.eval.runner import run_eval
+
+    folder = tmp_path / "mine"
+    before = _users_folder(folder)
+    with pytest.raises(CultureBenchError, match="not a culturebench run"):
+        run_eval(
+            "borsch", "origin-qa", scripted_backend("x"), folder, local=str(borsch_release.folder), limit=1
+        )
+    assert _tree(folder) == before
+
+
+def test_scoring_into_a_run_folder_keeps_the_models_generations(
+    borsch_release, scripted_backend, tmp_path: Path
+) -> None:
+    from culturebench.eval.runner import run_eval
+
+    live = tmp_path / "live"
+    run_eval(
+        "borsch", "origin-qa", scripted_backend("Узбекистан"), live, local=str(borsch_release.folder), limit=2
+    )
+    before = _tree(live)
+    code, output = cli(
+        "eval", "score", "borsch", "--task", "origin-qa", "--generations", live / "samples.jsonl",
+        "--out", live, "--local", borsch_release.folder,
+    )  # fmt: skip
+    _one_line_error(code, output, "holds an `eval run`", "model's generations")
+    assert _tree(live) == before
+    # an earlier score is ours: scoring again into it replaces it
+    for _ in range(2):
+        code, output = cli(
+            "eval", "score", "borsch", "--task", "origin-qa", "--generations", live / "samples.jsonl",
+            "--out", tmp_path / "scored", "--local", borsch_release.folder,
+        )  # fmt: skip
+        assert code == 0, output
+
+
+# ---------------------------------------------------------------------- nothing half-done
+def test_a_bad_task_after_a_good_one_writes_nothing(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    from culturebench.eval.runner import run_eval
+
+    live = tmp_path / "live"
+    run_eval(
+        "borsch", "origin-qa", scripted_backend("Россия"), live, local=str(borsch_release.folder), limit=2
+    )
+    out = tmp_path / "scored"
+    code, output = cli(
+        "eval", "score", "borsch", "--task", "origin-qa", "--task", "no-such-task",
+        "--generations", live / "samples.jsonl", "--out", out, "--local", borsch_release.folder,
+    )  # fmt: skip
+    _one_line_error(code, output, "no task 'no-such-task'")
+    assert not out.exists()
+    # a layout fault in the second task (its column is missing) also writes nothing
+    code, output = cli(
+        "eval", "score", "borsch", "--task", "origin-qa", "--task", "origin-vqa",
+        "--generations", live / "samples.jsonl", "--out", out, "--local", borsch_release.folder,
+    )  # fmt: skip
+    assert code == 2, output
+    assert not out.exists()
+
+
+def test_unknown_task_option_is_an_error(borsch_release, tmp_path: Path) -> None:
+    code, output = cli(
+        "eval", "run", "borsch", "--task", "origin-qa", "--model", "m", "--option", "tensor_parallel_size=4",
+        "--local", borsch_release.folder, "--out", tmp_path / "r",
+    )  # fmt: skip
+    _one_line_error(code, output, "no option 'tensor_parallel_size'", "its options: config")
+    assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------------- every input read
+def _lines(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_every_generations_file_is_read(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    from culturebench.eval.runner import read_samples, run_eval
+    from culturebench.eval.score import score_generations
+
+    live = tmp_path / "live"
+    run_eval(
+        "borsch", "origin-qa", scripted_backend("Россия"), live, local=str(borsch_release.folder), limit=3
+    )
+    samples = [{"id": s["id"], "output": s["output"]} for s in read_samples(live / "samples.jsonl")]
+    half = len(samples) // 2
+    a = _lines(tmp_path / "a.jsonl", samples[:half])
+    b = _lines(tmp_path / "b.jsonl", samples[half:])
+    got = score_generations("borsch", "origin-qa", [a, b], tmp_path / "s1", local=str(borsch_release.folder))
+    assert got["samples"] == len(samples)  # the second file used to be ignored
+    # the same answers in two files: scored once, counted
+    c = _lines(tmp_path / "c.jsonl", samples[:2])
+    got = score_generations(
+        "borsch", "origin-qa", [a, b, c], tmp_path / "s2", local=str(borsch_release.folder)
+    )
+    assert got["samples"] == len(samples) and got["duplicate_generations"] == 2
+    # a different answer for the same request in another file is an error naming both places
+    d = _lines(tmp_path / "d.jsonl", [{"id": samples[0]["id"], "output": "Украина"}])
+    with pytest.raises(
+        CultureBenchError, match=r"d\.jsonl, row 1, field 'id'.*different output.*a\.jsonl row 1"
+    ):
+        score_generations("borsch", "origin-qa", [a, b, d], tmp_path / "s3", local=str(borsch_release.folder))
+    with pytest.raises(CultureBenchError, match="given twice"):
+        score_generations("borsch", "origin-qa", [a, a], tmp_path / "s4", local=str(borsch_release.folder))
+    assert not (tmp_path / "s3").exists() and not (tmp_path / "s4").exists()
+
+
+def test_non_text_outputs_are_the_models_failure(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    from culturebench.eval.runner import MAX_SCORED_CHARS, read_samples, run_eval
+    from culturebench.eval.score import score_generations
+
+    live = tmp_path / "live"
+    run_eval(
+        "borsch", "origin-qa", scripted_backend("Россия"), live, local=str(borsch_release.folder), limit=2
+    )
+    ids = [s["id"] for s in read_samples(live / "samples.jsonl")]
+    records = [
+        {"id": ids[0], "output": ["Россия"]},
+        {"id": ids[1], "output": 12},
+        {"id": ids[2], "output": None},
+    ]
+    records.append({"id": ids[3], "output": "Россия " * (MAX_SCORED_CHARS // 3)})
+    gens = _lines(tmp_path / "g.jsonl", records)
+    got = score_generations("borsch", "origin-qa", [gens], tmp_path / "s", local=str(borsch_release.folder))
+    assert got["invalid_outputs"] == 3 and got["outputs_cut_for_scoring"] == 1
+    scored = {s["id"]: s for s in read_samples(tmp_path / "s" / "samples.jsonl")}
+    assert [scored[i]["invalid_output"] for i in ids[:3]] == ["array", "number", "null"]
+    assert all(scored[i]["jaccard"] == 0.0 for i in ids[:3])  # never read as "['Россия']"
+    plain = {s["id"]: s for s in read_samples(live / "samples.jsonl")}[ids[3]]  # "Россия" once
+    assert scored[ids[3]]["scored_chars"] == MAX_SCORED_CHARS
+    assert scored[ids[3]]["predicted"] == plain["predicted"] and scored[ids[3]]["jaccard"] == plain["jaccard"]
+    report = (tmp_path / "s" / "report.md").read_text(encoding="utf-8")
+    assert "outputs that are not text (scored as failures): 3" in report
+
+
+def test_a_run_of_nothing_exits_non_zero(borsch_release, tmp_path: Path, tiny_vlm: Path) -> None:
+    """BORSCH VQA on a release without embedded images: every row is skipped."""
+    code, output = cli(
+        "eval", "run", "borsch", "--task", "origin-vqa", "--model", tiny_vlm,
+        "--local", borsch_release.folder, "--out", tmp_path / "r",
+    )  # fmt: skip
+    _one_line_error(code, output, "nothing to run", "with images first")
+    assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------------- one writer
+def _hold_lock(path: Path) -> subprocess.Popen:
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from culturebench.outputs import writer_lock
+        with writer_lock({str(path)!r}):
+            print("held", flush=True)
+            time.sleep(120)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_writer_is_refused_and_a_killed_one_leaves_no_lock(
+    borsch_release, scripted_backend, tmp_path: Path
+) -> None:
+    from culturebench.eval.runner import run_eval
+
+    out = tmp_path / "run"
+    holder = _hold_lock(out)
+    try:
+        with pytest.raises(CultureBenchError, match=rf"is being written by pid {holder.pid} "):
+            run_eval(
+                "borsch", "origin-qa", scripted_backend("x"), out, local=str(borsch_release.folder), limit=1
+            )
+        assert not out.exists()
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)  # by PID; the kernel drops its lock with it
+        holder.wait(10)
+    deadline = time.monotonic() + 5
+    while True:  # the lock went with the process: no stale lock to clean by hand
+        try:
+            run_eval(
+                "borsch", "origin-qa", scripted_backend("x"), out, local=str(borsch_release.folder), limit=1
+            )
+            break
+        except CultureBenchError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    assert (out / "results.json").is_file()
+    assert not (tmp_path / ".run.lock").exists()  # removed on a normal exit
+
+
+def test_the_lock_names_the_holder_in_the_cli(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    holder = _hold_lock(out)
+    try:
+        code, output = cli("eval", "paper", "rubin", "--out", out)
+        _one_line_error(code, output, f"is being written by pid {holder.pid}")
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(10)
+    assert not out.exists()
