@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from culturebench import __version__
@@ -24,12 +25,16 @@ from culturebench.cli_support import (
     BuildProgress,
     CommonsApiOption,
     ConcurrencyOption,
+    GuidanceOption,
     ImageMirrorOption,
     ImagesOption,
+    MaxNewTokensOption,
     ModelRevisionOption,
     OfflineImagesOption,
+    TemperatureOption,
     console,
     err_console,
+    finite,
     image_options,
     make_engine,
     make_image_engine,
@@ -52,6 +57,8 @@ def _setup_logging(verbose: int) -> None:
     from rich.logging import RichHandler
 
     level = logging.WARNING if verbose == 0 else (logging.INFO if verbose == 1 else logging.DEBUG)
+    if verbose == 0:
+        _quiet_libraries()
     logging.basicConfig(
         level=level,
         format="%(message)s",
@@ -61,6 +68,22 @@ def _setup_logging(verbose: int) -> None:
 
 
 _DEBUG = {"on": False}
+
+# Libraries whose advisory warnings and log chatter (deprecations, "generation flags are not
+# valid", torchvision fallbacks) would bury our own lines; shown again with -v.
+_NOISY = ("transformers", "diffusers", "torch", "torchvision", "accelerate", "huggingface_hub", "datasets")
+
+
+def _quiet_libraries() -> None:
+    import os
+    import warnings
+
+    for name in ("TRANSFORMERS_VERBOSITY", "DIFFUSERS_VERBOSITY"):
+        os.environ.setdefault(name, "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    for module in _NOISY:
+        warnings.filterwarnings("ignore", module=module)
+        logging.getLogger(module).setLevel(logging.ERROR)
 
 
 @app.callback()
@@ -382,12 +405,22 @@ def check_urls_cmd(
     allow: Annotated[
         list[str] | None, typer.Option(help="Private address/network to allow (e.g. 127.0.0.1).")
     ] = None,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight overall.")] = 16,
-    per_host: Annotated[int, typer.Option(help="Requests in flight per host.")] = 2,
-    delay: Annotated[float, typer.Option(help="Seconds between request starts to one host.")] = 0.5,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = 15.0,
-    retries: Annotated[int, typer.Option(help="Retries on 5xx/429/timeouts.")] = 3,
-    backoff: Annotated[float, typer.Option(help="First retry delay in seconds (doubles).")] = 1.0,
+    concurrency: Annotated[int, typer.Option(min=1, max=1024, help="Requests in flight overall.")] = 16,
+    per_host: Annotated[int, typer.Option(min=1, max=64, help="Requests in flight per host.")] = 2,
+    delay: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=3600.0, callback=finite, help="Seconds between request starts to one host."
+        ),
+    ] = 0.5,
+    timeout: Annotated[
+        float, typer.Option(min=0.1, max=3600.0, callback=finite, help="Per-request timeout in seconds.")
+    ] = 15.0,
+    retries: Annotated[int, typer.Option(min=0, max=20, help="Retries on 5xx/429/timeouts.")] = 3,
+    backoff: Annotated[
+        float,
+        typer.Option(min=0.0, max=600.0, callback=finite, help="First retry delay in seconds (doubles)."),
+    ] = 1.0,
 ) -> None:
     """Check every external URL of a release; exit 1 if anything is newly broken."""
     from culturebench.release.locate import locate_release
@@ -446,26 +479,38 @@ _add_corpus_app()
 
 
 @eval_app.command("list")
-def eval_list_cmd() -> None:
-    """List evaluation tasks per dataset."""
+def eval_list_cmd(
+    long: Annotated[bool, typer.Option("--long", help="Each task's description, in full.")] = False,
+) -> None:
+    """List evaluation tasks per dataset (with --long: their descriptions). Fits 80 columns."""
+    from rich import box
+
     from culturebench.eval.tasks import registry
     from culturebench.eval.tasks.base import load_prompts
 
-    table = Table(title="evaluation tasks")
-    for col in ("dataset", "task", "config", "images", "languages", "description"):
-        table.add_column(col, no_wrap=col != "description")
+    table = Table(title="evaluation tasks", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for col in ("dataset", "task", "config", "img", "langs", "options"):
+        table.add_column(col, no_wrap=col != "options", overflow="fold")
+    described = []
     for dataset, tasks in registry().items():
         prompts = load_prompts(dataset).get("tasks", {})
         for name, cls in tasks.items():  # class attributes: some tasks need options to exist
+            options = ", ".join(sorted(cls.accepted_options())) or "-"
             table.add_row(
                 dataset,
                 name,
                 cls.config,
                 "yes" if cls.needs_images else "no",
-                ", ".join(cls.languages),
-                str((prompts.get(name) or {}).get("description", "")),
+                ",".join(cls.languages),
+                options,
             )
+            described.append((f"{dataset}/{name}", str((prompts.get(name) or {}).get("description", ""))))
     console.print(table)
+    if long:
+        for title, text in described:
+            console.print(f"[bold]{title}[/]: {text}", highlight=False)
+    else:
+        console.print("descriptions: culturebench eval list --long", highlight=False)
 
 
 @eval_app.command("run")
@@ -493,7 +538,7 @@ def eval_run_cmd(
     ),
     model_revision: ModelRevisionOption = None,
     batch_size: BatchSizeOption = 8,
-    max_new_tokens: Annotated[int, typer.Option(help="Generation length (paper: 200).")] = 200,
+    max_new_tokens: MaxNewTokensOption = 200,
     seed: Annotated[int, typer.Option(help="Seed recorded and passed to the backend.")] = 0,
     seeds: Annotated[
         str | None,
@@ -501,9 +546,7 @@ def eval_run_cmd(
     ] = None,
     base_url: BaseUrlOption = None,
     concurrency: ConcurrencyOption = 4,
-    temperature: Annotated[
-        float, typer.Option(help="Sampling temperature (0 = greedy; repeated ratings need > 0).")
-    ] = 0.0,
+    temperature: TemperatureOption = 0.0,
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -518,9 +561,7 @@ def eval_run_cmd(
     steps: Annotated[
         int | None, typer.Option(min=1, help="Text-to-image: denoising steps (default: the pipeline's).")
     ] = None,
-    guidance: Annotated[
-        float | None, typer.Option(help="Text-to-image: guidance scale (default: the pipeline's).")
-    ] = None,
+    guidance: GuidanceOption = None,
     dtype: Annotated[str, typer.Option(help="diffusers: float32, float16 or bfloat16.")] = "float32",
     quality: Annotated[str | None, typer.Option(help="openai-images: quality (e.g. standard, hd).")] = None,
 ) -> None:
@@ -929,7 +970,7 @@ def main() -> None:
     except CultureBenchError as exc:  # raised outside a command's own handling (e.g. discovery)
         from culturebench.safe_http import redact
 
-        err_console.print(f"[red]error:[/] {redact(exc)}", soft_wrap=True)
+        err_console.print(f"[red]error:[/] {escape(redact(exc))}", soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:
         if _DEBUG["on"]:
@@ -938,7 +979,7 @@ def main() -> None:
 
         message = (str(exc).strip().splitlines() or [""])[0][:300]
         err_console.print(
-            f"[red]error:[/] {type(exc).__name__}: {redact(message)}\n"
+            f"[red]error:[/] {type(exc).__name__}: {escape(redact(message))}\n"
             "(unexpected; rerun with `culturebench --debug ...` for the traceback)",
             soft_wrap=True,
         )

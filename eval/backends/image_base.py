@@ -43,9 +43,20 @@ def parse_size(text: str) -> tuple[int, int]:
         size = (int(width), int(height))
     except ValueError:
         raise UsageError(f"--size {text!r}: expected WIDTHxHEIGHT, e.g. 512x512") from None
-    if min(size) < 8:
-        raise UsageError(f"--size {text!r}: width and height must be at least 8 pixels")
+    if min(size) < 8 or max(size) > MAX_SIDE or size[0] * size[1] > MAX_PIXELS:
+        raise UsageError(
+            f"--size {text!r}: width and height must be 8 to {MAX_SIDE} pixels, at most "
+            f"{MAX_PIXELS:,} pixels in all"
+        )
+    if size[0] % 8 or size[1] % 8:
+        raise UsageError(
+            f"--size {text!r}: width and height must be multiples of 8 (the pipelines' latent grid)"
+        )
     return size
+
+
+MAX_SIDE = 4096  # no text-to-image model of the papers goes beyond 1024; 4096 leaves room
+MAX_PIXELS = 4096 * 4096
 
 
 def png_bytes(image: Any) -> bytes:

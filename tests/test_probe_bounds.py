@@ -1,0 +1,92 @@
+"""Probe cases (issue 25): bounds on every numeric option, image sizes, missing optional
+engines, and what a person sees (tables at 80 columns, quiet progress when piped)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from culturebench.cli import app
+
+runner = CliRunner()
+
+
+def cli(*args: str, width: int = 80) -> tuple[int, str]:
+    result = runner.invoke(app, [str(a) for a in args], terminal_width=width)
+    return result.exit_code, result.output + (result.stderr if result.stderr_bytes else "")
+
+
+RUN = ["eval", "run", "borsch", "--task", "origin-qa", "--model", "m", "--local", "nowhere"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--batch-size", "0"], "--batch-size"),
+        (["--concurrency", "0"], "--concurrency"),
+        (["--max-new-tokens", "0"], "--max-new-tokens"),
+        (["--temperature", "nan"], "--temperature"),
+        (["--temperature", "inf"], "not a finite number"),
+        (["--temperature", "-1"], "--temperature"),
+        (["--limit", "0"], "--limit"),
+    ],
+)
+def test_numeric_options_are_bounded(extra: list[str], needle: str) -> None:
+    code, output = cli(*RUN, *extra)
+    assert code == 2 and needle in output, output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("size", "needle"),
+    [
+        ("63x65", "multiples of 8"),
+        ("100000x100000", "8 to 4096 pixels"),
+        ("4x4", "8 to 4096 pixels"),
+        ("big", "expected WIDTHxHEIGHT"),
+    ],
+)
+def test_image_sizes_are_bounded(size: str, needle: str, tmp_path) -> None:
+    code, output = cli(
+        "eval", "run", "wwd", "--task", "t2i-generate", "--backend", "diffusers", "--model", tmp_path,
+        "--size", size, "--out", tmp_path / "r",
+    )  # fmt: skip
+    assert code == 2 and needle in " ".join(output.split()), output
+    assert not (tmp_path / "r").exists()
+
+
+def test_check_urls_options_are_bounded(tmp_path) -> None:
+    for extra in (["--concurrency", "0"], ["--timeout", "nan"], ["--per-host", "0"], ["--delay", "-1"]):
+        code, output = cli("check-urls", tmp_path, *extra)
+        assert code == 2 and extra[0] in output, output
+
+
+def test_a_missing_engine_names_its_extra(monkeypatch, tmp_path) -> None:
+    monkeypatch.setitem(sys.modules, "diffusers", None)  # as if not installed
+    code, output = cli(
+        "eval", "run", "wwd", "--task", "t2i-generate", "--backend", "diffusers", "--model", tmp_path,
+        "--out", tmp_path / "r",
+    )  # fmt: skip
+    flat = " ".join(output.split())
+    assert code == 2 and "needs diffusers, which is not installed: pip install 'culturebench[eval]'" in flat
+    if "vllm" not in sys.modules:
+        monkeypatch.setitem(sys.modules, "vllm", None)
+    code, output = cli(*RUN, "--backend", "vllm")
+    assert code == 2 and "pip install 'culturebench[gpu]'" in " ".join(output.split()), output
+
+
+def test_error_text_with_brackets_is_printed_as_written(tmp_path) -> None:
+    """Rich markup used to eat ``[gpu]`` or ``[0, 1]`` out of error messages."""
+    code, output = cli("eval", "run", "borsch", "--task", "origin-qa", "--model", "m", "--seeds", "[0,1]")
+    assert code == 2 and "--seeds '[0,1]'" in output, output
+
+
+def test_eval_list_fits_80_columns() -> None:
+    code, output = cli("eval", "list", width=80)
+    assert code == 0
+    assert max(len(line) for line in output.splitlines()) <= 80
+    assert "clip-descriptors" in output and "descriptions: culturebench eval list --long" in output
+    code, output = cli("eval", "list", "--long", width=80)
+    assert "wwd/clip-descriptors: App. G.1" in " ".join(output.split())
