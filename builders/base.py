@@ -111,13 +111,46 @@ class DatasetBuilder(ABC):
             if folder.exists() and not folder.is_dir():
                 raise BuildError(f"--out {out_root}: {folder} is a file, not a folder")
         final = release_folder(out_root, spec.name, spec.version)
-        if final.exists() and not overwrite:
-            raise BuildError(f"{final} already exists (use --overwrite to rebuild it)")
         _check_replaceable(final, spec.name)
+        if final.exists() and not overwrite:
+            differs = self._differences(final, source, images)
+            if not differs:
+                raise UpToDate(final)
+            raise BuildError(f"{final} already exists, built from {differs}; use --overwrite to rebuild it")
         from culturebench.outputs import writer_lock
 
         with writer_lock(final, flag="build"):  # a second build of this release stops here
             return self._build(final, source, overwrite, step, images, image_progress)
+
+    def _differences(self, final: Path, source: str | None, images: ImageOptions | None) -> str:
+        """What would make a new build differ from the release at ``final`` (empty: nothing;
+        the same sources, builder and libraries give the same bytes)."""
+        from culturebench.manifest import read_manifest
+
+        try:
+            old = read_manifest(final)
+        except CultureBenchError:
+            return "an unreadable manifest"
+        if images is not None:
+            return "a build without this image stage"
+        report = final / "build_report.json"
+        try:
+            stats = json.loads(report.read_text(encoding="utf-8")).get("stats", {})
+        except (OSError, ValueError, AttributeError):
+            return "an unreadable build_report.json"
+        if isinstance(stats.get("images"), dict):  # the image stage's statistics
+            return "a build with the image stage"
+        sources = resolve_sources(self.spec, source)
+        files = (old.get("source") or {}).get("files") or {}
+        new = sources.files.values()
+        changed = [f.name for f in new if (files.get(f.key) or {}).get("sha256") != f.sha256]
+        if changed or set(files) != set(sources.files):
+            return f"other sources ({', '.join(changed) or 'other files'} differ)"
+        if old.get("builder", {}).get("code_version") != self.CODE_VERSION:
+            return "another builder version"
+        if old.get("libraries") != library_versions():
+            return "other library versions"
+        return ""
 
     def _build(
         self,
@@ -244,6 +277,14 @@ def get_builder(name: str) -> DatasetBuilder:
 
     cls = registry.get(name).builder_class()
     return cls(load_spec(name))
+
+
+class UpToDate(CultureBenchError):
+    """The release folder already holds what this build would write."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        super().__init__(f"{folder} is up to date (same sources, builder and libraries); nothing to do")
 
 
 def _check_replaceable(final: Path, name: str) -> None:

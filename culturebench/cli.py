@@ -81,6 +81,8 @@ def _quiet_libraries() -> None:
     for name in ("TRANSFORMERS_VERBOSITY", "DIFFUSERS_VERBOSITY"):
         os.environ.setdefault(name, "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    if not err_console.is_terminal:  # no tqdm redraws in logs and pipes (downloads keep theirs)
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     for module in _NOISY:
         warnings.filterwarnings("ignore", module=module)
         logging.getLogger(module).setLevel(logging.ERROR)
@@ -223,12 +225,14 @@ def build_cmd(
 ) -> None:
     """Build, validate and write dist/<name>/<version>/ atomically."""
     from culturebench.builders import get_builder
+    from culturebench.builders.base import UpToDate
 
     options = or_exit(lambda: image_options(images, image_mirror, offline_images, commons_api, allow))
     builder = or_exit(lambda: get_builder(name))
-    with BuildProgress(f"building {name} {builder.spec.version}") as progress:
-        result = or_exit(
-            lambda: builder.build(
+
+    def run(progress: BuildProgress):
+        try:
+            return builder.build(
                 source=source,
                 out_root=out,
                 overwrite=overwrite,
@@ -236,7 +240,14 @@ def build_cmd(
                 images=options,
                 image_progress=progress.images,
             )
-        )
+        except UpToDate as same:  # a rerun of the same build: nothing to do
+            return same
+
+    with BuildProgress(f"building {name} {builder.spec.version}") as progress:
+        result = or_exit(lambda: run(progress))
+    if isinstance(result, UpToDate):
+        console.print(f"{escape(str(result))} (--overwrite rebuilds it)")
+        return
     _print_build(result)
 
 
@@ -534,7 +545,7 @@ def eval_run_cmd(
     lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N rows.")] = None,
     out: Annotated[Path, typer.Option(help="Output folder (resumes if it holds the same run).")] = Path(
-        "runs/eval"
+        "out/runs/eval"
     ),
     model_revision: ModelRevisionOption = None,
     batch_size: BatchSizeOption = 8,
@@ -685,7 +696,9 @@ def eval_score_cmd(
         str | None, typer.Option(help="Dataset repo id (default culturebench/<dataset>).")
     ] = None,
     local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
-    out: Annotated[Path, typer.Option(help="Output folder (one sub-folder per task).")] = Path("runs/score"),
+    out: Annotated[Path, typer.Option(help="Output folder (one sub-folder per task).")] = Path(
+        "out/runs/score"
+    ),
     option: Annotated[list[str] | None, typer.Option("--option", help="Task option KEY=VALUE.")] = None,
     matcher: Annotated[
         str, typer.Option(help="deterministic (default) or llm: the paper's LLM string matcher.")
@@ -820,8 +833,16 @@ def eval_tiny_model_cmd(
         "clip": tiny.build_tiny_clip,
         "dinov2": tiny.build_tiny_dinov2,
     }[kind]
+    from culturebench.outputs import MARKER, OutputKind, kind_of, write_marker
+
+    mark = OutputKind(f"tiny-model-{kind}")
+    if path.is_dir() and kind_of(path) == mark.name:
+        recorded = json.loads((path / MARKER).read_text(encoding="utf-8")).get("seed")
+        if recorded == seed:  # a rerun (the README builds /tmp/tiny in two sections)
+            console.print(f"tiny {kind} model already in {path} (seed {seed}); nothing to do")
+            return
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        err_console.print(f"[red]error:[/] {path} exists and is not an empty folder")
+        err_console.print(f"[red]error:[/] {escape(str(path))} exists and is not an empty folder")
         raise typer.Exit(EXIT_BAD_INPUT)
     what = {
         "text": "",
@@ -830,7 +851,12 @@ def eval_tiny_model_cmd(
         "clip": "CLIP ",
         "dinov2": "DINOv2 ",
     }
-    console.print(f"tiny {what[kind]}model written to {build(path, seed=seed)}")
+    from huggingface_hub.utils import disable_progress_bars
+
+    disable_progress_bars()  # "Writing model shards" for a model of a few kB
+    written = build(path, seed=seed)
+    write_marker(Path(written), mark, seed=seed)
+    console.print(f"tiny {what[kind]}model written to {written}")
 
 
 @eval_app.command("report")
@@ -853,7 +879,7 @@ def eval_paper_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset whose paper to report on.")],
     folders: Annotated[list[Path] | None, typer.Argument(help="Finished `eval run` folders.")] = None,
     out: Annotated[Path, typer.Option(help="Report folder (paper_report.md, .json, figures).")] = Path(
-        "paper_report"
+        "out/reports/paper"
     ),
     local: Annotated[
         Path | None, typer.Option(help="A local release folder (for items read from it).")

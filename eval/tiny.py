@@ -58,6 +58,7 @@ def _tokenizer(extra_special: tuple[str, ...] = ()) -> Any:
         vocab_size=600,
         special_tokens=["<s>", "</s>", "<pad>", *extra_special],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
     )
     tokenizer.train_from_iterator(CORPUS * 4, trainer)
     return PreTrainedTokenizerFast(

@@ -18,7 +18,7 @@ def register(eval_app: typer.Typer) -> None:
 def eval_ash_summary_cmd(
     runs: Annotated[list[Path], typer.Argument(help="Folders of ash judge runs (generator x judge).")],
     out: Annotated[Path, typer.Option(help="Folder for ash_summary.json and the heatmaps.")] = Path(
-        "runs/ash_summary"
+        "out/runs/ash_summary"
     ),
 ) -> None:
     """CulinaryASH: generator x judge means/SDs (heatmap PNGs), top/bottom cuisines, agreement."""
