@@ -7,11 +7,14 @@ there, or the complete new content is.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from culturebench.errors import CultureBenchError
 
 
 def _umask() -> int:
@@ -25,9 +28,32 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+class WriteFailed(CultureBenchError):
+    """Writing an output failed (disk full, file too large, no permission): names the path."""
+
+
+# errno values that mean "the disk will not take it": disk full, file too large, quota, read-only
+NO_ROOM = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS})
+
+
+def write_failed(path: str | Path, exc: OSError, *, kept: str = "") -> WriteFailed:
+    """A :class:`WriteFailed` naming ``path`` and the system's reason (e.g. ``No space left on
+    device``); ``kept`` says what was left unchanged."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return WriteFailed(f"cannot write {path}: {reason}" + (f"; {kept}" if kept else ""))
+
+
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same folder + ``os.replace``."""
+    """Write ``data`` to ``path`` through a temp file in the same folder + ``os.replace``; a
+    failure (disk full) is a :class:`WriteFailed` naming ``path``, and ``path`` is unchanged."""
     path = Path(path)
+    try:
+        _write_bytes_atomic(path, data)
+    except OSError as exc:
+        raise write_failed(path, exc, kept="its previous content is unchanged") from None
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

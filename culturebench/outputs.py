@@ -120,13 +120,16 @@ def staged_output(
     """Check ``path`` (:func:`check_output`), hold its writer lock, and yield an empty staging
     folder; when the block succeeds the staging folder is marked and renamed onto ``path``
     (replacing our own earlier output only). When it fails nothing at ``path`` changed."""
-    from culturebench.atomic import publish_dir, staging_dir
+    from culturebench.atomic import publish_dir, staging_dir, write_failed
 
     path = Path(path)
     check_output(path, kind, overwrite=overwrite, flag=flag)
     with writer_lock(path, flag=flag), staging_dir(path) as staged:
-        yield staged
-        write_marker(staged, kind, **info)
+        try:
+            yield staged
+            write_marker(staged, kind, **info)
+        except OSError as exc:  # disk full while writing the staged files
+            raise write_failed(path, exc, kept="nothing was changed there") from None
         replace = check_output(path, kind, overwrite=overwrite, flag=flag)  # unchanged since the start?
         publish_dir(staged, path, overwrite=replace)
 

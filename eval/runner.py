@@ -346,32 +346,48 @@ def run_eval(
         if progress:
             progress(total - len(pending), total)
         finished = total - len(pending)
-        with open(samples_path, "a", encoding="utf-8") as handle:
-            for seed in dict.fromkeys(s for _, s in pending):
-                backend.sampling = replace(base_sampling, seed=seed) if seed is not None else base_sampling
-                todo = [r for r, s in pending if s == seed]
-                for start in range(0, len(todo), batch_size):
-                    batch = todo[start : start + batch_size]
-                    if task.output_kind == "image":
-                        pngs = backend.generate_images([r.request for r in batch])
-                        outputs = [
-                            store_image(out, _job_id(r, seed), png)
-                            for r, png in zip(batch, pngs, strict=True)
-                        ]
-                    else:
-                        outputs = backend.generate([r.request for r in batch])
-                    for item, output in zip(batch, outputs, strict=True):
-                        extra = {"image_sha256": output[1]} if isinstance(output, tuple) else {}
-                        text = output[0] if isinstance(output, tuple) else output
-                        sample = {**_sample(task, item, text), **extra, "run": key, "id": _job_id(item, seed)}
-                        if seed is not None:
-                            sample["seed"] = seed
-                        handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                    finished += len(batch)
-                    if progress:
-                        progress(finished, total)
+        try:
+            with open(samples_path, "a", encoding="utf-8") as handle:
+                for seed in dict.fromkeys(s for _, s in pending):
+                    backend.sampling = (
+                        replace(base_sampling, seed=seed) if seed is not None else base_sampling
+                    )
+                    todo = [r for r, s in pending if s == seed]
+                    for start in range(0, len(todo), batch_size):
+                        batch = todo[start : start + batch_size]
+                        if task.output_kind == "image":
+                            pngs = backend.generate_images([r.request for r in batch])
+                            outputs = [
+                                store_image(out, _job_id(r, seed), png)
+                                for r, png in zip(batch, pngs, strict=True)
+                            ]
+                        else:
+                            outputs = backend.generate([r.request for r in batch])
+                        for item, output in zip(batch, outputs, strict=True):
+                            extra = {"image_sha256": output[1]} if isinstance(output, tuple) else {}
+                            text = output[0] if isinstance(output, tuple) else output
+                            sample = {
+                                **_sample(task, item, text),
+                                **extra,
+                                "run": key,
+                                "id": _job_id(item, seed),
+                            }
+                            if seed is not None:
+                                sample["seed"] = seed
+                            handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
+                        handle.flush()
+                        os.fsync(handle.fileno())
+                        finished += len(batch)
+                        if progress:
+                            progress(finished, total)
+        except OSError as exc:
+            from culturebench.atomic import NO_ROOM, write_failed
+
+            if exc.errno not in NO_ROOM:
+                raise
+            raise write_failed(
+                samples_path, exc, kept="the samples written so far are kept; rerun to resume"
+            ) from None
         backend.sampling = base_sampling
 
         order = {_job_id(r, s): i for i, (r, s) in enumerate(jobs)}

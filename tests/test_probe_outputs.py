@@ -323,3 +323,47 @@ def test_the_lock_names_the_holder_in_the_cli(tmp_path: Path) -> None:
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(10)
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------- disk full
+def _limited(args: list[str], limit: int, cwd: Path) -> subprocess.CompletedProcess:
+    """Run the CLI with files capped at ``limit`` bytes (RLIMIT_FSIZE: a write past it fails
+    with EFBIG, as a full disk fails with ENOSPC; SIGXFSZ ignored so the write returns)."""
+    import resource
+
+    def cap() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    exe = str(Path(sys.executable).with_name("culturebench"))
+    return subprocess.run(
+        [exe, *args], cwd=cwd, capture_output=True, text=True, preexec_fn=cap, check=False, timeout=300
+    )
+
+
+def test_a_full_disk_names_the_path_and_changes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    proc = _limited(["eval", "paper", "rubin", "--out", str(out)], 2000, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    line = " ".join(proc.stderr.split())
+    assert f"cannot write {out}: File too large; nothing was changed there" in line, proc.stderr
+    assert "unexpected" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no staging folder or lock left
+
+
+def test_a_full_disk_during_an_atomic_write_keeps_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "notes.json"
+    target.write_text("{}", encoding="utf-8")
+    script = textwrap.dedent(
+        f"""
+        import resource, signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+        from culturebench.atomic import write_text_atomic
+        write_text_atomic({str(target)!r}, "x" * 1000)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert f"WriteFailed: cannot write {target}: File too large" in proc.stderr
+    assert target.read_text(encoding="utf-8") == "{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.json"]
