@@ -747,9 +747,21 @@ def eval_score_cmd(
             f"(tasks: {', '.join(tasks)})"
         )
         raise typer.Exit(EXIT_BAD_INPUT)
-    done = or_exit(lambda: score_tasks(dataset, names, generations, out, layout=layout, revision=revision,
-                                       local=str(local) if local else None, repo=repo, task_options=options,
-                                       judge=judge))  # fmt: skip
+    with progress_bar() as bar:
+        jobs: dict[str, int] = {}
+
+        def show(name: str, done: int, total: int) -> None:
+            if name not in jobs:
+                jobs[name] = bar.add_task(f"scoring {dataset}/{name}", total=total)
+            bar.update(jobs[name], completed=done, total=total)
+
+        done = or_exit(
+            lambda: score_tasks(
+                dataset, names, generations, out, layout=layout, revision=revision,
+                local=str(local) if local else None, repo=repo, task_options=options, judge=judge,
+                progress=show,
+            )
+        )  # fmt: skip
     for name, results in done.items():
         folder = out / name if len(names) > 1 else out
         console.print(f"{name}: {results['samples']} samples of {results['items']} items -> {folder}")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -350,7 +350,13 @@ def check_score_dir(out: Path) -> None:
         )
 
 
-def write_scoring(prepared: PreparedScoring, out_dir: str | Path, *, judge: Any = None) -> dict[str, Any]:
+def write_scoring(
+    prepared: PreparedScoring,
+    out_dir: str | Path,
+    *,
+    judge: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """Score ``prepared`` into ``out_dir``: ``run.json``, ``samples.jsonl``, ``results.json``
     and ``report.md`` (each written atomically; an earlier score there is replaced)."""
     from culturebench.atomic import write_text_atomic
@@ -378,11 +384,14 @@ def write_scoring(prepared: PreparedScoring, out_dir: str | Path, *, judge: Any 
     }
     _write_json(out / RUN, run_info)
     samples = []
-    for request, gen in prepared.pairs:
+    total = len(prepared.pairs)
+    for done, (request, gen) in enumerate(prepared.pairs, start=1):
         sample = _sample(task, request, gen.output)
         sample["id"] = f"{request.request.id}@{gen.seed}" if gen.seed is not None else request.request.id
         sample["seed"] = gen.seed
         samples.append(sample)
+        if progress and (done % 200 == 0 or done == total):
+            progress(done, total)
     extra: dict[str, Any] = {}
     if judge is not None:
         from culturebench.eval.judge import run_judge
@@ -446,6 +455,7 @@ def score_tasks(
     out: str | Path,
     *,
     judge: Any = None,
+    progress: Callable[[str, int, int], None] | None = None,
     **options: Any,
 ) -> dict[str, dict[str, Any]]:
     """``eval score`` of several tasks: every task's outputs are read and checked first (a
@@ -461,7 +471,10 @@ def score_tasks(
     with writer_lock(out):
         refs: dict[Any, Any] = {}
         prepared = [prepare_scoring(dataset, name, files, refs=refs, **options) for name in names]
-        done = {p.task_name: write_scoring(p, folders[p.task_name], judge=judge) for p in prepared}
+        done = {}
+        for p in prepared:
+            step = (lambda d, t, name=p.task_name: progress(name, d, t)) if progress else None
+            done[p.task_name] = write_scoring(p, folders[p.task_name], judge=judge, progress=step)
         if len(names) > 1:
             write_marker(out, SCORE_SET, dataset=dataset)
     return done
