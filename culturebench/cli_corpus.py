@@ -37,7 +37,8 @@ def count_cmd(
     revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
     repo: Annotated[str | None, typer.Option(help="Dataset repo id.")] = None,
     scheduler: Annotated[
-        str | None, typer.Option(help="Dask scheduler address (tcp://HOST:PORT); default: this machine.")
+        str | None,
+        typer.Option(help="Dask scheduler address, HOST:PORT or tcp://HOST:PORT; default: this machine."),
     ] = None,
     workers: Annotated[int, typer.Option(min=1, help="Local processes (without --scheduler).")] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the incorrect co-occurrence sample.")] = 0,
@@ -49,14 +50,14 @@ def count_cmd(
     and ratio, and a seeded sample of incorrect co-occurrences, as Parquet tables."""
     from culturebench.eval.corpus.job import corpus_count
 
-    with progress_bar() as bar:
-        job = bar.add_task(f"{dataset} in {corpus}", total=None)
+    bar, update = _progress(f"{dataset} in {corpus}")
+    with bar:
         record = or_exit(
             lambda: corpus_count(
                 dataset, corpus, out, lang=lang, column=column, config=config,
                 local=str(local) if local else None, revision=revision, repo=repo, scheduler=scheduler,
                 workers=workers, seed=seed, per_dish=per_dish,
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
+                progress=update,
             )
         )  # fmt: skip
     chars = record["characters"] / 1e6
@@ -64,6 +65,34 @@ def count_cmd(
         f"{len(record['shards'])} shards, {record['documents']} documents, {chars:.1f} M characters in "
         f"{record['seconds']:.1f} s ({chars / max(record['seconds'], 1e-9):.1f} M/s); tables in {out}"
     )
+
+
+def _progress(title: str):
+    """:func:`culturebench.cli_support.progress_bar` (count, rate, elapsed time and ETA on a
+    terminal; quiet elsewhere) and the update function of a corpus job. The engine reports
+    bytes of the shards as stored (within a shard too, on one process), shown in kB, MB or GB
+    by the corpus size, so the count and the rate read as sizes (MB, MB/s)."""
+    from rich.progress import Progress
+
+    bar = progress_bar()
+    # a bar shows its title while the corpus is listed; log lines start with the unit known
+    job = [bar.add_task(title, total=None)] if isinstance(bar, Progress) else []
+    scale: list[float] = []
+
+    def update(done: int, total: int) -> None:
+        if not scale:
+            unit, factor = next(((u, f) for u, f in _UNITS if total >= 10 * f), ("bytes", 1.0))
+            scale.append(factor)
+            if job:
+                bar.update(job[0], description=f"{title} ({unit})")
+            else:
+                job.append(bar.add_task(f"{title} ({unit})", total=None))
+        bar.update(job[0], completed=done / scale[0], total=total / scale[0])
+
+    return bar, update
+
+
+_UNITS = (("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
 
 
 def _write(out: Path | None, data: dict) -> None:
@@ -82,7 +111,7 @@ def code_mixing_cmd(
     count: Annotated[Path, typer.Argument(help="Folder of a `corpus count` (parallel names).")],
     qa: Annotated[Path | None, typer.Option(help="An origin-qa run (Jaccard per dish).")] = None,
     vqa: Annotated[Path | None, typer.Option(help="A dish-name-vqa run (accuracy per dish).")] = None,
-    bins: Annotated[int, typer.Option(min=2)] = 9,
+    bins: Annotated[int, typer.Option(min=2, max=1000, help="Bins of the occurrence difference.")] = 9,
     out: Annotated[Path | None, typer.Option(help="Write JSON (and a Fig. 5 plot beside it).")] = None,
 ) -> None:
     """§4.2 / Fig. 5: code-mixing share, and scores per bin of the name-occurrence difference."""
@@ -101,7 +130,7 @@ def code_mixing_cmd(
 def cooccurrence_cmd(
     count: Annotated[Path, typer.Argument(help="Folder of a `corpus count`.")],
     qa: Annotated[Path, typer.Option(help="An origin-qa run of the same language.")],
-    bins: Annotated[int, typer.Option(min=2)] = 10,
+    bins: Annotated[int, typer.Option(min=2, max=1000, help="Log-spaced bins.")] = 10,
     out: Annotated[Path | None, typer.Option(help="Write JSON (and a Fig. 6 plot beside it).")] = None,
 ) -> None:
     """§4.3 / Fig. 6: QA Jaccard per log-spaced bin of correct co-occurrence count and ratio."""
@@ -177,20 +206,21 @@ def contamination_cmd(
     revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
     repo: Annotated[str | None, typer.Option(help="Dataset repo id.")] = None,
     scheduler: Annotated[
-        str | None, typer.Option(help="Dask scheduler address; default: this machine.")
+        str | None,
+        typer.Option(help="Dask scheduler address, HOST:PORT or tcp://HOST:PORT; default: this machine."),
     ] = None,
     workers: Annotated[int, typer.Option(min=1, help="Local processes (without --scheduler).")] = 1,
 ) -> None:
     """A release's image pHashes against a reference collection of any size, one task per shard."""
     from culturebench.eval.corpus.contamination import corpus_contamination
 
-    with progress_bar() as bar:
-        job = bar.add_task(f"{dataset} images vs {references}", total=None)
+    bar, update = _progress(f"{dataset} images vs {references}")
+    with bar:
         record = or_exit(
             lambda: corpus_contamination(
                 dataset, references, out, threshold=threshold, local=str(local) if local else None,
                 revision=revision, repo=repo, scheduler=scheduler, workers=workers,
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
+                progress=update,
             )
         )  # fmt: skip
     console.print(

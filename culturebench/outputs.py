@@ -165,6 +165,7 @@ def writer_lock(path: str | Path, *, flag: str = "--out") -> Iterator[None]:
     if key in _HELD:  # re-entrant within this process (a stage inside a claimed command)
         yield
         return
+    created = [p for p in [lock.parent, *lock.parent.parents] if not p.exists()]
     lock.parent.mkdir(parents=True, exist_ok=True)
     while True:
         handle = open(lock, "a+", encoding="utf-8")  # noqa: SIM115 - held for the block
@@ -197,6 +198,9 @@ def writer_lock(path: str | Path, *, flag: str = "--out") -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.unlink(lock)
         handle.close()
+        for folder in created:  # innermost first: folders made only for the lock, if still empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 _HELD: set[str] = set()

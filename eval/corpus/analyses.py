@@ -19,6 +19,7 @@ ratio 0 in a bin of its own), from the smallest to the largest value observed.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -30,13 +31,57 @@ from culturebench.errors import CultureBenchError, Location, SourceError
 CATEGORIES = ("Scraping Errors", "Irrelevant Location", "Word Polysemy", "Inaccurate Origin", "Misc.")
 
 
+# the columns each analysis reads from a count's tables
+TABLE_COLUMNS = {
+    "mentions": ("dish_id", "name_lang", "name", "occurrences", "documents"),
+    "dishes": ("dish_id", "correct_cooccurrence", "correct_ratio"),
+    "incorrect_samples": (
+        "priority",
+        "dish_id",
+        "shard",
+        "document",
+        "other_countries",
+        "origins",
+        "sentence",
+    ),
+}
+
+
 def _table(folder: Path, name: str) -> list[dict[str, Any]]:
+    """A table of a corpus count; a missing, unreadable or foreign table is one line."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = Path(folder) / f"{name}.parquet"
     if not path.is_file():
         raise CultureBenchError(f"{folder} is not a corpus count (no {path.name})")
-    return pq.read_table(path).to_pylist()
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise CultureBenchError(f"{path}: unreadable table ({type(exc).__name__}: {first})") from None
+    missing = [c for c in TABLE_COLUMNS.get(name, ()) if c not in table.column_names]
+    if missing:
+        raise CultureBenchError(f"{path}: not a corpus count table (no column {missing[0]!r})")
+    return table.to_pylist()
+
+
+def _csv_text(path: Path) -> str:
+    """A CSV file's text (UTF-8, with or without a byte-order mark); other bytes are one line
+    naming the file and line."""
+    raw = Path(path).read_bytes()
+    if b"\x00" in raw and raw[:2] not in (b"\xff\xfe", b"\xfe\xff"):
+        line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
+        raise CultureBenchError(f"{path}, line {line}: a NUL byte (binary data, or UTF-16 text?)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            what = "UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8 CSV"
+        else:
+            what = f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8 CSV"
+        raise CultureBenchError(f"{path}, line {line}: {what}") from None
 
 
 def per_dish_scores(run: Path, metric: str, lang: str | None = None) -> dict[str, float]:
@@ -226,8 +271,8 @@ def tabulate_annotations(paths: Sequence[Path]) -> dict[str, Any]:
     for path in paths:
         if not Path(path).is_file():
             raise SourceError(Location(str(path)), "no such file")
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
+        reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""))
+        try:
             for column in ("language", "category"):
                 if column not in (reader.fieldnames or []):
                     raise SourceError(Location(Path(path).name, 1, column), "missing column")
@@ -243,6 +288,8 @@ def tabulate_annotations(paths: Sequence[Path]) -> dict[str, Any]:
                         f"{category!r} is not one of {', '.join(CATEGORIES)}",
                     )
                 table[row["language"]][match] += 1
+        except csv.Error as exc:  # a NUL byte, an unclosed quote at the end
+            raise CultureBenchError(f"{path}, line {reader.line_num}: not a readable CSV ({exc})") from None
     return {
         lang: {"n": sum(counts.values()), **{c: v / sum(counts.values()) for c, v in counts.items()}}
         for lang, counts in sorted(table.items())

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError
+from culturebench.eval.corpus.shards import CorpusError
 
 
 def release_hashes(folder: Path) -> list[dict[str, Any]]:
@@ -66,8 +67,53 @@ def match_shard(shard: Any, hashes: list[str], threshold: int, parts_dir: str) -
     if has_part(path, shard.id, digest):
         return str(path)
     index = HashIndex(to_array(hashes), threshold)
-    matches = match_reference_shard(index, shard.url)
+    _check_reference_shard(shard.url)
+    try:
+        matches = match_reference_shard(index, shard.url)
+    except CultureBenchError:
+        raise
+    except _reference_errors() as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise CorpusError(
+            f"reference shard {shard.url}: unreadable or not hex pHashes ({type(exc).__name__}: {first})"
+        ) from None
     return write_part(path, {"shard": shard.id, "url": shard.url, "spec": digest, "matches": matches})
+
+
+def _reference_errors() -> tuple[type[BaseException], ...]:
+    import pyarrow as pa
+
+    return (OSError, EOFError, ValueError, OverflowError, pa.ArrowException)
+
+
+def _check_reference_shard(url: str) -> None:
+    """A reference shard is Parquet whose ``phash`` holds hex strings (a number column would
+    be read as hex digits, silently wrong) and that has a ``source`` column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from culturebench.eval.corpus.shards import _open_raw
+
+    try:
+        with _open_raw(url) as handle:
+            schema = pq.ParquetFile(handle).schema_arrow
+    except CultureBenchError:
+        raise
+    except _reference_errors() as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise CorpusError(
+            f"reference shard {url}: not a readable Parquet file ({type(exc).__name__}: {first})"
+        ) from None
+    for column in ("phash", "source"):
+        if column not in schema.names:
+            raise CorpusError(f"reference shard {url}: no column {column!r} (needs phash, source)")
+    kind = schema.field("phash").type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)):
+        raise CorpusError(
+            f"reference shard {url}: column 'phash' holds {kind}, not hex strings (e.g. 'c3a1...')"
+        )
 
 
 def corpus_contamination(
@@ -89,12 +135,14 @@ def corpus_contamination(
     import pyarrow.parquet as pq
 
     from culturebench.atomic import write_text_atomic
-    from culturebench.eval.corpus.engine import run_tasks
+    from culturebench.eval.corpus.engine import check_scheduler, run_tasks
     from culturebench.eval.corpus.shards import list_shards
     from culturebench.eval.runner import check_out_dir, git_sha, resolve_dataset
     from culturebench.images.hashing import hamming
     from culturebench.safe_http import redact
 
+    if scheduler is not None:
+        scheduler = check_scheduler(scheduler)  # before any work: a bad address is a usage error
     check_out_dir(out)
     ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
     if ref.source != "local":
@@ -106,13 +154,25 @@ def corpus_contamination(
     records = release_hashes(folder)
     if not records:
         raise CultureBenchError(f"{folder}: the release has no image hashes (build it with --images)")
-    shards = [s for s in list_shards(references) if s.url.endswith(".parquet")]
-    if not shards:
-        raise CultureBenchError(f"--references {references}: no Parquet shards")
+    shards = list_shards(references, option="--references")
+    other = [s.url for s in shards if not s.url.lower().endswith(".parquet")]
+    if other:  # never left out in silence
+        raise CultureBenchError(
+            f"--references {references}: {other[0]} is not Parquet (reference shards are Parquet "
+            f"with phash and source columns){f'; {len(other) - 1} more' if len(other) > 1 else ''}"
+        )
     hashes = [r["phash"] for r in records]
     start = time.perf_counter()
     kwargs = {"hashes": hashes, "threshold": threshold, "parts_dir": str(out / "parts")}
-    run_tasks(match_shard, shards, kwargs=kwargs, scheduler=scheduler, workers=workers, progress=progress)
+    run_tasks(
+        match_shard,
+        shards,
+        kwargs=kwargs,
+        scheduler=scheduler,
+        workers=workers,
+        progress=progress,
+        sizes=[s.size for s in shards],
+    )
     seconds = time.perf_counter() - start
     rows = []
     for shard in shards:

@@ -175,13 +175,20 @@ def run_shards(
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Count every shard with :func:`culturebench.eval.corpus.engine.run_tasks`."""
+    """Count every shard with :func:`culturebench.eval.corpus.engine.run_tasks`;
+    ``progress(done, total)`` in bytes of the shards as stored."""
     from culturebench.eval.corpus.engine import run_tasks
 
     parts_dir.mkdir(parents=True, exist_ok=True)
     kwargs = {"spec": spec, "parts_dir": str(parts_dir)}
     run_tasks(
-        count_shard, list(shards), kwargs=kwargs, scheduler=scheduler, workers=workers, progress=progress
+        count_shard,
+        list(shards),
+        kwargs=kwargs,
+        scheduler=scheduler,
+        workers=workers,
+        progress=progress,
+        sizes=[s.size for s in shards],
     )
 
 

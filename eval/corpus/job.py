@@ -42,6 +42,7 @@ def corpus_count(
     from culturebench import registry
     from culturebench.atomic import write_text_atomic
     from culturebench.eval.corpus.count import CountSpec, merge_parts, run_shards, write_tables
+    from culturebench.eval.corpus.engine import check_scheduler
     from culturebench.eval.corpus.matcher import MATCHER_VERSION
     from culturebench.eval.corpus.shards import list_shards
     from culturebench.eval.runner import check_out_dir, git_sha, load_rows, resolve_dataset
@@ -52,6 +53,8 @@ def corpus_count(
         raise UsageError(f"dataset {dataset!r} declares no corpus terms (dataset.yaml code.corpus)")
     if lang not in ("ru", "uk", "en"):
         raise UsageError(f"--lang {lang!r}: the corpus language, ru, uk or en (country names in it)")
+    if scheduler is not None:
+        scheduler = check_scheduler(scheduler)  # before any work: a bad address is a usage error
     config = config or hooks.DEFAULT_CONFIG
     check_out_dir(out)
     ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
@@ -93,8 +96,11 @@ def read_count(folder: Path) -> dict[str, Any]:
     """``count.json`` of a finished count; CultureBenchError when missing or corrupt."""
     path = Path(folder) / COUNT_JSON
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise CultureBenchError(
             f"{folder} is not a finished corpus count (no readable {COUNT_JSON})"
         ) from None
+    if not isinstance(record, dict) or record.get("corpus_lang") not in ("ru", "uk", "en"):
+        raise CultureBenchError(f"{path}: not a culturebench corpus count (no corpus_lang)")
+    return record

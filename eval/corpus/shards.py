@@ -7,13 +7,19 @@ A corpus SPEC is one of
   sha is resolved and recorded), e.g. ``hub:allenai/c4@main:multilingual/c4-uk.tfrecord-000*.json.gz``.
 
 Shards are Parquet (``.parquet``) or JSON Lines (``.jsonl``/``.json``, optionally ``.gz``,
-``.bz2``, ``.xz`` or ``.zst``). Each has an identity recorded in provenance: size and sha256
-for local files, size and ETag (or the Hub's blob id) for remote ones.
+``.bz2``, ``.xz``/``.lzma`` or ``.zst``/``.zstd``). Each has an identity recorded in provenance:
+size and sha256 for local files, size and ETag (or the Hub's blob id) for remote ones.
+
+Nothing is dropped or miscounted in silence: a shard that is truncated or corrupt (a compressed
+stream without its end, a zstd frame cut short), that is not UTF-8, whose text field is not
+text, or whose compression is not supported is an error naming the file (and the line or row
+reached); a whole shard is counted or none of it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -23,11 +29,40 @@ from typing import Any
 from culturebench.errors import CultureBenchError
 
 TEXT_SUFFIXES = (".jsonl", ".json", ".parquet")
-COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+COMPRESSION = {
+    ".gz": "gzip",
+    ".bz2": "bz2",
+    ".xz": "xz",
+    ".lzma": "xz",
+    ".zst": "zstd",
+    ".zstd": "zstd",
+}
+# compressions that a shard name may carry but that are not read: an error, never a skipped file
+UNSUPPORTED = (".lz4", ".snappy", ".sz", ".br", ".zip", ".7z", ".lzo", ".tar", ".tgz", ".z")
+CHUNK = 1 << 18  # compressed bytes read at a time (zstd)
+# the package a protocol's fsspec filesystem needs (the rest: the error fsspec gives)
+PROTOCOL_PACKAGES = {
+    "http": "aiohttp",
+    "https": "aiohttp",
+    "s3": "s3fs",
+    "s3a": "s3fs",
+    "gs": "gcsfs",
+    "gcs": "gcsfs",
+    "az": "adlfs",
+    "abfs": "adlfs",
+    "abfss": "adlfs",
+    "hf": "huggingface_hub",
+    "sftp": "paramiko",
+    "ssh": "paramiko",
+}
 
 
 class CorpusError(CultureBenchError):
     """The corpus cannot be listed or a shard cannot be read."""
+
+
+class TruncatedError(EOFError):
+    """A compressed stream ends before its end marker (a cut download or copy)."""
 
 
 @dataclass(frozen=True)
@@ -56,35 +91,105 @@ def _kind(url: str) -> tuple[str, str | None]:
     for suffix, codec in COMPRESSION.items():
         if name.endswith(suffix):
             compression, name = codec, name[: -len(suffix)]
+            break
     for suffix in TEXT_SUFFIXES:
         if name.endswith(suffix):
             return ("parquet" if suffix == ".parquet" else "jsonl"), compression
-    raise CorpusError(f"{url}: not a Parquet or JSON Lines shard (.parquet, .jsonl[.gz|.zst|...])")
+    raise CorpusError(
+        f"{url}: not a Parquet or JSON Lines shard (.parquet, .jsonl or .json, optionally "
+        f"{', '.join(COMPRESSION)})"
+    )
 
 
-def list_shards(spec: str, *, fingerprint_local: bool = True) -> list[Shard]:
-    """The shards of a corpus SPEC, sorted by URL (so every engine sees one order)."""
+def _is_text_shard(name: str) -> bool:
+    """Whether a listed file is a shard; a shard in an unsupported compression (``x.jsonl.lz4``)
+    is an error rather than a file left out."""
+    try:
+        _kind(name)
+    except CorpusError:
+        base = name.rsplit("/", 1)[-1].lower()
+        for suffix in UNSUPPORTED:
+            if base.endswith(suffix) and base[: -len(suffix)].endswith(TEXT_SUFFIXES):
+                raise CorpusError(
+                    f"{name}: {suffix} compression is not supported (use {', '.join(COMPRESSION)})"
+                ) from None
+        return False
+    return True
+
+
+def _backend_missing(spec: str, exc: ImportError, option: str) -> CorpusError:
+    """The one-line error for a URL whose fsspec filesystem needs a package not installed."""
+    protocol = spec.split("://", 1)[0].lower() if "://" in spec else "file"
+    package = PROTOCOL_PACKAGES.get(protocol) or getattr(exc, "name", None)
+    detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    if package:
+        return CorpusError(
+            f"{option} {spec}: reading {protocol}:// URLs needs the {package} package, which is not "
+            f"installed (pip install {package}); {detail}"
+        )
+    return CorpusError(f"{option} {spec}: cannot read {protocol}:// URLs here: {detail}")
+
+
+def _first_line(exc: BaseException) -> str:
+    name = type(exc).__name__
+    if name == "error":  # zlib.error
+        name = f"{type(exc).__module__}.error"
+    text = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"{name}: {text}" if text else name
+
+
+def list_shards(spec: str, *, fingerprint_local: bool = True, option: str = "--corpus") -> list[Shard]:
+    """The shards of a corpus SPEC, sorted by URL (so every engine sees one order). ``option``
+    names the command-line option in errors. An empty listing is an error."""
     if spec.startswith("hub:"):
-        return _hub_shards(spec[4:])
-    import fsspec
-
+        return _hub_shards(spec[4:], option)
     path = Path(spec)
     if "://" not in spec and path.is_dir():
         files = sorted(str(p) for p in path.rglob("*") if p.is_file() and _is_text_shard(p.name))
+        if not files:
+            raise CorpusError(
+                f"{option} {spec}: the folder holds no Parquet or JSON Lines shards "
+                f"(.parquet, .jsonl, .json, optionally {', '.join(COMPRESSION)})"
+            )
         return [_local(Path(f), fingerprint_local) for f in files]
     if "://" not in spec:
         import glob
 
-        files = (
-            sorted(glob.glob(spec)) if any(c in spec for c in "*?[") else ([spec] if path.is_file() else [])
-        )
+        if any(c in spec for c in "*?["):
+            matched = sorted(f for f in glob.glob(spec) if Path(f).is_file())
+            files = [f for f in matched if _is_text_shard(f)]
+            if matched and not files:
+                raise CorpusError(
+                    f"{option} {spec}: none of the {len(matched)} matching files is a Parquet or "
+                    "JSON Lines shard"
+                )
+        else:
+            files = [spec] if path.is_file() else []
+            if files:
+                _kind(spec)  # a single file that is not a shard: say so, never count nothing
         if not files:
-            raise CorpusError(f"--corpus {spec}: no such file, folder or matching files")
-        return [_local(Path(f), fingerprint_local) for f in files if _is_text_shard(f)]
-    fs, _, paths = fsspec.get_fs_token_paths(spec)
+            raise CorpusError(f"{option} {spec}: no such file, folder or matching files")
+        return [_local(Path(f), fingerprint_local) for f in files]
+    import fsspec
+
+    try:
+        fs, _, paths = fsspec.get_fs_token_paths(spec)
+    except ImportError as exc:
+        raise _backend_missing(spec, exc, option) from None
+    except ValueError as exc:  # an unknown protocol
+        raise CorpusError(f"{option} {spec}: {_first_line(exc)}") from None
     out = []
     for p in sorted(paths):
-        info = fs.info(p)
+        try:
+            info = fs.info(p)
+        except FileNotFoundError:
+            raise CorpusError(f"{option} {spec}: no such file {p}") from None
+        except Exception as exc:  # offline, refused, forbidden: one line naming the file
+            raise CorpusError(f"{option} {spec}: cannot list {p}: {_first_line(exc)}") from None
+        if info.get("type") == "directory":
+            continue
+        url = fs.unstrip_protocol(p)
+        _kind(url)
         tag = str(
             info.get("ETag")
             or info.get("etag")
@@ -92,20 +197,10 @@ def list_shards(spec: str, *, fingerprint_local: bool = True) -> list[Shard]:
             or info.get("blob_id")
             or ""
         )
-        out.append(
-            Shard(fs.unstrip_protocol(p), int(info.get("size") or 0), tag or f"size:{info.get('size')}")
-        )
+        out.append(Shard(url, int(info.get("size") or 0), tag or f"size:{info.get('size')}"))
     if not out:
-        raise CorpusError(f"--corpus {spec}: no matching files")
+        raise CorpusError(f"{option} {spec}: no matching files")
     return out
-
-
-def _is_text_shard(name: str) -> bool:
-    try:
-        _kind(name)
-    except CorpusError:
-        return False
-    return True
 
 
 def _local(path: Path, fingerprint: bool) -> Shard:
@@ -118,7 +213,7 @@ def _local(path: Path, fingerprint: bool) -> Shard:
     )
 
 
-def _hub_shards(rest: str) -> list[Shard]:
+def _hub_shards(rest: str, option: str = "--corpus") -> list[Shard]:
     import fnmatch
 
     from huggingface_hub import HfApi
@@ -129,18 +224,13 @@ def _hub_shards(rest: str) -> list[Shard]:
         api = HfApi()
         sha = api.dataset_info(repo, revision=revision or "main").sha
         tree = api.list_repo_tree(repo, repo_type="dataset", revision=sha, recursive=True)
-        files = [
-            f
-            for f in tree
-            if hasattr(f, "size")
-            and (not pattern or fnmatch.fnmatch(f.path, pattern))
-            and _is_text_shard(f.path)
-        ]
+        listed = [f for f in tree if hasattr(f, "size") and (not pattern or fnmatch.fnmatch(f.path, pattern))]
     except Exception as exc:  # offline, no such repo or revision
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise CorpusError(f"--corpus hub:{rest}: cannot list the repo: {first}") from None
+        raise CorpusError(f"{option} hub:{rest}: cannot list the repo: {first}") from None
+    files = [f for f in listed if _is_text_shard(f.path)]
     if not files:
-        raise CorpusError(f"--corpus hub:{rest}: no Parquet or JSON Lines files match")
+        raise CorpusError(f"{option} hub:{rest}: no Parquet or JSON Lines files match")
     return sorted(
         (
             Shard(
@@ -155,42 +245,258 @@ def _hub_shards(rest: str) -> list[Shard]:
     )
 
 
-def iter_texts(shard: Shard, column: str, batch_size: int = 1024) -> Iterator[list[str]]:
-    """The ``column`` values of a shard, in batches, in file order (None becomes "")."""
+# ---------------------------------------------------------------------- reading
+def _open_raw(url: str):
+    """The shard's bytes as stored (no decompression), through fsspec."""
     import fsspec
 
-    fmt, compression = _kind(shard.url)
     try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+        return fsspec.open(url, "rb").open()
+    except ImportError as exc:
+        raise _backend_missing(url, exc, "shard") from None
+    except FileNotFoundError:
+        raise CorpusError(f"{url}: no such file (it was listed; was it moved or deleted?)") from None
 
-            with fsspec.open(shard.url, "rb") as handle:
-                parquet = pq.ParquetFile(handle)
-                if column not in parquet.schema_arrow.names:
-                    raise CorpusError(
-                        f"{shard.url}: no column {column!r} (has {', '.join(parquet.schema_arrow.names)})"
-                    )
-                for batch in parquet.iter_batches(batch_size=batch_size, columns=[column]):
-                    yield [t or "" for t in batch.column(0).to_pylist()]
-            return
-        with fsspec.open(shard.url, "rt", compression=compression, encoding="utf-8") as handle:
-            batch: list[str] = []
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CorpusError(f"{shard.url}, line {number}: not JSON ({exc.msg})") from None
-                if not isinstance(record, dict) or column not in record:
-                    raise CorpusError(f"{shard.url}, line {number}: no field {column!r}")
-                batch.append(str(record[column] or ""))
-                if len(batch) >= batch_size:
-                    yield batch
-                    batch = []
-            if batch:
-                yield batch
+
+class _ZstdReader(io.RawIOBase):
+    """Decompressed bytes of a zstd stream of one or more frames that fails at the end of the
+    input when the last frame is not complete: zstandard's own readers return what they could
+    decompress and stop, so a cut file would read as a shorter one. The output of the last
+    input chunk is held back until that check passed, so a cut line never reaches the reader."""
+
+    def __init__(self, raw) -> None:
+        super().__init__()
+        self._chunks = self._decompress(raw)
+        self._pending = memoryview(b"")
+        self._offset = 0
+
+    @staticmethod
+    def _decompress(raw) -> Iterator[bytes]:
+        import zstandard
+
+        dctx = zstandard.ZstdDecompressor()
+        frame = None
+        data = raw.read(CHUNK)
+        if not data:
+            raise TruncatedError("empty file: no zstd frame")
+        while data:
+            following = raw.read(CHUNK)
+            out = []
+            while data:
+                if frame is None:
+                    frame = dctx.decompressobj()
+                out.append(frame.decompress(data))
+                data = b""
+                if frame.eof:  # this frame is whole; what follows it is the next frame
+                    data, frame = frame.unused_data, None
+            decompressed = b"".join(out)
+            if not following and frame is not None:  # cut short: the whole lines, then the error
+                yield decompressed[: decompressed.rfind(b"\n") + 1]
+                raise TruncatedError("the file ends inside a zstd frame (cut short)")
+            yield decompressed
+            data = following
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self._offset >= len(self._pending):
+            try:
+                self._pending, self._offset = memoryview(next(self._chunks)), 0
+            except StopIteration:
+                return 0
+        n = min(len(buffer), len(self._pending) - self._offset)
+        buffer[:n] = self._pending[self._offset : self._offset + n]
+        self._offset += n
+        return n
+
+
+class _Counted:
+    """A binary file that counts the bytes read from it (an empty compressed file is a cut one:
+    a valid stream has at least its header and its end)."""
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+        self.read_bytes = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self.read_bytes += len(data)
+        return data
+
+
+def _decompressed(raw, compression: str | None):
+    """A binary file of the shard's decompressed bytes (``raw`` itself when uncompressed)."""
+    if compression is None:
+        return raw
+    if compression == "zstd":
+        return io.BufferedReader(_ZstdReader(raw), buffer_size=CHUNK)
+    if compression == "gzip":
+        import gzip
+
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if compression == "bz2":
+        import bz2
+
+        return bz2.BZ2File(raw, mode="rb")
+    import lzma
+
+    return lzma.LZMAFile(raw, mode="rb")
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """What a damaged file raises while it is read (decoders' own error types included)."""
+    import lzma
+    import zlib
+
+    errors: list[type[BaseException]] = [OSError, EOFError, ValueError, zlib.error, lzma.LZMAError]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover - part of the corpus extra
+        pass
+    try:
+        import pyarrow as pa
+
+        errors.append(pa.ArrowException)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(errors)
+
+
+def _not_utf8(url: str, number: int, line: bytes, exc: UnicodeDecodeError) -> CorpusError:
+    if number == 1 and line[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        what = "UTF-16 text (it starts with a UTF-16 byte-order mark); convert it to UTF-8"
+    elif b"\x00" in line:
+        what = f"not UTF-8 text (NUL bytes; UTF-16 or a binary file?), byte {exc.start + 1}"
+    else:
+        what = f"not UTF-8 text (byte 0x{line[exc.start]:02x} at byte {exc.start + 1} of the line)"
+    return CorpusError(f"{url}, line {number}: {what}")
+
+
+def iter_texts(shard: Shard, column: str, batch_size: int = 1024) -> Iterator[list[str]]:
+    """The ``column`` values of a shard, in batches, in file order (null becomes ""). Any
+    damage is a :class:`CorpusError` naming the shard and the line (JSON Lines) or row
+    (Parquet) reached; a value that is not text is one too (never a count of its ``str``)."""
+    fmt, compression = _kind(shard.url)
+    if fmt == "parquet":
+        yield from _parquet_texts(shard, column, batch_size)
+    else:
+        yield from _jsonl_texts(shard, column, batch_size, compression)
+
+
+def _is_text_type(kind) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_string_view(kind)
+        or pa.types.is_null(kind)
+    )
+
+
+def _parquet_texts(shard: Shard, column: str, batch_size: int) -> Iterator[list[str]]:
+    import pyarrow.parquet as pq
+
+    from culturebench.eval.corpus.engine import report
+
+    rows = 0
+    try:
+        with _open_raw(shard.url) as handle:
+            parquet = pq.ParquetFile(handle)
+            schema = parquet.schema_arrow
+            found = schema.get_all_field_indices(column)
+            if not found:
+                raise CorpusError(f"{shard.url}: no column {column!r} (has {', '.join(schema.names)})")
+            if len(found) > 1:
+                raise CorpusError(f"{shard.url}: column {column!r} appears {len(found)} times")
+            kind = schema.field(found[0]).type
+            if not _is_text_type(kind):
+                raise CorpusError(
+                    f"{shard.url}: column {column!r} holds {kind}, not text (strings); "
+                    "give the text column with --column"
+                )
+            for batch in parquet.iter_batches(batch_size=batch_size, columns=[column]):
+                values = batch.column(0).to_pylist()
+                rows += len(values)
+                yield [t or "" for t in values]
+                report(shard.size * rows // max(parquet.metadata.num_rows, 1))
     except CorpusError:
         raise
-    except (OSError, EOFError, ValueError) as exc:
-        raise CorpusError(f"{shard.url}: unreadable ({type(exc).__name__}: {exc})") from None
+    except _read_errors() as exc:
+        raise CorpusError(f"{shard.url}: unreadable Parquet after row {rows} ({_first_line(exc)})") from None
+
+
+def _position(stored, raw) -> int:
+    """Stored bytes read so far (for progress); 0 when the stream cannot tell."""
+    if isinstance(raw, _Counted):
+        return raw.read_bytes
+    try:
+        return int(stored.tell())
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+def _jsonl_texts(shard: Shard, column: str, batch_size: int, compression: str | None) -> Iterator[list[str]]:
+    from culturebench.eval.corpus.engine import report
+
+    number = 0
+    try:
+        with _open_raw(shard.url) as stored:
+            raw = _Counted(stored) if compression else stored
+            with _decompressed(raw, compression) as handle:
+                batch: list[str] = []
+                for number, line in enumerate(handle, start=1):
+                    try:
+                        text = line.decode("utf-8")
+                    except UnicodeDecodeError as exc:
+                        raise _not_utf8(shard.url, number, line, exc) from None
+                    if number == 1 and text.startswith("\ufeff"):
+                        text = text[1:]  # a UTF-8 byte-order mark
+                    if not text.strip():
+                        continue
+                    try:
+                        record = json.loads(text)
+                    except json.JSONDecodeError as exc:
+                        raise CorpusError(f"{shard.url}, line {number}: not JSON ({exc.msg})") from None
+                    if not isinstance(record, dict) or column not in record:
+                        raise CorpusError(f"{shard.url}, line {number}: no field {column!r}")
+                    value = record[column]
+                    if value is None:
+                        value = ""
+                    elif not isinstance(value, str):
+                        raise CorpusError(
+                            f"{shard.url}, line {number}: field {column!r} is a JSON "
+                            f"{_json_type(value)}, not a string"
+                        )
+                    batch.append(value)
+                    if len(batch) >= batch_size:
+                        yield batch
+                        batch = []
+                        report(_position(stored, raw))
+                if batch:
+                    yield batch
+            if compression and not raw.read_bytes:
+                raise TruncatedError(f"empty file: no {compression} data")
+    except CorpusError:
+        raise
+    except _read_errors() as exc:
+        codec = f"{compression} data" if compression else "file"
+        where = f"after line {number}" if number else "before the first line"
+        if isinstance(exc, EOFError):
+            problem = f"truncated {codec} (it ends {where}: {_first_line(exc)})"
+        else:
+            problem = f"corrupt or unreadable {codec} {where} ({_first_line(exc)})"
+        raise CorpusError(f"{shard.url}: {problem}") from None
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "array" if isinstance(value, list) else "object"
