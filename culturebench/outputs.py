@@ -216,3 +216,30 @@ def claimed_output(
     check_output(path, kind, overwrite=overwrite, flag=flag)
     with writer_lock(path, flag=flag):
         yield
+
+
+@contextlib.contextmanager
+def resumable_output(
+    path: str | Path, kind: OutputKind, *, flag: str = "--out", **info: object
+) -> Iterator[Path]:
+    """For a command that fills its folder step by step and resumes a killed run (corpus
+    counts, the BORSCH description pipeline): ``path`` must be new, empty or ``kind``'s own
+    folder; it is created, marked at once (so a killed first run is recognised) and locked
+    for the block. A folder of anything else is refused, never written into."""
+    path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise OutputRefused(f"{flag} {path} is a file or link, not a folder (nothing was written)")
+    if path.is_dir() and any(path.iterdir()):
+        found = kind_of(path, [kind])
+        if found != kind.name:
+            what = f"a {found} output" if found else "files culturebench did not write"
+            raise OutputRefused(
+                f"{flag} {path} holds {what}; refusing to write into it (give a new or empty folder)"
+            )
+    else:
+        _check_parents(path, flag)
+    with writer_lock(path, flag=flag):
+        path.mkdir(parents=True, exist_ok=True)
+        if not (path / MARKER).is_file():
+            write_marker(path, kind, **info)
+        yield path

@@ -367,3 +367,27 @@ def test_a_full_disk_during_an_atomic_write_keeps_the_old_file(tmp_path: Path) -
     assert f"WriteFailed: cannot write {target}: File too large" in proc.stderr
     assert target.read_text(encoding="utf-8") == "{}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.json"]
+
+
+def test_resumable_folders_refuse_what_they_did_not_write(borsch_release, tmp_path: Path) -> None:
+    """corpus count and contamination resume into their own folder; never into someone else's."""
+    folder = tmp_path / "mine"
+    before = _users_folder(folder)
+    for args in (
+        ["corpus", "count", "borsch", "--corpus", str(tmp_path / "none.jsonl"), "--lang", "uk"],
+        ["corpus", "contamination", "borsch", "--references", str(tmp_path / "none.parquet")],
+    ):
+        code, output = cli(*args, "--local", borsch_release.folder, "--out", folder)
+        _one_line_error(code, output, "files culturebench did not write", "refusing to write into it")
+    assert _tree(folder) == before
+
+
+def test_description_pipeline_refuses_a_foreign_root(borsch_release, tmp_path: Path) -> None:
+    from culturebench.datasets.borsch.pipeline import PipelineSpec, run_pipeline
+
+    folder = tmp_path / "mine"
+    before = _users_folder(folder)
+    spec = PipelineSpec(out=folder, local=str(borsch_release.folder))
+    with pytest.raises(CultureBenchError, match="files culturebench did not write"):
+        run_pipeline(spec)
+    assert _tree(folder) == before

@@ -66,12 +66,23 @@ def run_pipeline(
     progress: Callable[[str, int, int], None] | None = None,
     log: Callable[[str], None] = lambda _msg: None,
 ) -> dict[str, Any]:
-    """Run (or resume) every stage; returns the ``pipeline.json`` record."""
+    """Run (or resume) every stage; returns the ``pipeline.json`` record. ``spec.out`` must be
+    new, empty or an earlier pipeline folder (locked while this runs)."""
+    from culturebench.outputs import OutputKind, resumable_output
+
+    with resumable_output(spec.out, OutputKind("borsch-description", ("pipeline.json",))):
+        return _run(spec, progress, log)
+
+
+def _run(
+    spec: PipelineSpec,
+    progress: Callable[[str, int, int], None] | None,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
     from culturebench.atomic import write_text_atomic
     from culturebench.eval.runner import RunMismatch, run_eval
 
     out = spec.out
-    out.mkdir(parents=True, exist_ok=True)
     folders = {name: out / name for name in STAGES}
     common = {"local": spec.local, "revision": spec.revision, "repo": spec.repo}
     config = {"config": spec.config} if spec.config != "parallel" else {}

@@ -130,20 +130,42 @@ def corpus_contamination(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Match a release's images against a reference collection; ``contamination.parquet`` and
-    ``contamination.json`` (provenance) in ``out``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from culturebench.atomic import write_text_atomic
-    from culturebench.eval.corpus.engine import check_scheduler, run_tasks
-    from culturebench.eval.corpus.shards import list_shards
-    from culturebench.eval.runner import check_out_dir, git_sha, resolve_dataset
-    from culturebench.images.hashing import hamming
-    from culturebench.safe_http import redact
+    ``contamination.json`` (provenance) in ``out`` (new, empty, or an earlier contamination
+    run of ours, whose finished parts are reused; locked while it runs)."""
+    from culturebench.eval.corpus.engine import check_scheduler
+    from culturebench.eval.runner import check_out_dir
+    from culturebench.outputs import OutputKind, resumable_output
 
     if scheduler is not None:
         scheduler = check_scheduler(scheduler)  # before any work: a bad address is a usage error
     check_out_dir(out)
+    with resumable_output(out, OutputKind("corpus-contamination", ("parts",))):
+        return _contamination(dataset, references, out, threshold, local, revision, repo, scheduler, workers,
+                              progress)  # fmt: skip
+
+
+def _contamination(
+    dataset: str,
+    references: str,
+    out: Path,
+    threshold: int,
+    local: str | None,
+    revision: str | None,
+    repo: str | None,
+    scheduler: str | None,
+    workers: int,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from culturebench.atomic import write_text_atomic
+    from culturebench.eval.corpus.engine import run_tasks
+    from culturebench.eval.corpus.shards import list_shards
+    from culturebench.eval.runner import git_sha, resolve_dataset
+    from culturebench.images.hashing import hamming
+    from culturebench.safe_http import redact
+
     ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
     if ref.source != "local":
         from huggingface_hub import snapshot_download

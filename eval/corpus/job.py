@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError, UsageError
+from culturebench.outputs import OutputKind, resumable_output
 
 COUNT_JSON = "count.json"
 
@@ -40,13 +41,8 @@ def corpus_count(
 ) -> dict[str, Any]:
     """Run the count job and return the ``count.json`` record."""
     from culturebench import registry
-    from culturebench.atomic import write_text_atomic
-    from culturebench.eval.corpus.count import CountSpec, merge_parts, run_shards, write_tables
     from culturebench.eval.corpus.engine import check_scheduler
-    from culturebench.eval.corpus.matcher import MATCHER_VERSION
-    from culturebench.eval.corpus.shards import list_shards
-    from culturebench.eval.runner import check_out_dir, git_sha, load_rows, resolve_dataset
-    from culturebench.safe_http import redact
+    from culturebench.eval.runner import check_out_dir
 
     hooks = registry.get(dataset).module("corpus")
     if hooks is None:
@@ -57,6 +53,38 @@ def corpus_count(
         scheduler = check_scheduler(scheduler)  # before any work: a bad address is a usage error
     config = config or hooks.DEFAULT_CONFIG
     check_out_dir(out)
+    with resumable_output(out, COUNT_OUTPUT):  # a rerun reuses the parts of finished shards
+        return _count(dataset, hooks, corpus, out, lang, column, config, local, revision, repo, scheduler,
+                      workers, seed, per_dish, progress)  # fmt: skip
+
+
+COUNT_OUTPUT = OutputKind("corpus-count", ("parts",))
+
+
+def _count(
+    dataset: str,
+    hooks: Any,
+    corpus: str,
+    out: Path,
+    lang: str,
+    column: str,
+    config: str,
+    local: str | None,
+    revision: str | None,
+    repo: str | None,
+    scheduler: str | None,
+    workers: int,
+    seed: int,
+    per_dish: int,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    from culturebench.atomic import write_text_atomic
+    from culturebench.eval.corpus.count import CountSpec, merge_parts, run_shards, write_tables
+    from culturebench.eval.corpus.matcher import MATCHER_VERSION
+    from culturebench.eval.corpus.shards import list_shards
+    from culturebench.eval.runner import git_sha, load_rows, resolve_dataset
+    from culturebench.safe_http import redact
+
     ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
     rows = load_rows(ref, config, "test", None)
     dishes, origins = hooks.corpus_terms(rows, config)
