@@ -8,7 +8,6 @@ together. Tables: the cells the two CSV files share, side by side, with their di
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -66,10 +65,9 @@ def paired_difference_ci(
 def compare_runs(run_a: Path, run_b: Path) -> list[dict[str, Any]]:
     """One row per headline metric the two runs share."""
     from culturebench.eval.report import headlines
-    from culturebench.eval.runner import SAMPLES, read_results, read_samples
 
-    results_a, results_b = read_results(run_a), read_results(run_b)
-    samples_a, samples_b = read_samples(run_a / SAMPLES), read_samples(run_b / SAMPLES)
+    results_a, samples_a = _read_run(run_a)
+    results_b, samples_b = _read_run(run_b)
     heads_b = {(h.group, h.metric): h for h in headlines(results_b["metrics"])}
     rows = []
     for head_a in headlines(results_a["metrics"]):
@@ -94,19 +92,65 @@ def compare_runs(run_a: Path, run_b: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def read_table(path: Path) -> dict[tuple[str, str], float]:
+def _read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``results.json`` and the samples of a finished run, read strictly
+    (:mod:`culturebench.inputs`: UTF-8, no key twice in an object, no sample id twice, no torn
+    line); the results' shape is checked by the runner's :func:`read_results`."""
+    from culturebench.eval.runner import RESULTS, SAMPLES, read_results
+    from culturebench.inputs import read_json, read_jsonl
+
+    if (folder / RESULTS).is_file():
+        read_json(folder / RESULTS, what="a results file", name=str(folder / RESULTS))
+    results = read_results(folder)
+    samples_path = folder / SAMPLES
+    if not samples_path.exists():
+        return results, []
+    records = read_jsonl(samples_path, what="a samples file", name=str(samples_path), unique_key="id")
+    return results, [sample for _, sample in records]
+
+
+def read_table(path: Path, *, name: str | None = None) -> dict[tuple[str, str], float]:
     """A CSV table with row labels in the first column: (row, column) -> number (cells that
-    are not numbers are left out), in file order."""
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
-    header = rows[0][1:]
+    are not numbers are left out), in file order. ``name``: the file in errors (default: the
+    path as given). Refused with a :class:`SourceError` naming the file, row and column: a
+    file that is missing, empty, not UTF-8 or without rows; a column name or row label given
+    twice (one would silently replace the other); a value beyond the header's columns."""
+    from culturebench.errors import Location, SourceError
+    from culturebench.inputs import check_header, read_csv_rows
+
+    label = str(path) if name is None else name
+    rows = read_csv_rows(path, what="a CSV table", name=label)
+    header_row, first = rows[0]
+    header = [title.strip() for title in first]
+    check_header(header, label, row=header_row)
+    if len(header) < 2:
+        raise SourceError(Location(label, header_row), "no columns beside the row labels")
+    labels: dict[str, int] = {}
     out = {}
-    for row in rows[1:]:
-        for column, value in zip(header, row[1:], strict=False):
+    for number, cells in rows[1:]:
+        if not any(cell.strip() for cell in cells):
+            continue
+        extra = next((i for i in range(len(header), len(cells)) if cells[i].strip()), None)
+        if extra is not None:
+            raise SourceError(
+                Location(label, number, f"column {extra + 1}"),
+                f"the row has {len(cells)} values, the header {len(header)} columns; it would be dropped",
+            )
+        row_label = cells[0].strip()
+        if row_label in labels:
+            raise SourceError(
+                Location(label, number, header[0] or "column 1"),
+                f"row label {row_label!r} appears twice (rows {labels[row_label]} and {number}); "
+                "one would silently replace the other",
+            )
+        labels[row_label] = number
+        for column, value in zip(header[1:], cells[1:], strict=False):
             try:
-                out[(row[0], column)] = float(value)
+                out[(row_label, column)] = float(value)
             except ValueError:
                 continue
+    if not labels:
+        raise SourceError(Location(label, header_row), "no rows below the header")
     return out
 
 

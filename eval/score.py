@@ -307,6 +307,10 @@ def prepare_scoring(
     generations: list[Generation] = []
     for path in used:
         generations += read_generations(path, task_name, layout=shape)
+    if not generations:  # a score of nothing is not a result
+        raise SourceError(
+            Location(", ".join(p.name for p in used)), f"no generations for task {task_name!r} (no rows)"
+        )
     cache = refs if refs is not None else {}
     key = ("ref", revision, local, repo)
     if key not in cache:

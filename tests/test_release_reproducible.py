@@ -30,9 +30,15 @@ def test_rebuild_is_byte_identical(borsch_release, upstream_borsch: Path, tmp_pa
 
 
 def test_existing_release_is_not_overwritten(borsch_release, upstream_borsch: Path) -> None:
+    from culturebench.builders.base import UpToDate
+
     before = release_files(borsch_release.folder)
-    with pytest.raises(BuildError, match="already exists"):
-        get_builder("borsch").build(source=str(upstream_borsch), out_root=borsch_release.folder.parent.parent)
+    root = borsch_release.folder.parent.parent
+    with pytest.raises(UpToDate):  # the same sources, builder and libraries: nothing to do
+        get_builder("borsch").build(source=str(upstream_borsch), out_root=root)
+    sample = Path(__file__).resolve().parent.parent / "datasets" / "borsch" / "sample"
+    with pytest.raises(BuildError, match="already exists, built from other sources"):
+        get_builder("borsch").build(source=str(sample), out_root=root)
     assert release_files(borsch_release.folder) == before
 
 
@@ -63,4 +69,4 @@ def test_release_that_fails_validation_is_never_written(upstream_borsch: Path, t
     assert ("schema:ru", "ru", "ru-6") in failing
     assert any(f.check == "cross:parallel_link_exists" and f.field == "ru_id" for f in report.errors)
     assert not (tmp_path / "borsch" / "1.0.0").exists()
-    assert list((tmp_path / "borsch").iterdir()) == []  # no staging folder left either
+    assert list(tmp_path.iterdir()) == []  # no staging folder, lock or empty dataset folder left

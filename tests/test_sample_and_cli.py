@@ -67,8 +67,12 @@ def test_cli_build_validate_card(upstream_borsch: Path, tmp_path: Path) -> None:
     assert "empty_country_token" in built.output
     assert "ru dishes per country of origin: RU 203, UA 112" in built.output
     folder = out / "borsch" / "1.0.0"
+    before = {p.name: p.stat().st_mtime_ns for p in folder.rglob("*")}
     again = runner.invoke(app, ["build", "borsch", "--source", str(upstream_borsch), "--out", str(out)])
-    assert again.exit_code == 2 and "already exists" in again.output
+    assert again.exit_code == 0 and "is up to date" in " ".join(again.output.split())  # same build
+    assert {p.name: p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+    other = runner.invoke(app, ["build", "borsch", "--out", str(out), "--source", "datasets/borsch/sample"])
+    assert other.exit_code == 2 and "already exists, built from other sources" in other.output
 
     assert runner.invoke(app, ["card", str(folder), "--check"]).exit_code == 0
     card = folder / "README.md"

@@ -16,7 +16,6 @@ Bad rows are one-line errors naming the file, the row and the field; nothing is 
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -29,57 +28,44 @@ COLUMNS = ("row_id", "generator", "annotator", *CRITERIA)
 
 def read_human_ratings(path: str | Path, known_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """The rows of a ratings CSV, validated; ``known_ids``: the release's instruction ids (an
-    unknown ``row_id`` is then an error)."""
+    unknown ``row_id`` is then an error). The file is read strictly
+    (:func:`culturebench.inputs.read_csv_records`: UTF-8, no column twice, no value beyond
+    the header)."""
+    from culturebench.inputs import read_csv_records
+
     path = Path(path)
     known = set(known_ids) if known_ids is not None else None
-    try:
-        handle = path.open(encoding="utf-8-sig", newline="")
-    except OSError as exc:
-        raise SourceError(Location(path.name), f"cannot read ({exc.strerror})") from None
+    records = read_csv_records(path, what="a ratings CSV", required=COLUMNS)
     rows: list[dict[str, Any]] = []
-    seen: set[tuple[str, str, str]] = set()
-    with handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
-        missing = [c for c in COLUMNS if c not in header]
-        if missing:
+    seen: dict[tuple[str, str, str], int] = {}
+    for number, raw in records:
+        record: dict[str, Any] = {}
+        for key in ("row_id", "generator", "annotator"):
+            value = raw[key].strip()
+            if not value:
+                raise SourceError(Location(path.name, number, key), "empty")
+            record[key] = value
+        if known is not None and record["row_id"] not in known:
             raise SourceError(
-                Location(path.name, 1, missing[0]), f"missing column (need {', '.join(COLUMNS)})"
+                Location(path.name, number, "row_id"),
+                f"{record['row_id']!r} is not an instruction of the release",
             )
-        if len(set(header)) != len(header):
-            dup = next(c for c in header if header.count(c) > 1)
-            raise SourceError(Location(path.name, 1, dup), "duplicated column")
-        for number, raw in enumerate(reader, start=2):
-            if None in raw:
-                raise SourceError(Location(path.name, number), "more fields than columns")
-            record: dict[str, Any] = {}
-            for key in ("row_id", "generator", "annotator"):
-                value = (raw[key] or "").strip()
-                if not value:
-                    raise SourceError(Location(path.name, number, key), "empty")
-                record[key] = value
-            if known is not None and record["row_id"] not in known:
-                raise SourceError(
-                    Location(path.name, number, "row_id"),
-                    f"{record['row_id']!r} is not an instruction of the release",
-                )
-            for criterion in CRITERIA:
-                text = (raw[criterion] or "").strip()
-                if not text:
-                    record[criterion] = None
-                    continue
-                if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 5):
-                    raise SourceError(
-                        Location(path.name, number, criterion), f"{text!r} is not an integer 1-5"
-                    )
-                record[criterion] = int(text)
-            key = (record["row_id"], record["generator"], record["annotator"])
-            if key in seen:
-                raise SourceError(
-                    Location(path.name, number, "annotator"), "this annotator rated this recipe twice"
-                )
-            seen.add(key)
-            rows.append(record)
+        for criterion in CRITERIA:
+            text = raw[criterion].strip()
+            if not text:
+                record[criterion] = None
+                continue
+            if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 5):
+                raise SourceError(Location(path.name, number, criterion), f"{text!r} is not an integer 1-5")
+            record[criterion] = int(text)
+        key = (record["row_id"], record["generator"], record["annotator"])
+        if key in seen:
+            raise SourceError(
+                Location(path.name, number, "annotator"),
+                f"this annotator rated this recipe twice (rows {seen[key]} and {number})",
+            )
+        seen[key] = number
+        rows.append(record)
     if not rows:
         raise SourceError(Location(path.name), "no ratings")
     return rows

@@ -18,22 +18,74 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from culturebench.datasets.ash.tasks import CRITERIA, model_name, ranked_cuisines, summary
-from culturebench.errors import CultureBenchError
+from culturebench.datasets.ash.tasks import CRITERIA, ranked_cuisines, summary
+from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.agreement import interval_alpha
-from culturebench.eval.runner import read_run, read_samples
+from culturebench.eval.runner import RUN, SAMPLES, read_run
+from culturebench.inputs import read_json, read_jsonl
 
 
 def load_judge_runs(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Every scored judge sample of the folders, tagged with its judge's name."""
+    """Every scored judge sample of the folders, tagged with its judge's name.
+
+    ``run.json`` and ``samples.jsonl`` are read strictly (:mod:`culturebench.inputs`: UTF-8,
+    no key twice in an object, no deep nesting, no sample id twice, no torn line); a sample
+    without its generator, cuisine, row id or ratings (an integer 1-5 or null), and the same
+    judge's sample in two folders (a run given twice), are errors naming file, line, field."""
     out = []
+    first: dict[tuple[str, str], str] = {}
     for folder in map(Path, folders):
-        run = read_run(folder)
-        if run["dataset"]["dataset"] != "ash" or run["task"] != "judge":
-            raise CultureBenchError(f"{folder} is not an ash judge run")
-        judge = model_name(folder)
-        out += [{**s, "judge": judge} for s in read_samples(folder / "samples.jsonl")]
+        run = _read_run(folder)
+        judge = Path(run["model"]["model"].rstrip("/")).name
+        path = folder / SAMPLES
+        records = read_jsonl(path, what="a samples file", name=str(path), unique_key="id")
+        if not records:
+            raise CultureBenchError(f"{folder}: no samples ({SAMPLES} is empty)")
+        for number, sample in records:
+            _check_sample(sample, str(path), number)
+            key = (judge, sample["id"])
+            where = f"{path}, line {number}"
+            if key in first:
+                raise SourceError(
+                    Location(str(path), number, "id"),
+                    f"judge {judge!r} rated {sample['id']!r} already ({first[key]}): the same run "
+                    "given twice? its ratings would count twice",
+                )
+            first[key] = where
+            out.append({**sample, "judge": judge})
     return out
+
+
+def _read_run(folder: Path) -> dict[str, Any]:
+    """``run.json`` of an ash judge run, read strictly, then checked by the runner."""
+    path = folder / RUN
+    if path.is_file():
+        read_json(path, what="a run file", name=str(path))  # encoding, duplicate keys, nesting
+    run = read_run(folder)  # missing, not an object, no dataset/task
+    if run["dataset"].get("dataset") != "ash" or run["task"] != "judge":
+        raise CultureBenchError(f"{folder} is not an ash judge run")
+    model = run.get("model")
+    if (
+        not isinstance(model, dict)
+        or not isinstance(model.get("model"), str)
+        or not model["model"].strip("/")
+    ):
+        raise SourceError(Location(str(path), None, "model"), "no model id (model.model)")
+    return run
+
+
+def _check_sample(sample: dict[str, Any], file: str, line: int) -> None:
+    for field in ("row_id", "generator", "cuisine"):
+        if not isinstance(sample.get(field), str) or not sample[field]:
+            raise SourceError(Location(file, line, field), "missing, or not a non-empty string")
+    for criterion in CRITERIA:
+        if criterion not in sample:
+            raise SourceError(Location(file, line, criterion), "missing (not a scored judge sample)")
+        value = sample[criterion]
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5
+        ):
+            raise SourceError(Location(file, line, criterion), f"{value!r} is not an integer 1-5 or null")
 
 
 def summarize(folders: Sequence[str | Path], out_dir: str | Path) -> dict[str, Any]:

@@ -13,7 +13,6 @@ CSV schema (UTF-8, header row, one row per annotator x question):
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,39 +23,37 @@ COLUMNS = ("question_id", "annotator", "answer")
 
 
 def read_human_answers(path: str | Path, known_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """Validated rows: ``answer`` as 0-3 or None; errors name the file, row and field."""
+    """Validated rows: ``answer`` as 0-3 or None; errors name the file, row and field. The
+    file is read strictly (:func:`culturebench.inputs.read_csv_records`: UTF-8, no column
+    twice, no value beyond the header)."""
+    from culturebench.inputs import read_csv_records
+
     path = Path(path)
-    if not path.is_file():
-        raise SourceError(Location(path.name), "no such file")
     known = set(known_ids) if known_ids is not None else None
-    rows, seen = [], set()
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
+    records = read_csv_records(path, what="a human-answers CSV", required=COLUMNS)
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, raw in records:
+        qid, who = raw["question_id"].strip(), raw["annotator"].strip()
+        if not qid:
+            raise SourceError(Location(path.name, number, "question_id"), "empty")
+        if not who:
+            raise SourceError(Location(path.name, number, "annotator"), "empty")
+        if known is not None and qid not in known:
             raise SourceError(
-                Location(path.name, 1, missing[0]), f"missing column (need {', '.join(COLUMNS)})"
+                Location(path.name, number, "question_id"), f"{qid!r} is not a question of the release"
             )
-        for number, raw in enumerate(reader, start=2):
-            qid, who = (raw["question_id"] or "").strip(), (raw["annotator"] or "").strip()
-            if not qid:
-                raise SourceError(Location(path.name, number, "question_id"), "empty")
-            if not who:
-                raise SourceError(Location(path.name, number, "annotator"), "empty")
-            if known is not None and qid not in known:
-                raise SourceError(
-                    Location(path.name, number, "question_id"), f"{qid!r} is not a question of the release"
-                )
-            text = (raw["answer"] or "").strip().upper()
-            if len(text) > 1 or (text and text not in "ABCD0123"):
-                raise SourceError(Location(path.name, number, "answer"), f"{text!r} is not A-D or 0-3")
-            answer = None if not text else ("ABCD".index(text) if text in "ABCD" else int(text))
-            if (qid, who) in seen:
-                raise SourceError(
-                    Location(path.name, number, "annotator"), "this annotator answered this question twice"
-                )
-            seen.add((qid, who))
-            rows.append({"question_id": qid, "annotator": who, "answer": answer})
+        text = raw["answer"].strip().upper()
+        if len(text) > 1 or (text and text not in "ABCD0123"):
+            raise SourceError(Location(path.name, number, "answer"), f"{text!r} is not A-D or 0-3")
+        answer = None if not text else ("ABCD".index(text) if text in "ABCD" else int(text))
+        if (qid, who) in seen:
+            raise SourceError(
+                Location(path.name, number, "annotator"),
+                f"this annotator answered this question twice (rows {seen[(qid, who)]} and {number})",
+            )
+        seen[(qid, who)] = number
+        rows.append({"question_id": qid, "annotator": who, "answer": answer})
     if not rows:
         raise SourceError(Location(path.name), "no answers")
     return rows

@@ -32,12 +32,20 @@ def community_review_cmd(
         tables,
         write_outputs,
     )
+    from culturebench.errors import CultureBenchError
     from culturebench.spec import load_spec
 
     rows, dropped = or_exit(lambda: read_reviews(reviews))
     ours = tables(rows)
     comparison = compare_with_paper(ours, load_paper(load_spec("wwd"))["community_review"])
-    for path in write_outputs(ours, comparison, out):
+
+    def write() -> list[Path]:
+        try:
+            return write_outputs(ours, comparison, out)
+        except OSError as exc:  # --out is a file, or not writable
+            raise CultureBenchError(f"cannot write to --out {out}: {exc.strerror or exc}") from None
+
+    for path in or_exit(write):
         console.print(f"wrote {path}")
     equal = sum(r["equal"] for r in comparison)
     console.print(

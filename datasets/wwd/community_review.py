@@ -36,19 +36,39 @@ METRICS = {
 }
 
 
+#: a review's natural key: one reviewer (ids are per country) rates one generated image (a
+#: dish's ``Generation_count``-th image of a model) once; the published file has no key twice
+REVIEW_KEY = ("Country", "Rater_id", "Dish name", "Model", "Generation_count")
+
+
 def read_reviews(path: Path) -> tuple[list[dict[str, str]], int]:
-    """The reviews with a model (rows without one are counted and left out)."""
-    if not path.is_file():
-        raise SourceError(Location(str(path)), "no such file")
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c, _ in METRICS.values() if c not in (reader.fieldnames or [])]
-        missing += [c for c in ("Country", "Model") if c not in (reader.fieldnames or [])]
-        if missing:
-            raise SourceError(Location(path.name, 1, missing[0]), f"missing column(s) {missing}")
-        rows = list(reader)
-    kept = [r for r in rows if r["Model"].strip()]
-    return kept, len(rows) - len(kept)
+    """The reviews with a model (rows without one are counted and left out).
+
+    Read strictly (:func:`culturebench.inputs.read_csv_records`: UTF-8, no column twice);
+    a review given twice (:data:`REVIEW_KEY`) is an error naming both rows, since it would
+    count twice in every share."""
+    from culturebench.inputs import read_csv_records
+
+    path = Path(path)
+    required = [*dict.fromkeys([*REVIEW_KEY, *(column for column, _ in METRICS.values())])]
+    records = read_csv_records(path, what="the community-review CSV", required=required)
+    kept: list[dict[str, str]] = []
+    first: dict[tuple[str, ...], int] = {}
+    for number, row in records:
+        if not row["Model"].strip():
+            continue
+        key = tuple(row[column].strip() for column in REVIEW_KEY)
+        if key in first:
+            raise SourceError(
+                Location(path.name, number, "Rater_id"),
+                f"reviewer {key[1]!r} of {key[0]} reviewed {key[2]!r} ({key[3]}, image {key[4]!r}) "
+                f"twice (rows {first[key]} and {number}); the review would count twice",
+            )
+        first[key] = number
+        kept.append(row)
+    if not kept:
+        raise SourceError(Location(path.name), "no reviews (no row with a model)")
+    return kept, len(records) - len(kept)
 
 
 def tables(rows: list[dict[str, str]]) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:

@@ -4,7 +4,6 @@ WWD tasks (``culturebench eval paper wwd RUN...``)."""
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -142,24 +141,19 @@ def _names(text: str | None) -> list[str]:
 
 def read_worldcuisines(path: Path) -> list[dict[str, Any]]:
     """A WorldCuisines KB as CSV: ``name`` (required) and optional ``aliases`` (separated by
-    ``;`` or ``|``), ``countries``; errors name the file, row and field."""
-    if not path.is_file():
-        raise SourceError(Location(path.name), "no such file")
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        fields = [f.strip().lower() for f in reader.fieldnames or []]
-        if "name" not in fields:
-            raise SourceError(
-                Location(path.name, 1, "name"), "missing column (need name; aliases, countries optional)"
-            )
-        out = []
-        for number, raw in enumerate(reader, start=2):
-            row = {k.strip().lower(): (v or "") for k, v in raw.items() if k}
-            if not row.get("name", "").strip():
-                raise SourceError(Location(path.name, number, "name"), "empty")
-            name = row["name"].strip()
-            names = [name.casefold(), *_names(row.get("aliases"))]
-            out.append({"name": name, "names": names, "countries": row.get("countries", "")})
+    ``;`` or ``|``), ``countries`` (column names in any case); errors name the file, row and
+    field (read by :func:`culturebench.inputs.read_csv_records`)."""
+    from culturebench.inputs import read_csv_records
+
+    path = Path(path)
+    records = read_csv_records(path, what="a WorldCuisines CSV", required=["name"], fold_case=True)
+    out = []
+    for number, row in records:
+        if not row["name"].strip():
+            raise SourceError(Location(path.name, number, "name"), "empty")
+        name = row["name"].strip()
+        names = [name.casefold(), *_names(row.get("aliases"))]
+        out.append({"name": name, "names": names, "countries": row.get("countries", "")})
     return out
 
 
