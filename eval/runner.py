@@ -144,9 +144,10 @@ def read_samples(
             continue
         try:
             sample = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
             raise SamplesError(
-                f"{path}, line {line_no}: corrupt sample (not JSON: {exc.msg}); delete the line to "
+                f"{path}, line {line_no}: corrupt sample (not JSON: {why}); delete the line to "
                 "regenerate that sample"
             ) from None
         if not isinstance(sample, dict) or not isinstance(sample.get("id"), str):
@@ -173,8 +174,9 @@ def _read_json_object(path: Path, what: str) -> dict[str, Any]:
         raise CultureBenchError(f"{path.parent} is not {what} (no {path.name})")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CultureBenchError(f"{path}: corrupt ({exc})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise CultureBenchError(f"{path}: corrupt ({why})") from None
     if not isinstance(data, dict):
         raise CultureBenchError(f"{path}: corrupt (not a JSON object)")
     return data
@@ -605,7 +607,7 @@ def _check_run(path: Path, info: dict[str, Any]) -> bool:
         old = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(old, dict):
             raise ValueError("not a JSON object")
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise RunMismatch(
             f"{path} is corrupt ({exc}); remove it (or the folder) or use another --out"
         ) from None

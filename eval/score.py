@@ -25,7 +25,6 @@ empty output or an unreadable file is an error naming file, row and column.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,29 +65,44 @@ def load_layout(dataset: str, name: str) -> dict[str, Any]:
     return layouts[name]
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """``(row number as a person sees it, record)`` from a CSV (header = row 1) or JSONL."""
+# Files read in this process, by (path, size, mtime): `eval score` of several tasks reads each
+# generations file once, however many tasks take a column from it (callers never mutate them).
+_READ: dict[tuple[str, int, int], tuple[list[str], list[tuple[int, dict[str, Any]]]]] = {}
+
+
+def _table(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+    """``(column names, [(row, record)])`` of a generations file (CSV, header = row 1, or JSON
+    Lines, a row per line), read whole and strictly (:mod:`culturebench.inputs`): UTF-8 only,
+    a column or key given twice, values beyond the header and nesting beyond reason are errors
+    naming file, row and field."""
+    from culturebench.inputs import read_csv_records, read_csv_rows, read_jsonl
+
     if not path.is_file():
-        raise SourceError(Location(str(path)), "no such file")
-    if path.suffix.lower() in (".jsonl", ".json"):
-        out = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SourceError(Location(path.name, number), f"not valid JSON: {exc.msg}") from None
-            if not isinstance(value, dict):
-                raise SourceError(Location(path.name, number), "each line must be a JSON object")
-            out.append((number, value))
-        return out
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        try:
-            return [(reader.line_num, dict(row)) for row in reader]
-        except csv.Error as exc:
-            raise SourceError(Location(path.name, reader.line_num), f"malformed CSV: {exc}") from None
+        raise SourceError(Location(str(path)), "no such file" if not path.exists() else "not a file")
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _READ:
+        what = "a generations file"
+        if path.suffix.lower() in (".jsonl", ".json"):
+            records: list[tuple[int, dict[str, Any]]] = list(read_jsonl(path, what=what))
+            header = list(records[0][1]) if records else []
+        else:
+            records = list(read_csv_records(path, what=what))
+            header = list(records[0][1]) if records else [c.strip() for c in read_csv_rows(path)[0][1]]
+        while len(_READ) >= 8:  # a few files at most (the WWD authors' layout reads three)
+            del _READ[next(iter(_READ))]
+        _READ[key] = (header, records)
+    return _READ[key]
+
+
+def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(row number as a person sees it, record)`` of a generations file."""
+    return _table(path)[1]
+
+
+def _header(path: Path) -> list[str]:
+    """Column names of a CSV, or the keys of a JSONL file's first record."""
+    return _table(path)[0]
 
 
 def _check_list_literal(text: str, where: Location) -> None:
@@ -112,27 +126,6 @@ def _check_list_literal(text: str, where: Location) -> None:
             break
     if not isinstance(value, list):
         raise SourceError(where, f"not a Python list literal: {text[:60]!r}")
-
-
-def _header(path: Path) -> list[str]:
-    """Column names of a CSV, or the keys of a JSONL file's first record; reads only that
-    much (the file is parsed in full once, by :func:`read_generations`, if it is used)."""
-    if not path.is_file():
-        raise SourceError(Location(str(path)), "no such file")
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        if path.suffix.lower() in (".jsonl", ".json"):
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    try:
-                        value = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise SourceError(Location(path.name, number), f"not valid JSON: {exc.msg}") from None
-                    return list(value) if isinstance(value, dict) else []
-            return []
-        try:
-            return next(csv.reader(handle), [])
-        except csv.Error as exc:
-            raise SourceError(Location(path.name, 1), f"malformed CSV: {exc}") from None
 
 
 def _seed(value: Any, where: Location) -> int | None:

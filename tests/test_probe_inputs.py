@@ -559,3 +559,40 @@ def test_ash_summary_reads_runs_strictly(judge_runs: list[Path], tmp_path: Path)
         except AssertionError:
             failures.append((Path(folders[-1]).name, code, output[-300:]))
     assert failures == []
+
+
+# ---------------------------------------------------------------------- eval score's generations
+def test_score_generations_read_strictly(borsch_release, scripted_backend, tmp_path: Path) -> None:
+    live = tmp_path / "live"
+    run_eval(
+        "borsch", "origin-qa", scripted_backend("Россия"), live, local=str(borsch_release.folder), limit=1
+    )
+    first = json.loads((live / "samples.jsonl").read_text(encoding="utf-8").splitlines()[0])["id"]
+    good = json.dumps({"id": first, "output": "Россия"}, ensure_ascii=False)
+    cases = {
+        "utf16.jsonl": (good + "\n").encode("utf-16"),
+        "binary.jsonl": b"\x89PNG\r\n\x1a\n\x00\x00",
+        "dupkey.jsonl": f'{{"id": "{first}", "output": "a", "output": "b"}}\n'.encode(),
+        "deep.jsonl": (good + "\n" + '{"id": "x", "output": ' + DEEP + "}\n").encode(),
+        "dupcol.csv": f"id,output,output\n{first},a,b\n".encode(),
+        "extra.csv": f"id,output\n{first},a,b\n".encode(),
+        "latin1.csv": f"id,output\n{first},caf\xe9\n".encode("latin-1"),
+    }
+    expected = {
+        "utf16.jsonl": "UTF-16",
+        "binary.jsonl": "binary.jsonl, row 1",
+        "dupkey.jsonl": "dupkey.jsonl, row 1, field 'output'",
+        "deep.jsonl": "deep.jsonl, row 2",
+        "dupcol.csv": "column 'output' appears twice",
+        "extra.csv": "extra.csv, row 2, field 'column 3'",
+        "latin1.csv": "latin1.csv, row 2",
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        code, output = cli(
+            "eval", "score", "borsch", "--task", "origin-qa", "--generations", str(path),
+            "--local", str(borsch_release.folder), "--out", str(tmp_path / "out" / name),
+        )  # fmt: skip
+        one_line_error(code, output, expected[name])
+        assert not (tmp_path / "out" / name).exists(), name

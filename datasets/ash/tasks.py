@@ -10,7 +10,6 @@ heatmaps, top/bottom cuisines, inter-judge agreement) are in :mod:`culturebench.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -51,26 +50,30 @@ def parse_ratings(text: str) -> dict[str, int | None]:
 
 def model_name(run_dir: Path) -> str:
     """Short name of the model of a run folder (last path part of its model id)."""
-    run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    return Path(str(run["model"]["model"]).rstrip("/")).name
+    from culturebench.eval.runner import read_run
+
+    model = read_run(run_dir).get("model")
+    name = model.get("model") if isinstance(model, dict) else None
+    if not isinstance(name, str) or not name:
+        raise CultureBenchError(f"{Path(run_dir) / 'run.json'}: no model id")
+    return Path(name.rstrip("/")).name
 
 
 def load_generations(run_dir: str | Path) -> tuple[str, dict[str, str]]:
-    """(generator name, row id -> recipe) from a finished ``generate`` run folder."""
+    """(generator name, row id -> recipe) from a finished ``generate`` run folder; a sample
+    without a row id or with a non-text recipe is an error naming the folder and sample."""
+    from culturebench.eval.runner import read_input_run
+
     folder = Path(run_dir)
-    samples = folder / "samples.jsonl"
-    if not samples.is_file() or not (folder / "run.json").is_file():
-        raise CultureBenchError(f"{folder} is not an ash generate run (no run.json / samples.jsonl)")
-    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    if run.get("task") != "generate" or run["dataset"]["dataset"] != "ash":
-        raise CultureBenchError(
-            f"{folder} holds {run['dataset']['dataset']}/{run.get('task')}, not ash/generate"
-        )
+    _, samples = read_input_run(folder, dataset="ash", tasks=["generate"])
     recipes = {}
-    for line in samples.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            sample = json.loads(line)
-            recipes[sample["row_id"]] = sample["output"]
+    for sample in samples:
+        row, recipe = sample.get("row_id"), sample.get("output")
+        if not isinstance(row, str) or not isinstance(recipe, str):
+            raise CultureBenchError(
+                f"{folder / 'samples.jsonl'}: sample {sample['id']!r} has no row_id or no text output"
+            )
+        recipes[row] = recipe
     return model_name(folder), recipes
 
 
