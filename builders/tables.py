@@ -43,23 +43,9 @@ def _check_readable(path: Path, name: str) -> None:
 
 
 def _check_header(name: str, header: list[str], required: list[str]) -> None:
-    seen: dict[str, int] = {}
-    for column, title in enumerate(header, start=1):
-        if not title:
-            continue
-        if title in seen:
-            raise SourceError(
-                Location(name, 1, title),
-                f"column {title!r} appears twice in the header (columns {seen[title]} and {column}); "
-                "one would silently replace the other",
-            )
-        seen[title] = column
-    missing = [col for col in required if col not in header]
-    if missing:
-        raise SourceError(
-            Location(name, 1, missing[0]),
-            f"missing column(s) {missing}; the header has {header}",
-        )
+    from culturebench.inputs import check_header
+
+    check_header(header, name, row=1, required=required)
 
 
 def read_xlsx(path: Path, required: list[str], *, name: str | None = None) -> list[SourceRow]:

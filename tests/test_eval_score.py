@@ -365,8 +365,12 @@ def test_community_review_tables_2_and_3(upstream_wwd: Path, tmp_path: Path) -> 
     reviews = upstream_wwd / "community_review" / "Community_Review_Generated_Dish_Images.csv"
     if not reviews.is_file():
         pytest.skip("no community review file in this upstream snapshot")
-    result = CliRunner().invoke(app, ["eval", "wwd-community-review", str(reviews), "--out", str(tmp_path)])
+    out = tmp_path / "cr"
+    result = CliRunner().invoke(app, ["eval", "wwd-community-review", str(reviews), "--out", str(out)])
     assert result.exit_code == 0, result.output
+    again = CliRunner().invoke(app, ["eval", "wwd-community-review", str(reviews), "--out", str(out)])
+    assert again.exit_code == 2 and "already exists (use --overwrite" in again.output
+    tmp_path = out
     with open(tmp_path / "comparison.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 90  # 6 countries x 3 models x 5 metrics

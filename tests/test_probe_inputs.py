@@ -410,7 +410,7 @@ def test_community_review_bad_files(reviews: Path, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     one_line_error(
         *cli("eval", "wwd-community-review", str(reviews), "--out", str(tmp_path / "file")),
-        "cannot write to --out",
+        "is a file, not a folder",
     )
 
 
@@ -552,13 +552,18 @@ def test_ash_summary_reads_runs_strictly(judge_runs: list[Path], tmp_path: Path)
     runs = [([str(a), folder], expected) for folder, expected in cases]
     runs.append(([str(a), str(b), str(b)], ("samples.jsonl, row 1, field 'id'", "already", "given twice")))
     failures = []
+    fresh = ["--out", str(tmp_path / "never")]  # the first summary's folder would be refused first
     for folders, expected in runs:
-        code, output = cli("eval", "ash-summary", *folders, *out)
+        code, output = cli("eval", "ash-summary", *folders, *fresh)
         try:
             one_line_error(code, output, *expected)
         except AssertionError:
             failures.append((Path(folders[-1]).name, code, output[-300:]))
     assert failures == []
+    assert not (tmp_path / "never").exists()
+    code, output = cli("eval", "ash-summary", str(a), str(b), *out)  # ours: only with --overwrite
+    one_line_error(code, output, "already exists (use --overwrite")
+    assert cli("eval", "ash-summary", str(a), str(b), *out, "--overwrite")[0] == 0
 
 
 # ---------------------------------------------------------------------- eval score's generations

@@ -20,11 +20,18 @@ def eval_ash_summary_cmd(
     out: Annotated[Path, typer.Option(help="Folder for ash_summary.json and the heatmaps.")] = Path(
         "out/runs/ash_summary"
     ),
+    overwrite: Annotated[bool, typer.Option(help="Replace an earlier summary at --out.")] = False,
 ) -> None:
     """CulinaryASH: generator x judge means/SDs (heatmap PNGs), top/bottom cuisines, agreement."""
     from culturebench.datasets.ash.summary import summarize
+    from culturebench.outputs import OutputKind, staged_output
 
-    result = or_exit(lambda: summarize(runs, out))
+    def job():
+        kind = OutputKind("ash-summary", ("ash_summary.json",))
+        with staged_output(out, kind, overwrite=overwrite) as staged:
+            return summarize(runs, staged)
+
+    result = or_exit(job)
     for criterion, block in result["criteria"].items():
         console.print(f"{criterion}: alpha (interval, all judges) = {block['alpha_interval_all_judges']}")
     console.print(f"wrote {out / 'ash_summary.json'} and {len(result['criteria'])} heatmaps")

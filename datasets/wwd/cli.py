@@ -21,8 +21,9 @@ def community_review_cmd(
         Path, typer.Argument(help="Community_Review_Generated_Dish_Images.csv (upstream data/).")
     ],
     out: Annotated[Path, typer.Option(help="Folder for table2.csv, table3.csv, comparison.csv.")] = Path(
-        "runs/wwd_community_review"
+        "out/runs/wwd_community_review"
     ),
+    overwrite: Annotated[bool, typer.Option(help="Replace earlier tables at --out.")] = False,
 ) -> None:
     """Tables 2 and 3 of the paper from the published community reviews, compared cell by cell."""
     from culturebench.cards.paper import load_paper
@@ -32,18 +33,19 @@ def community_review_cmd(
         tables,
         write_outputs,
     )
-    from culturebench.errors import CultureBenchError
+    from culturebench.outputs import OutputKind, check_output, staged_output
     from culturebench.spec import load_spec
 
+    kind = OutputKind("wwd-community-review", ("table2.csv", "comparison.csv"))
+    or_exit(lambda: check_output(out, kind, overwrite=overwrite))  # before reading anything
     rows, dropped = or_exit(lambda: read_reviews(reviews))
     ours = tables(rows)
     comparison = compare_with_paper(ours, load_paper(load_spec("wwd"))["community_review"])
 
     def write() -> list[Path]:
-        try:
-            return write_outputs(ours, comparison, out)
-        except OSError as exc:  # --out is a file, or not writable
-            raise CultureBenchError(f"cannot write to --out {out}: {exc.strerror or exc}") from None
+        with staged_output(out, kind, overwrite=overwrite) as staged:
+            names = [p.name for p in write_outputs(ours, comparison, staged)]
+        return [out / name for name in names]
 
     for path in or_exit(write):
         console.print(f"wrote {path}")
