@@ -391,3 +391,11 @@ def test_description_pipeline_refuses_a_foreign_root(borsch_release, tmp_path: P
     with pytest.raises(CultureBenchError, match="files culturebench did not write"):
         run_pipeline(spec)
     assert _tree(folder) == before
+
+
+def test_url_check_report_folder_is_ours_or_new(borsch_release, tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    before = _users_folder(folder)
+    code, output = cli("check-urls", borsch_release.folder, "--report", folder, "--sample", "1")
+    _one_line_error(code, output, "--report", "files culturebench did not write")
+    assert _tree(folder) == before

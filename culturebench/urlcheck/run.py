@@ -42,8 +42,25 @@ def check_release(
     """Check every URL of the release in ``folder`` (or a sample), compare with the history,
     write ``report.json`` and ``summary.md`` to ``report_dir`` (default
     ``url-reports/<dataset>``) and save the history (default ``<report_dir>/history.json``)."""
+    from culturebench.outputs import OutputKind, resumable_output
+
     manifest = read_manifest(folder)
     report_dir = report_dir or Path("url-reports") / manifest["dataset"]
+    # the report folder accumulates the history: ours (or new), never someone else's; one
+    # check at a time (a second scheduled check would race on history.json)
+    with resumable_output(report_dir, OutputKind("url-check", ("history.json",)), flag="--report"):
+        return _check(folder, manifest, config, report_dir, history_path, sample, progress)
+
+
+def _check(
+    folder: Path,
+    manifest: dict[str, Any],
+    config: CheckConfig,
+    report_dir: Path,
+    history_path: Path | None,
+    sample: int | None,
+    progress: Callable[[int, int], None] | None,
+) -> CheckOutcome:
     history_path = history_path or report_dir / "history.json"
     past = load_history(history_path)
     items = collect_urls(folder, sample=sample)
