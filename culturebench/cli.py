@@ -391,12 +391,18 @@ def _print_plan(plan) -> None:
     )
     flags = data["repo_flags"]
     console.print(f"repo flags: private={flags['private']} gated={flags['gated']}")
-    table = Table(title=f"files ({len(data['files'])}, {data['total_bytes']} bytes)")
-    table.add_column("path")
-    table.add_column("size", justify="right")
+    from rich import box
+
+    table = Table(
+        title=f"files ({len(data['files'])}, {data['total_bytes']:,} bytes; sha256 in the manifest)",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("path", overflow="fold", ratio=1)
+    table.add_column("bytes", justify="right", no_wrap=True)
     table.add_column("sha256", no_wrap=True)
-    for f in data["files"]:
-        table.add_row(f["path"], str(f["size"]), f["sha256"])
+    for f in data["files"]:  # the first 12 hex digits tell files apart; fits 80 columns
+        table.add_row(f["path"], f"{f['size']:,}", f["sha256"][:12])
     console.print(table)
 
 

@@ -90,3 +90,11 @@ def test_eval_list_fits_80_columns() -> None:
     assert "clip-descriptors" in output and "descriptions: culturebench eval list --long" in output
     code, output = cli("eval", "list", "--long", width=80)
     assert "wwd/clip-descriptors: App. G.1" in " ".join(output.split())
+
+
+def test_release_dry_run_fits_80_columns(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the release builds into ./dist
+    code, output = cli("release", "ash", "--version", "1.0.0", "--to", f"git:{tmp_path / 'm'}", "--dry-run")
+    assert code == 0, output
+    assert max(len(line) for line in output.splitlines()) <= 80, output
+    assert "data/default/test-00000-of-00001.parquet" in output and "dry run: nothing was uploaded" in output
