@@ -71,8 +71,8 @@ def kind_of(folder: Path, kinds: Sequence[OutputKind] = ()) -> str | None:
 
 def check_output(path: str | Path, kind: OutputKind, *, overwrite: bool, flag: str = "--out") -> bool:
     """Refuse ``path`` unless it is free, an empty folder, or ``kind``'s own output and
-    ``overwrite`` is set. Returns whether something is there to replace. Called before any
-    work, and again just before publishing."""
+    ``overwrite`` is set. Returns whether a folder is there to replace (an empty one counts).
+    Called before any work, and again just before publishing."""
     path = Path(path)
     if path.is_symlink():
         raise OutputRefused(f"{flag} {path} is a symbolic link; give a real path (nothing was written)")
@@ -84,7 +84,7 @@ def check_output(path: str | Path, kind: OutputKind, *, overwrite: bool, flag: s
             f"{flag} {path} is a file, not a folder; culturebench will not replace it (nothing was written)"
         )
     if not any(path.iterdir()):
-        return False
+        return True
     found = kind_of(path, [kind])
     if found != kind.name:
         what = f"a {found} output" if found else "files culturebench did not write"
@@ -120,7 +120,7 @@ def staged_output(
     """Check ``path`` (:func:`check_output`), hold its writer lock, and yield an empty staging
     folder; when the block succeeds the staging folder is marked and renamed onto ``path``
     (replacing our own earlier output only). When it fails nothing at ``path`` changed."""
-    from culturebench.atomic import publish_dir, staging_dir, write_failed
+    from culturebench.atomic import NO_ROOM, publish_dir, staging_dir, write_failed
 
     path = Path(path)
     check_output(path, kind, overwrite=overwrite, flag=flag)
@@ -129,6 +129,8 @@ def staged_output(
             yield staged
             write_marker(staged, kind, **info)
         except OSError as exc:  # disk full while writing the staged files
+            if exc.errno not in NO_ROOM:
+                raise
             raise write_failed(path, exc, kept="nothing was changed there") from None
         replace = check_output(path, kind, overwrite=overwrite, flag=flag)  # unchanged since the start?
         publish_dir(staged, path, overwrite=replace)

@@ -399,3 +399,12 @@ def test_url_check_report_folder_is_ours_or_new(borsch_release, tmp_path: Path) 
     code, output = cli("check-urls", borsch_release.folder, "--report", folder, "--sample", "1")
     _one_line_error(code, output, "--report", "files culturebench did not write")
     assert _tree(folder) == before
+
+
+def test_an_empty_folder_is_taken(tmp_path: Path) -> None:
+    out = tmp_path / "empty"
+    out.mkdir()
+    code, output = cli("eval", "paper", "rubin", "--out", out)
+    assert code == 0, output
+    assert (out / "paper_report.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
