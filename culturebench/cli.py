@@ -44,6 +44,7 @@ from culturebench.cli_support import (
     write_or_error,
 )
 from culturebench.errors import CultureBenchError
+from culturebench.jsonsafe import json_text
 
 app = typer.Typer(
     name="culturebench",
@@ -272,7 +273,7 @@ def validate_cmd(
     if json_out:
         from culturebench.atomic import write_text_atomic
 
-        text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2)
+        text = json_text(report.to_dict(), indent=2)
         or_exit(lambda: write_or_error(write_text_atomic, json_out, text))
     if not report.ok:
         raise typer.Exit(EXIT_VALIDATION)
@@ -357,7 +358,7 @@ def release_cmd(
         )
     _print_plan(plan)
     if json_out:
-        json_out.write_text(json.dumps(plan.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
+        json_out.write_text(json_text(plan.to_dict(), indent=2), encoding="utf-8")
     if plan.action == "noop":
         console.print(f"[green]{plan.tag} already published with identical content:[/] nothing to do")
         return

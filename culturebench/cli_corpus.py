@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from culturebench.cli_support import console, or_exit, progress_bar
+from culturebench.jsonsafe import json_text
 
 corpus_app = typer.Typer(
     help="Count a dataset's names in pretraining corpora (locally or on a Dask cluster) and analyse them.",
@@ -96,7 +96,7 @@ _UNITS = (("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
 
 
 def _write(out: Path | None, data: dict) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    text = json_text(data, indent=2).rstrip("\n")
     if out is None:
         console.print_json(text)
         return

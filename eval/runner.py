@@ -23,6 +23,7 @@ from culturebench.eval.backends.base import package_versions
 from culturebench.eval.backends.image_base import ImageBackend
 from culturebench.eval.tasks import AnalysisTask, TaskRequest, get_task
 from culturebench.hashing import sha256_file, sha256_text
+from culturebench.jsonsafe import json_text
 
 SAMPLES = "samples.jsonl"
 RUN = "run.json"
@@ -376,7 +377,7 @@ def run_eval(
                             }
                             if seed is not None:
                                 sample["seed"] = seed
-                            handle.write(json.dumps(sample, ensure_ascii=False, sort_keys=True) + "\n")
+                            handle.write(json_text(sample, sort_keys=True))
                         handle.flush()
                         os.fsync(handle.fileno())
                         finished += len(batch)
@@ -626,6 +627,5 @@ def _check_run(path: Path, info: dict[str, Any]) -> bool:
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     from culturebench.atomic import write_text_atomic
-    from culturebench.jsonsafe import json_text
 
     write_text_atomic(path, json_text(data, indent=2, sort_keys=True))

@@ -35,6 +35,7 @@ import yaml
 
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.hashing import sha256_file
+from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind
 
 
@@ -396,7 +397,7 @@ def write_scoring(
         samples, run_info["matcher"] = run_judge(task, samples, judge, out)
         extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
         _write_json(out / RUN, run_info)
-    text = "".join(json.dumps(s, ensure_ascii=False, sort_keys=True) + "\n" for s in samples)
+    text = "".join(json_text(s, sort_keys=True) for s in samples)
     write_text_atomic(out / SAMPLES, text)
     results = {
         "provenance": {**run_info, "culturebench_version": _version()},

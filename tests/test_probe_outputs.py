@@ -408,3 +408,13 @@ def test_an_empty_folder_is_taken(tmp_path: Path) -> None:
     assert code == 0, output
     assert (out / "paper_report.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
+
+
+def test_no_bare_nan_in_any_json_we_write(tmp_path: Path) -> None:
+    from culturebench.jsonsafe import json_text
+
+    text = json_text({"mean": float("nan"), "n": 0, "ci": [float("inf"), -float("inf")], "ok": 0.5})
+    assert json.loads(text) == {"mean": None, "n": 0, "ci": [None, None], "ok": 0.5}
+    import numpy as np
+
+    assert json.loads(json_text({"x": np.float64("nan"), "y": np.int64(3)})) == {"x": None, "y": 3}

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from culturebench.atomic import write_text_atomic
+from culturebench.jsonsafe import json_text
 from culturebench.urlcheck.checker import UrlResult
 from culturebench.urlcheck.history import Diff
 
@@ -33,7 +33,7 @@ def write_reports(
         "changes": diff.to_dict(),
         "results": [r.to_dict() for r in results],
     }
-    write_text_atomic(folder / "report.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+    write_text_atomic(folder / "report.json", json_text(report, indent=1))
     write_text_atomic(folder / "summary.md", render_markdown(report))
     return report
 

@@ -10,7 +10,6 @@ value for it is the mean of its repeats.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from itertools import combinations
@@ -23,6 +22,7 @@ from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.agreement import interval_alpha
 from culturebench.eval.runner import RUN, SAMPLES, read_run
 from culturebench.inputs import read_json, read_jsonl
+from culturebench.jsonsafe import json_text
 
 
 def load_judge_runs(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -122,7 +122,7 @@ def summarize(folders: Sequence[str | Path], out_dir: str | Path) -> dict[str, A
         }
         plot_heatmap(cells, generators, judges, out / f"heatmap_{criterion}.png", criterion)
     result["alpha_interval_judge_pairs"] = {k: mean(v) for k, v in sorted(pair_alpha.items())}
-    (out / "ash_summary.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (out / "ash_summary.json").write_text(json_text(result, indent=2), encoding="utf-8")
     return result
 
 

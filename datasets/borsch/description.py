@@ -26,7 +26,6 @@ stages whose inputs changed.
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -37,6 +36,7 @@ from culturebench.datasets.borsch.tasks import CONFIG_LANGUAGES, _BorschTask, pe
 from culturebench.errors import CultureBenchError, Location, SourceError, UsageError
 from culturebench.eval.backends.base import Request
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest, row_images
+from culturebench.jsonsafe import json_text
 
 DISH_WORD = {"ru": "блюдо", "uk": "страва"}  # what a redacted dish name becomes
 SCORES_CSV = "description_scores.csv"
@@ -552,7 +552,7 @@ class DescriptionCorrelationsTask(AnalysisTask):
                 scatter[f"human_{lang}"] = [(ratings[k], scores[k]["score_mean"], lang) for k in keys]
             missing = [k for k in ratings if k not in scores]
             metrics["vs_human"] = {**table, "n_ratings_without_score": len(missing)}
-        (out / "scatter.json").write_text(json.dumps(scatter, ensure_ascii=False), encoding="utf-8")
+        (out / "scatter.json").write_text(json_text(scatter), encoding="utf-8")
         return metrics
 
 

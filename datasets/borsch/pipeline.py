@@ -11,12 +11,13 @@ input hash changed. Stage timings go to ``pipeline.json``.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from culturebench.jsonsafe import json_text
 
 STAGES = ("1-description", "2-translation", "3-images", "4-scores", "5-correlations")
 
@@ -154,5 +155,5 @@ def _run(
         }
         record["stages"].append(entry)
         log(f"{stage}: {entry['samples']} items, {entry['new_samples']} new, {seconds:.1f} s")
-    write_text_atomic(out / "pipeline.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(out / "pipeline.json", json_text(record, indent=2))
     return record

@@ -45,8 +45,8 @@ def query_version(text: str | None = None) -> str:
 
 def render_query(lang: str) -> str:
     """The query for one label language (ru, uk or en), as sent: the template's comment lines
-    left out (SPARQLWrapper guesses the query type from the text and misreads words in
-    consecutive comment lines)."""
+    left out (the query sent stays the query text itself; clients that guess the query type
+    from the text, as SPARQLWrapper did, misread words in consecutive comment lines)."""
     if lang not in LANGS:
         raise UsageError(f"--lang {lang!r}: expected one of {', '.join(LANGS)}")
     lines = [line for line in query_text().splitlines() if not line.lstrip().startswith("#")]

@@ -20,6 +20,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.corpus.shards import CorpusError
+from culturebench.jsonsafe import json_text
 
 
 def release_hashes(folder: Path) -> list[dict[str, Any]]:
@@ -218,5 +219,5 @@ def _contamination(
         "seconds": round(seconds, 3),
         "culturebench_git": git_sha(),
     }
-    write_text_atomic(out / "contamination.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(out / "contamination.json", json_text(record, indent=2))
     return record

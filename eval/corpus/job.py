@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError, UsageError
+from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind, resumable_output
 
 COUNT_JSON = "count.json"
@@ -116,7 +117,7 @@ def _count(
         "tables": [p.name for p in tables],
         "culturebench_git": git_sha(),
     }
-    write_text_atomic(out / COUNT_JSON, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(out / COUNT_JSON, json_text(record, indent=2))
     return record
 
 
