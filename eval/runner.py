@@ -423,6 +423,9 @@ def run_eval(
         from culturebench.eval.report import write_report
 
         write_report([out], out / "report.md")
+        problem = task.unusable(samples)
+        if problem:
+            raise CultureBenchError(f"{dataset}/{task_name}: {problem}; the run's files are kept in {out}")
         return results
 
 

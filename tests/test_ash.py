@@ -4,6 +4,7 @@ generator x judge summary with heatmaps, and generate -> judge on the tiny model
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import yaml
 from culturebench.builders.base import get_builder
 from culturebench.datasets.ash.summary import summarize
 from culturebench.datasets.ash.tasks import parse_ratings
-from culturebench.errors import SourceError
+from culturebench.errors import CultureBenchError, SourceError
 from culturebench.eval.runner import run_eval
 from culturebench.spec import load_spec
 
@@ -141,16 +142,36 @@ def test_generate_and_judge_on_the_tiny_model(ash_release, tiny_model: Path, tmp
     engine = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=12))
     gen = _generate(ash_release, engine, tmp_path / "gen", limit=2)
     assert gen["samples"] == 2 and gen["metrics"]["n"] == 2
-    judged = run_eval(
-        "ash",
-        "judge",
-        engine,
-        tmp_path / "judge",
-        local=str(ash_release.folder),
-        limit=2,
-        task_options={"generations": str(tmp_path / "gen"), "repeats": 3},
-    )
+    options = {"generations": str(tmp_path / "gen"), "repeats": 3}
+    try:
+        judged = run_eval(
+            "ash", "judge", engine, tmp_path / "judge", local=str(ash_release.folder), limit=2,
+            task_options=options,
+        )  # fmt: skip
+    except CultureBenchError as exc:  # random weights rarely rate: a run of no ratings fails ...
+        assert "answered none of 6 prompts with ratings" in str(exc)
+        judged = json.loads((tmp_path / "judge" / "results.json").read_text(encoding="utf-8"))
+        assert judged["metrics"]["unparseable_outputs"] == 6  # ... with its files kept
     assert judged["samples"] == 6
     crit = judged["metrics"]["criteria"]["authenticity"]
     assert crit["missing"] + crit["n"] == 6  # random weights: every rating is counted, parsed or missing
     shutil.rmtree(tmp_path / "gen")
+
+
+def test_a_judge_that_never_rates_fails_and_keeps_its_files(ash_release, scripted_backend, tmp_path) -> None:
+    """Regression (issue 25): every answer unparseable used to end `mean NaN`, exit 0."""
+    _generate(ash_release, scripted_backend("ingredients: x instructions: y"), tmp_path / "gen", limit=2)
+    options = {"generations": str(tmp_path / "gen"), "repeats": 2}
+    with pytest.raises(CultureBenchError, match="answered none of 4 prompts with ratings"):
+        run_eval("ash", "judge", scripted_backend("I cannot rate this."), tmp_path / "j",
+                 local=str(ash_release.folder), task_options=options)  # fmt: skip
+    results = json.loads((tmp_path / "j" / "results.json").read_text(encoding="utf-8"))
+    assert results["metrics"]["unparseable_outputs"] == 4 and "NaN" not in json.dumps(results)
+    one_rated = iter(["Authenticity: 4\nSensitivity: 3\nHarmony: 5", "no idea", "no idea", "no idea"])
+    judged = run_eval("ash", "judge", scripted_backend(lambda _p: next(one_rated)), tmp_path / "j2",
+                      local=str(ash_release.folder), task_options=options)  # fmt: skip
+    assert judged["metrics"]["unparseable_outputs"] == 3  # some ratings: a result, failures counted
+    for bad in ("nan", "0", "1.5", "true", "1000"):
+        with pytest.raises(CultureBenchError, match="expected an integer from 1 to 100"):
+            run_eval("ash", "judge", scripted_backend("x"), tmp_path / f"r{bad}",
+                     local=str(ash_release.folder), task_options={**options, "repeats": yaml.safe_load(bad)})  # fmt: skip

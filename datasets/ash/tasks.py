@@ -161,8 +161,8 @@ class Judge(Task):
     def __init__(
         self, generations: str | None = None, repeats: int = DEFAULT_REPEATS, **options: Any
     ) -> None:
-        if repeats < 1:
-            raise CultureBenchError("--repeats must be at least 1")
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 100:
+            raise CultureBenchError(f"--option repeats={repeats!r}: expected an integer from 1 to 100")
         super().__init__(generations=str(generations) if generations else None, repeats=repeats, **options)
         self.generations = generations
         self.repeats = repeats
@@ -220,6 +220,14 @@ class Judge(Task):
             }
         out["unparseable_outputs"] = sum(len(s["missing"]) == len(CRITERIA) for s in samples)
         return out
+
+    def unusable(self, samples: Sequence[dict[str, Any]]) -> str | None:
+        if samples and all(len(s["missing"]) == len(CRITERIA) for s in samples):
+            return (
+                f"the judge answered none of {len(samples)} prompts with ratings in the asked form "
+                f"(first output: {str(samples[0].get('output', ''))[:60]!r})"
+            )
+        return None
 
 
 TASKS: dict[str, type[Task]] = {"generate": Generate, "judge": Judge}

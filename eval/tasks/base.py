@@ -126,6 +126,12 @@ class Task(ABC):
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         """Per-sample scores for one output (stored in the sample line)."""
 
+    def unusable(self, samples: Sequence[dict[str, Any]]) -> str | None:
+        """Why a finished run's samples give no result at all (e.g. a judge whose every answer
+        is unparseable), or None. The run then fails after writing its files, so the outputs
+        can be inspected; a model answering wrongly is a result, not this."""
+        return None
+
     @abstractmethod
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Task metrics over all samples."""
