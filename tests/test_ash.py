@@ -173,5 +173,6 @@ def test_a_judge_that_never_rates_fails_and_keeps_its_files(ash_release, scripte
     assert judged["metrics"]["unparseable_outputs"] == 3  # some ratings: a result, failures counted
     for bad in ("nan", "0", "1.5", "true", "1000"):
         with pytest.raises(CultureBenchError, match="expected an integer from 1 to 100"):
+            bad_options = {**options, "repeats": yaml.safe_load(bad)}
             run_eval("ash", "judge", scripted_backend("x"), tmp_path / f"r{bad}",
-                     local=str(ash_release.folder), task_options={**options, "repeats": yaml.safe_load(bad)})  # fmt: skip
+                     local=str(ash_release.folder), task_options=bad_options)  # fmt: skip
