@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,15 @@ def render_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any])
     """
     manifest = _declared_order(spec, manifest)
     report_path = folder / "build_report.json"
-    report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
+    report: Any = {}
+    if report_path.exists():
+        from culturebench.inputs import read_json
+
+        report = read_json(report_path, what="a build report", name=str(report_path))
+        if not isinstance(report, dict):
+            from culturebench.errors import CultureBenchError
+
+            raise CultureBenchError(f"{report_path}: not a build report (a JSON object is expected)")
     return {
         "README.md": render_card(spec, manifest, report),
         "croissant.json": dumps(build_croissant(spec, manifest)),

@@ -290,14 +290,14 @@ def card_cmd(
     from culturebench.cards.write import CARD_FILES, card_inputs, stale_card_files, write_card_files
 
     spec, manifest = or_exit(lambda: card_inputs(folder))
-    stale = stale_card_files(folder, spec, manifest)
+    stale = or_exit(lambda: stale_card_files(folder, spec, manifest))
     if check:
         if stale:
             console.print(f"[red]stale:[/] {', '.join(stale)}")
             raise typer.Exit(EXIT_VALIDATION)
         console.print("card and croissant are up to date")
         return
-    write_card_files(folder, spec, manifest)
+    or_exit(lambda: write_card_files(folder, spec, manifest))
     console.print(
         f"wrote {', '.join(CARD_FILES)} ({'changed: ' + ', '.join(stale) if stale else 'unchanged'})"
     )
@@ -557,7 +557,9 @@ def eval_run_cmd(
     model_revision: ModelRevisionOption = None,
     batch_size: BatchSizeOption = 8,
     max_new_tokens: MaxNewTokensOption = 200,
-    seed: Annotated[int, typer.Option(help="Seed recorded and passed to the backend.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**32 - 1, help="Seed recorded and passed to the backend.")
+    ] = 0,
     seeds: Annotated[
         str | None,
         typer.Option(help="Generate every prompt once per seed, e.g. 0,1,2,3,4 (the WWD paper: 5 seeds)."),
@@ -820,7 +822,7 @@ def eval_compare_cmd(
 @eval_app.command("tiny-model")
 def eval_tiny_model_cmd(
     path: Annotated[Path, typer.Argument(help="Folder to create.")],
-    seed: Annotated[int, typer.Option(help="Weight initialisation seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Weight initialisation seed.")] = 0,
     vision: Annotated[
         bool, typer.Option("--vision", help="A LLaVA-style vision-language model (image tasks).")
     ] = False,
@@ -852,8 +854,9 @@ def eval_tiny_model_cmd(
         "clip": tiny.build_tiny_clip,
         "dinov2": tiny.build_tiny_dinov2,
     }[kind]
-    from culturebench.outputs import MARKER, OutputKind, kind_of, write_marker
+    from culturebench.outputs import MARKER, OutputKind, check_parents, kind_of, write_marker
 
+    or_exit(lambda: check_parents(path, "tiny-model"))
     mark = OutputKind(f"tiny-model-{kind}")
     if path.is_dir() and kind_of(path) == mark.name:
         recorded = json.loads((path / MARKER).read_text(encoding="utf-8")).get("seed")
@@ -873,7 +876,7 @@ def eval_tiny_model_cmd(
     from huggingface_hub.utils import disable_progress_bars
 
     disable_progress_bars()  # "Writing model shards" for a model of a few kB
-    written = build(path, seed=seed)
+    written = or_exit(lambda: build(path, seed=seed))
     write_marker(Path(written), mark, seed=seed)
     console.print(f"tiny {what[kind]}model written to {written}")
 
@@ -1020,6 +1023,10 @@ def main() -> None:
     except Exception as exc:
         if _DEBUG["on"]:
             raise
+        if isinstance(exc, OSError) and exc.filename:  # permissions, a folder where a file goes
+            reason = exc.strerror or type(exc).__name__
+            err_console.print(f"[red]error:[/] {escape(str(exc.filename))}: {escape(reason)}", soft_wrap=True)
+            sys.exit(EXIT_BAD_INPUT)
         from culturebench.safe_http import redact
 
         message = (str(exc).strip().splitlines() or [""])[0][:300]

@@ -41,7 +41,9 @@ def count_cmd(
         typer.Option(help="Dask scheduler address, HOST:PORT or tcp://HOST:PORT; default: this machine."),
     ] = None,
     workers: Annotated[int, typer.Option(min=1, help="Local processes (without --scheduler).")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed of the incorrect co-occurrence sample.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**32 - 1, help="Seed of the incorrect co-occurrence sample.")
+    ] = 0,
     per_dish: Annotated[
         int, typer.Option(min=1, help="Sampled incorrect co-occurrences per dish at most.")
     ] = 3,

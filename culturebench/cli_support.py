@@ -125,13 +125,14 @@ def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
         exc.report.render(err_console)
         err_console.print(f"[red]{escape(redact(exc))}[/]: nothing was written")
         raise typer.Exit(validation_exit) from exc
-    except OSError as exc:
+    except OSError as exc:  # permissions, a folder where a file goes, a full disk: name the path
         from culturebench.atomic import NO_ROOM
 
-        if exc.errno not in NO_ROOM:
+        if exc.errno not in NO_ROOM and not exc.filename:
             raise
-        where = f" {exc.filename}" if exc.filename else ""
-        err_console.print(f"[red]error:[/] cannot write{escape(where)}: {exc.strerror}", soft_wrap=True)
+        where = f"{exc.filename}: " if exc.filename else "cannot write: "
+        reason = exc.strerror or type(exc).__name__
+        err_console.print(f"[red]error:[/] {escape(str(where))}{escape(reason)}", soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     except CultureBenchError as exc:
         from culturebench.release.pipeline import ReleaseRefused

@@ -41,8 +41,14 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise CultureBenchError(f"{folder}: no {MANIFEST_NAME} (is this a release folder?)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CultureBenchError(f"{path}: not valid JSON: {exc}") from exc
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise CultureBenchError(f"{path}: not valid JSON: {exc}") from None
+    except UnicodeDecodeError:
+        raise CultureBenchError(f"{path}: not UTF-8 text (a culturebench manifest is UTF-8 JSON)") from None
+    except OSError as exc:
+        raise CultureBenchError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not isinstance(data, dict):
+        raise CultureBenchError(f"{path}: not a manifest (a JSON object is expected)")
     if data.get("format") != MANIFEST_FORMAT:
         raise CultureBenchError(f"{path}: unsupported manifest format {data.get('format')!r}")
     return data

@@ -77,7 +77,7 @@ def check_output(path: str | Path, kind: OutputKind, *, overwrite: bool, flag: s
     if path.is_symlink():
         raise OutputRefused(f"{flag} {path} is a symbolic link; give a real path (nothing was written)")
     if not path.exists():
-        _check_parents(path, flag)
+        check_parents(path, flag)
         return False
     if not path.is_dir():
         raise OutputRefused(
@@ -97,8 +97,9 @@ def check_output(path: str | Path, kind: OutputKind, *, overwrite: bool, flag: s
     return True
 
 
-def _check_parents(path: Path, flag: str) -> None:
-    for parent in path.parents:
+def check_parents(path: Path, flag: str) -> None:
+    """Refuse ``path`` when one of its existing ancestors is a file (nothing can go below it)."""
+    for parent in Path(path).parents:
         if parent.exists():
             if not parent.is_dir():
                 raise OutputRefused(f"{flag} {path}: {parent} is a file, not a folder (nothing was written)")
@@ -167,6 +168,7 @@ def writer_lock(path: str | Path, *, flag: str = "--out") -> Iterator[None]:
     if key in _HELD:  # re-entrant within this process (a stage inside a claimed command)
         yield
         return
+    check_parents(Path(path), flag)
     created = [p for p in [lock.parent, *lock.parent.parents] if not p.exists()]
     lock.parent.mkdir(parents=True, exist_ok=True)
     while True:
@@ -239,7 +241,7 @@ def resumable_output(
                 f"{flag} {path} holds {what}; refusing to write into it (give a new or empty folder)"
             )
     else:
-        _check_parents(path, flag)
+        check_parents(path, flag)
     with writer_lock(path, flag=flag):
         path.mkdir(parents=True, exist_ok=True)
         if not (path / MARKER).is_file():

@@ -88,10 +88,19 @@ def load_rows(ref: DatasetRef, config: str, split: str, limit: int | None) -> li
     from datasets import Image, load_dataset
 
     disable_progress_bar()
-    if ref.source == "local":
-        ds = load_dataset(ref.location, config, split=split)
-    else:
-        ds = load_dataset(ref.location, config, split=split, revision=ref.commit_sha)
+    try:
+        if ref.source == "local":
+            ds = load_dataset(ref.location, config, split=split)
+        else:
+            ds = load_dataset(ref.location, config, split=split, revision=ref.commit_sha)
+    except (CultureBenchError, OSError):
+        raise
+    except Exception as exc:  # a damaged Parquet file, an unknown config, a schema mismatch
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise CultureBenchError(
+            f"cannot read config {config!r} ({split}) of {ref.location}: {type(exc).__name__}: {first} "
+            "(check the release with `culturebench validate`)"
+        ) from None
     if limit is not None:
         ds = ds.select(range(min(limit, ds.num_rows)))
     if "images" in ds.features:  # keep encoded bytes; backends decode themselves
@@ -199,7 +208,7 @@ def read_results(folder: str | Path) -> dict[str, Any]:
         not isinstance(prov, dict)
         or not isinstance(prov.get("dataset"), dict)
         or "task" not in prov
-        or "metrics" not in results
+        or not isinstance(results.get("metrics"), dict)
     ):
         raise CultureBenchError(f"{Path(folder) / RESULTS}: not a culturebench results file")
     return results

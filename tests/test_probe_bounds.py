@@ -3,6 +3,7 @@ engines, and what a person sees (tables at 80 columns, quiet progress when piped
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -98,3 +99,65 @@ def test_release_dry_run_fits_80_columns(tmp_path, monkeypatch) -> None:
     assert code == 0, output
     assert max(len(line) for line in output.splitlines()) <= 80, output
     assert "data/default/test-00000-of-00001.parquet" in output and "dry run: nothing was uploaded" in output
+
+
+# ---------------------------------------------------------------------- second probe (issue 25)
+def _release_copy(tmp_path, name: str = "ash"):
+    import shutil
+
+    from culturebench.builders import get_builder
+
+    folder = get_builder(name).build(out_root=tmp_path / "dist").folder
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    return copy
+
+
+def test_damaged_release_files_are_one_line(tmp_path) -> None:
+    copy = _release_copy(tmp_path)
+    (copy / "build_report.json").write_text('{"broken', encoding="utf-8")
+    code, output = cli("card", copy)
+    assert code == 2 and "build_report.json, row 1: not valid JSON" in output, output
+    for content in (b"[1, 2]", "\ufeff".encode("utf-16") + b"{"):
+        (copy / "manifest.json").write_bytes(content)
+        for args in (["card", copy], ["check-urls", copy, "--report", tmp_path / "rep"], ["validate", copy]):
+            code, output = cli(*args)
+            assert code in (1, 2) and "manifest.json" in output, (args, output)
+            assert "unexpected" not in output and "Traceback" not in output, output
+
+
+def test_a_truncated_data_file_is_one_line(tmp_path) -> None:
+    copy = _release_copy(tmp_path)
+    data = next((copy / "data").rglob("*.parquet"))
+    data.write_bytes(data.read_bytes()[:200])
+    code, output = cli("eval", "run", "ash", "--task", "generate", "--model", "m", "--local", copy,
+                       "--out", tmp_path / "r")  # fmt: skip
+    flat = " ".join(output.split())
+    assert code == 2 and "cannot read config 'default' (test)" in flat and "culturebench validate" in flat
+    assert not (tmp_path / "r").exists()
+
+
+def test_paths_under_a_file_and_huge_seeds(tmp_path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    for args in (
+        ["build", "ash", "--out", afile / "dist"],
+        ["eval", "run", "borsch", "--task", "origin-qa", "--model", "m", "--out", afile / "r"],
+        ["eval", "paper", "rubin", "--out", afile / "p"],
+        ["eval", "tiny-model", afile / "t"],
+    ):
+        code, output = cli(*args)
+        assert code == 2 and str(afile) in " ".join(output.split()), (args, output)
+        assert "unexpected" not in output, output
+    for args in (RUN, ["eval", "tiny-model", tmp_path / "t"]):
+        code, output = cli(*args, "--seed", str(2**40))
+        assert code == 2 and "--seed" in output, output
+
+
+def test_results_with_a_non_object_metrics_field(tmp_path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    prov = {"dataset": {"dataset": "ash"}, "task": "generate"}
+    (folder / "results.json").write_text(json.dumps({"provenance": prov, "metrics": "x"}), encoding="utf-8")
+    code, output = cli("eval", "report", folder, "--out", tmp_path / "r.md")
+    assert code == 2 and "not a culturebench results file" in output, output

@@ -35,7 +35,9 @@ def eval_rubin_distractors_cmd(
     out: Annotated[Path, typer.Option(help="Output folder (must not exist unless --overwrite).")],
     backend: BackendOption = "transformers",
     model_revision: ModelRevisionOption = None,
-    seed: Annotated[int, typer.Option(help="Seed of the answer-slot draw and of sampling.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**32 - 1, help="Seed of the answer-slot draw and of sampling.")
+    ] = 0,
     batch_size: BatchSizeOption = 8,
     max_new_tokens: MaxNewTokensOption = 200,
     temperature: TemperatureOption = 0.0,

@@ -199,11 +199,17 @@ def _contamination(
     seconds = time.perf_counter() - start
     rows = []
     for shard in shards:
-        part = json.loads((out / "parts" / f"{shard.id}.json").read_text(encoding="utf-8"))
-        for a, ref_hash, source in part["matches"]:
-            record = records[a]
-            rows.append({**record, "reference_phash": ref_hash, "source": source,
-                         "distance": hamming(record["phash"], ref_hash), "shard": shard.url})  # fmt: skip
+        path = out / "parts" / f"{shard.id}.json"
+        try:
+            part = json.loads(path.read_text(encoding="utf-8"))
+            for a, ref_hash, source in part["matches"]:
+                record = records[a]
+                rows.append({**record, "reference_phash": ref_hash, "source": source,
+                             "distance": hamming(record["phash"], ref_hash), "shard": shard.url})  # fmt: skip
+        except (OSError, ValueError, RecursionError, KeyError, TypeError, IndexError, AttributeError):
+            raise CultureBenchError(
+                f"{path}: a damaged part (delete it; the next run matches its shard again)"
+            ) from None
     rows.sort(key=lambda r: (r["config"], r["row_id"], str(r["file"]), r["source"], r["reference_phash"]))
     columns = ["config", "row_id", "file", "phash", "reference_phash", "source", "distance", "shard"]
     pq.write_table(pa.table({c: [r[c] for r in rows] for c in columns}), out / "contamination.parquet")

@@ -209,24 +209,28 @@ def merge_parts(shards: Sequence[Shard], spec: CountSpec, parts_dir: Path) -> di
         path = parts_dir / f"{shard.id}.json"
         try:
             part = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             raise CultureBenchError(f"{path}: missing or unreadable part for shard {shard.url}") from None
-        if part.get("spec") != digest or part.get("shard") != shard.id:
+        if not isinstance(part, dict) or part.get("spec") != digest or part.get("shard") != shard.id:
+            spec_of = part.get("spec") if isinstance(part, dict) else None
+            raise CultureBenchError(f"{path}: a part of another job (spec {spec_of}, this job {digest})")
+        try:
+            documents += part["documents"]
+            size += part["characters"]
+            for d, lang, n, docs in part["mentions"]:
+                mentions[(d, lang)][0] += n
+                mentions[(d, lang)][1] += docs
+            dish_docs.update(part["dish_docs"])
+            any_country.update(part["any_country"])
+            correct.update(part["correct"])
+            for d, c, n in part["cooccurrence"]:
+                cooc[(d, c)] += n
+            for d, kept in part["samples"].items():
+                samples[d].extend(kept)
+        except (KeyError, TypeError, ValueError, AttributeError):
             raise CultureBenchError(
-                f"{path}: a part of another job (spec {part.get('spec')}, this job {digest})"
-            )
-        documents += part["documents"]
-        size += part["characters"]
-        for d, lang, n, docs in part["mentions"]:
-            mentions[(d, lang)][0] += n
-            mentions[(d, lang)][1] += docs
-        dish_docs.update(part["dish_docs"])
-        any_country.update(part["any_country"])
-        correct.update(part["correct"])
-        for d, c, n in part["cooccurrence"]:
-            cooc[(d, c)] += n
-        for d, kept in part["samples"].items():
-            samples[d].extend(kept)
+                f"{path}: a damaged part (delete it; the next run recounts its shard)"
+            ) from None
     for d in samples:
         samples[d] = sorted(samples[d])[: spec.per_dish]
     return {

@@ -184,9 +184,9 @@ def has_part(path: Path, shard_id: str, digest: str) -> bool:
         return False
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
-    return old.get("spec") == digest and old.get("shard") == shard_id
+    return isinstance(old, dict) and old.get("spec") == digest and old.get("shard") == shard_id
 
 
 def write_part(path: Path, part: dict[str, Any]) -> str:
