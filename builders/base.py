@@ -111,6 +111,9 @@ class DatasetBuilder(ABC):
             if folder.exists() and not folder.is_dir():
                 raise BuildError(f"--out {out_root}: {folder} is a file, not a folder")
         final = release_folder(out_root, spec.name, spec.version)
+        from culturebench.outputs import clean_leftovers
+
+        clean_leftovers(final)  # a killed build's staging folder and lock, even on an up-to-date rerun
         _check_replaceable(final, spec.name)
         if final.exists() and not overwrite:
             differs = self._differences(final, source, images)
@@ -304,11 +307,33 @@ def _check_replaceable(final: Path, name: str) -> None:
     from culturebench.manifest import read_manifest
 
     try:
-        dataset = read_manifest(final).get("dataset")
+        manifest = read_manifest(final)
     except (CultureBenchError, OSError, UnicodeDecodeError):  # no or unreadable manifest: not ours
-        dataset = None
-    if dataset != name:
+        manifest = {}
+    if manifest.get("dataset") != name:
         raise BuildError(
             f"{final} holds files that are not a {name} release; refusing to replace it, even with "
             "--overwrite (move it away or use another --out)"
         )
+    extra = sorted(set(_files_in(final)) - _release_files(manifest))
+    if extra:  # someone added files to the release folder: replacing it would delete them
+        raise BuildError(
+            f"{final} holds {len(extra)} file(s) the release did not write ({', '.join(extra[:3])}); "
+            "refusing to replace it, even with --overwrite (move them away first)"
+        )
+
+
+def _files_in(folder: Path) -> list[str]:
+    return [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink()]
+
+
+def _release_files(manifest: dict[str, Any]) -> set[str]:
+    """Every file a release folder holds by its manifest (card files, data files, the manifest)."""
+    files = {"manifest.json", *(manifest.get("files") or {})}
+    try:
+        for config in (manifest.get("configs") or {}).values():
+            for split in config["splits"].values():
+                files.update(f["path"] for f in split["files"])
+    except (AttributeError, KeyError, TypeError):
+        pass  # a damaged manifest: every data file then counts as extra, and the build is refused
+    return files

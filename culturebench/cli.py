@@ -25,6 +25,7 @@ from culturebench.cli_support import (
     BuildProgress,
     CommonsApiOption,
     ConcurrencyOption,
+    FileOverwriteOption,
     GuidanceOption,
     ImageMirrorOption,
     ImagesOption,
@@ -32,6 +33,7 @@ from culturebench.cli_support import (
     ModelRevisionOption,
     OfflineImagesOption,
     TemperatureOption,
+    claim_file,
     console,
     err_console,
     finite,
@@ -260,13 +262,16 @@ def validate_cmd(
     contact_sheet: Annotated[
         Path | None, typer.Option(help="Write flagged image pairs to this HTML file.")
     ] = None,
+    overwrite: FileOverwriteOption = False,
 ) -> None:
     """Validate a release folder; exit 1 when any check fails."""
     from culturebench.validation import validate_release
 
     if not folder.is_dir():
-        err_console.print(f"[red]error:[/] {folder} is not a folder")
+        err_console.print(f"[red]error:[/] {escape(str(folder))} is not a folder")
         raise typer.Exit(EXIT_BAD_INPUT)
+    claim_file(json_out, overwrite, [folder], flag="--json")  # before the validation runs
+    claim_file(contact_sheet, overwrite, [folder], flag="--contact-sheet")
     with steps(f"validating {folder}"):
         report = validate_release(folder, croissant_records=records, contact_sheet=contact_sheet)
     report.render(console)
@@ -329,6 +334,7 @@ def release_cmd(
     out: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
     rebuild: Annotated[bool, typer.Option(help="Rebuild the release folder even if it exists.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the plan as JSON.")] = None,
+    overwrite_json: Annotated[bool, typer.Option(help="Replace an existing --json file.")] = False,
     images: ImagesOption = False,
     image_mirror: ImageMirrorOption = None,
     offline_images: OfflineImagesOption = False,
@@ -337,6 +343,8 @@ def release_cmd(
 ) -> None:
     """Build -> validate (blocking) -> gate -> publish one commit + tag vX.Y.Z -> verify."""
     from culturebench.release import plan_release, publish_release
+
+    claim_file(json_out, overwrite_json, flag="--json")
     from culturebench.release.pipeline import VerificationFailed
     from culturebench.release.targets import PublishError, parse_target
     from culturebench.spec import load_spec
@@ -358,7 +366,9 @@ def release_cmd(
         )
     _print_plan(plan)
     if json_out:
-        json_out.write_text(json_text(plan.to_dict(), indent=2), encoding="utf-8")
+        from culturebench.atomic import write_text_atomic
+
+        or_exit(lambda: write_text_atomic(json_out, json_text(plan.to_dict(), indent=2)))
     if plan.action == "noop":
         console.print(f"[green]{plan.tag} already published with identical content:[/] nothing to do")
         return
@@ -790,11 +800,17 @@ def eval_compare_cmd(
     a: Annotated[Path, typer.Argument(help="Run folder A, or a CSV table (e.g. runs/x/table_h9.csv).")],
     b: Annotated[Path, typer.Argument(help="Run folder B, or a CSV table (e.g. the published stats).")],
     out: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown.")] = None,
+    overwrite: FileOverwriteOption = False,
 ) -> None:
     """Side by side: every metric (or table cell) the two share, B - A, and for runs a paired
     bootstrap 95% CI of the difference over the items both scored."""
     from culturebench.eval.compare import compare, markdown
 
+    for given in (a, b):
+        if not given.exists():
+            err_console.print(f"[red]error:[/] {escape(str(given))}: no such file or folder")
+            raise typer.Exit(EXIT_BAD_INPUT)
+    claim_file(out, overwrite, [a, b])
     rows = or_exit(lambda: compare(a, b))
     table = Table(title=f"A = {a}   B = {b}")
     for col in ("group", "metric", "A", "B", "B - A", "95% CI of B - A"):
@@ -884,11 +900,13 @@ def eval_tiny_model_cmd(
 @eval_app.command("report")
 def eval_report_cmd(
     folders: Annotated[list[Path], typer.Argument(help="Result folders of `eval run`.")],
-    out: Annotated[Path, typer.Option(help="Report file.")] = Path("report.md"),
+    out: Annotated[Path, typer.Option(help="Report file.")] = Path("out/report.md"),
+    overwrite: FileOverwriteOption = False,
 ) -> None:
     """Write one Markdown report (tables with 95% CIs, plots) over several runs."""
     from culturebench.eval.report import write_report
 
+    claim_file(out, overwrite, folders)
     missing = [str(f) for f in folders if not (f / "results.json").is_file()]
     if missing:
         err_console.print(f"[red]error:[/] no results.json in {', '.join(missing)}")
@@ -1008,8 +1026,13 @@ _register_dataset_commands()
 def main() -> None:
     """Console-script entry point. Any error the package did not anticipate becomes one
     line (exit 2) with a hint; ``--debug`` shows the traceback instead."""
+    import signal
     import sys
 
+    def terminate(signum: int, _frame: object) -> None:  # SIGTERM (a scheduler's kill, `timeout`)
+        raise SystemExit(128 + signum)  # unwinds like Ctrl-C: locks released, staging removed
+
+    signal.signal(signal.SIGTERM, terminate)
     try:
         app()
     except KeyboardInterrupt:

@@ -6,8 +6,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from culturebench.cli_support import console, or_exit, progress_bar
+from culturebench.cli_support import (
+    EXIT_BAD_INPUT,
+    FileOverwriteOption,
+    claim_file,
+    console,
+    err_console,
+    or_exit,
+    progress_bar,
+)
 from culturebench.jsonsafe import json_text
 
 corpus_app = typer.Typer(
@@ -115,10 +124,12 @@ def code_mixing_cmd(
     vqa: Annotated[Path | None, typer.Option(help="A dish-name-vqa run (accuracy per dish).")] = None,
     bins: Annotated[int, typer.Option(min=2, max=1000, help="Bins of the occurrence difference.")] = 9,
     out: Annotated[Path | None, typer.Option(help="Write JSON (and a Fig. 5 plot beside it).")] = None,
+    overwrite: FileOverwriteOption = False,
 ) -> None:
     """§4.2 / Fig. 5: code-mixing share, and scores per bin of the name-occurrence difference."""
     from culturebench.eval.corpus.analyses import code_mixing
 
+    claim_file(out, overwrite, [count, qa, vqa])
     result = or_exit(lambda: code_mixing(count, qa=qa, vqa=vqa, bins=bins))
     _write(out, result)
     if out is not None:
@@ -134,10 +145,12 @@ def cooccurrence_cmd(
     qa: Annotated[Path, typer.Option(help="An origin-qa run of the same language.")],
     bins: Annotated[int, typer.Option(min=2, max=1000, help="Log-spaced bins.")] = 10,
     out: Annotated[Path | None, typer.Option(help="Write JSON (and a Fig. 6 plot beside it).")] = None,
+    overwrite: FileOverwriteOption = False,
 ) -> None:
     """§4.3 / Fig. 6: QA Jaccard per log-spaced bin of correct co-occurrence count and ratio."""
     from culturebench.eval.corpus.analyses import cooccurrence_bins
 
+    claim_file(out, overwrite, [count, qa])
     result = or_exit(lambda: cooccurrence_bins(count, qa, bins=bins))
     _write(out, result)
     if out is not None:
@@ -164,10 +177,12 @@ def sample_cmd(
     count: Annotated[Path, typer.Argument(help="Folder of a `corpus count`.")],
     out: Annotated[Path, typer.Option(help="CSV for annotators (category column empty).")],
     n: Annotated[int, typer.Option(min=1, help="Sentences (paper: 400 per language).")] = 400,
+    overwrite: FileOverwriteOption = False,
 ) -> None:
     """Fig. 7: N incorrect co-occurrence sentences (at most --per-dish of the count per dish)."""
     from culturebench.eval.corpus.analyses import sample_incorrect
 
+    claim_file(out, overwrite, [count])  # an annotated sample is hours of human work
     console.print(f"wrote {or_exit(lambda: sample_incorrect(count, n, out))}")
 
 
@@ -175,10 +190,18 @@ def sample_cmd(
 def annotations_cmd(
     files: Annotated[list[Path], typer.Argument(help="Annotated sample CSVs (category filled in).")],
     out: Annotated[Path | None, typer.Option(help="Write JSON.")] = None,
+    overwrite: FileOverwriteOption = False,
 ) -> None:
     """Fig. 7: shares of scraping errors, irrelevant location, polysemy, inaccurate origin, misc."""
     from culturebench.eval.corpus.analyses import tabulate_annotations
 
+    claim_file(out, overwrite, files)
+    seen: set[Path] = set()
+    for path in files:
+        if path.resolve() in seen:
+            err_console.print(f"[red]error:[/] {escape(str(path))}: given twice (it would be counted twice)")
+            raise typer.Exit(EXIT_BAD_INPUT)
+        seen.add(path.resolve())
     _write(out, or_exit(lambda: tabulate_annotations(files)))
 
 
@@ -186,10 +209,12 @@ def annotations_cmd(
 def captions_cmd(
     count: Annotated[Path, typer.Argument(help="Folder of a `corpus count` over caption metadata.")],
     out: Annotated[Path | None, typer.Option(help="Write JSON.")] = None,
+    overwrite: FileOverwriteOption = False,
 ) -> None:
     """App. C: share of dishes with any caption mention, per name language."""
     from culturebench.eval.corpus.analyses import caption_share
 
+    claim_file(out, overwrite, [count])
     _write(out, or_exit(lambda: caption_share(count)))
 
 

@@ -144,6 +144,21 @@ def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
         raise typer.Exit(EXIT_BAD_INPUT) from exc
 
 
+FileOverwriteOption = Annotated[
+    bool, typer.Option("--overwrite", help="Replace an existing --out file (never a folder or an input).")
+]
+
+
+def claim_file(out: Path | None, overwrite: bool, inputs=(), flag: str = "--out") -> None:
+    """Check a single-file output before any work (:func:`culturebench.outputs.check_output_file`);
+    a refusal is one line, exit 2."""
+    if out is None:
+        return
+    from culturebench.outputs import check_output_file
+
+    or_exit(lambda: check_output_file(out, overwrite=overwrite, inputs=[i for i in inputs if i], flag=flag))
+
+
 def write_or_error(write, path: Path, text: str) -> None:
     try:
         write(path, text)

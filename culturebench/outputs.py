@@ -74,6 +74,7 @@ def check_output(path: str | Path, kind: OutputKind, *, overwrite: bool, flag: s
     ``overwrite`` is set. Returns whether a folder is there to replace (an empty one counts).
     Called before any work, and again just before publishing."""
     path = Path(path)
+    clean_leftovers(path)
     if path.is_symlink():
         raise OutputRefused(f"{flag} {path} is a symbolic link; give a real path (nothing was written)")
     if not path.exists():
@@ -98,12 +99,49 @@ def check_output(path: str | Path, kind: OutputKind, *, overwrite: bool, flag: s
 
 
 def check_parents(path: Path, flag: str) -> None:
-    """Refuse ``path`` when one of its existing ancestors is a file (nothing can go below it)."""
-    for parent in Path(path).parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OutputRefused(f"{flag} {path}: {parent} is a file, not a folder (nothing was written)")
-            return
+    """Refuse ``path`` when one of its existing ancestors is a file (nothing can go below it),
+    or a release or run folder (an extra file there breaks the release's validation or the
+    run's provenance)."""
+    checked_file = False
+    for parent in Path(path).absolute().parents:
+        if not parent.exists():
+            continue
+        if not checked_file and not parent.is_dir():
+            raise OutputRefused(f"{flag} {path}: {parent} is a file, not a folder (nothing was written)")
+        checked_file = True
+        what = protected_folder(parent)
+        if what:
+            raise OutputRefused(f"{flag} {path} is inside the {what} {parent}; write it elsewhere")
+
+
+def protected_folder(folder: Path) -> str | None:
+    """What culturebench folder ``folder`` is, if nothing else may be written into it: a
+    release (``manifest.json`` + ``data/``), a run (``run.json``) or a corpus count."""
+    if (folder / "manifest.json").is_file() and (folder / "data").is_dir():
+        return "release folder"
+    if (folder / "run.json").is_file():
+        return "run folder"
+    if (folder / "count.json").is_file():
+        return "corpus count folder"
+    return None
+
+
+def check_output_file(
+    path: str | Path, *, overwrite: bool, inputs: Sequence[str | Path] = (), flag: str = "--out"
+) -> None:
+    """The policy for a single-file output (a report, a table, a JSON summary): not a folder,
+    not one of the command's own inputs, not inside a release or run folder, and an existing
+    file is replaced only with ``overwrite`` (culturebench cannot tell its own CSV or Markdown
+    from a user's file, so it asks)."""
+    path = Path(path)
+    if path.is_dir():
+        raise OutputRefused(f"{flag} {path} is a folder; give the path of a file")
+    check_parents(path, flag)
+    for given in inputs:
+        if Path(given).exists() and path.resolve() == Path(given).resolve():
+            raise OutputRefused(f"{flag} {path} is also an input of this command; it would be overwritten")
+    if path.exists() and not overwrite:
+        raise OutputRefused(f"{flag} {path} already exists (use --overwrite to replace it)")
 
 
 def write_marker(folder: Path, kind: OutputKind, **info: object) -> None:
@@ -231,6 +269,7 @@ def resumable_output(
     folder; it is created, marked at once (so a killed first run is recognised) and locked
     for the block. A folder of anything else is refused, never written into."""
     path = Path(path)
+    clean_leftovers(path)
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise OutputRefused(f"{flag} {path} is a file or link, not a folder (nothing was written)")
     if path.is_dir() and any(path.iterdir()):
@@ -247,3 +286,27 @@ def resumable_output(
         if not (path / MARKER).is_file():
             write_marker(path, kind, **info)
         yield path
+
+
+def clean_leftovers(path: str | Path) -> None:
+    """Remove what killed writers of ``path`` left beside it: staging folders whose process
+    died (:func:`culturebench.atomic.clean_stale_staging`) and a lock file nobody holds. A
+    held lock is left alone; a writer that opened the file just before it goes notices the
+    unlink and locks a fresh one (:func:`writer_lock` checks the inode)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return
+    from culturebench.atomic import clean_stale_staging
+
+    clean_stale_staging(path.parent)
+    lock = lock_path(path)
+    if not lock.is_file() or str(lock.resolve()) in _HELD:
+        return
+    try:
+        import fcntl
+
+        with open(lock, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(lock)
+    except (ImportError, OSError):
+        return  # held by a live writer (or no flock): leave it

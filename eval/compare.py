@@ -68,6 +68,13 @@ def compare_runs(run_a: Path, run_b: Path) -> list[dict[str, Any]]:
 
     results_a, samples_a = _read_run(run_a)
     results_b, samples_b = _read_run(run_b)
+    datasets = [r["provenance"]["dataset"].get("dataset") for r in (results_a, results_b)]
+    if datasets[0] != datasets[1]:
+        from culturebench.errors import CultureBenchError
+
+        raise CultureBenchError(
+            f"{run_a} is a {datasets[0]} run and {run_b} a {datasets[1]} run: nothing to compare"
+        )
     heads_b = {(h.group, h.metric): h for h in headlines(results_b["metrics"])}
     rows = []
     for head_a in headlines(results_a["metrics"]):

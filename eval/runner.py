@@ -229,7 +229,10 @@ def check_out_dir(out: Path) -> None:
 def check_run_dir(out: Path) -> None:
     """A run folder is new, empty, or holds a run (``run.json``, then checked by
     :func:`_check_run`); a folder of anything else is refused, never written into."""
+    from culturebench.outputs import clean_leftovers
+
     check_out_dir(out)
+    clean_leftovers(out)
     if out.is_dir() and any(out.iterdir()) and not (out / RUN).is_file():
         raise RunMismatch(
             f"--out {out} holds files that are not a culturebench run (no {RUN}); refusing to write "

@@ -418,3 +418,79 @@ def test_no_bare_nan_in_any_json_we_write(tmp_path: Path) -> None:
     import numpy as np
 
     assert json.loads(json_text({"x": np.float64("nan"), "y": np.int64(3)})) == {"x": None, "y": 3}
+
+
+# ---------------------------------------------------------------------- third probe (issue 25)
+def test_single_file_outputs_never_replace_a_users_file_or_an_input(borsch_release, tmp_path: Path) -> None:
+    precious = tmp_path / "precious.md"
+    precious.write_text("mine", encoding="utf-8")
+    code, output = cli("validate", borsch_release.folder, "--json", precious, "--no-records")
+    _one_line_error(code, output, "--json", "already exists (use --overwrite")
+    assert precious.read_text(encoding="utf-8") == "mine"
+    table = tmp_path / "t.csv"
+    table.write_text(",a\nx,1\n", encoding="utf-8")
+    code, output = cli("eval", "compare", table, table, "--out", table, "--overwrite")
+    _one_line_error(code, output, "is also an input of this command")
+    assert table.read_text(encoding="utf-8") == ",a\nx,1\n"
+    code, output = cli("eval", "compare", table, table, "--out", borsch_release.folder / "cmp.md")
+    _one_line_error(code, output, "is inside the release folder")
+    assert not (borsch_release.folder / "cmp.md").exists()
+    ann = tmp_path / "a.csv"
+    ann.write_text("annotated", encoding="utf-8")
+    code, output = cli("corpus", "annotations", ann, ann)
+    _one_line_error(code, output, "given twice")
+    code, output = cli("eval", "compare", tmp_path / "nowhere", table)
+    _one_line_error(code, output, "nowhere: no such file or folder")
+
+
+def test_outputs_inside_a_release_folder_are_refused(borsch_release, tmp_path: Path) -> None:
+    before = _tree(borsch_release.folder)
+    for args in (
+        ["eval", "paper", "rubin", "--out", borsch_release.folder / "p"],
+        ["build", "ash", "--out", borsch_release.folder / "dist"],
+        ["eval", "tiny-model", borsch_release.folder / "model"],
+    ):
+        code, output = cli(*args)
+        _one_line_error(code, output, "is inside the release folder")
+    assert _tree(borsch_release.folder) == before
+
+
+def test_build_overwrite_keeps_files_added_to_a_release(tmp_path: Path) -> None:
+    assert cli("build", "ash", "--out", tmp_path)[0] == 0
+    notes = tmp_path / "ash" / "1.0.0" / "notes.txt"
+    notes.write_text("mine", encoding="utf-8")
+    code, output = cli("build", "ash", "--out", tmp_path, "--overwrite")
+    _one_line_error(code, output, "1 file(s) the release did not write (notes.txt)")
+    assert notes.read_text(encoding="utf-8") == "mine"
+
+
+def test_sigterm_and_kill_leave_no_lock_or_staging(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from culturebench.outputs import OutputKind, staged_output
+        with staged_output({str(out)!r}, OutputKind("paper-report"), overwrite=False) as staged:
+            print("writing", flush=True)
+            time.sleep(120)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "writing"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    assert any(p.name.endswith(".lock") for p in tmp_path.iterdir())  # the kernel dropped the lock ...
+    code, output = cli("eval", "paper", "rubin", "--out", out)  # ... and the next command clears the rest
+    assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["report"], output
+    # SIGTERM (a scheduler's kill) of the CLI unwinds like Ctrl-C: no lock, no staging left
+    exe = str(Path(sys.executable).with_name("culturebench"))
+    dist = tmp_path / "dist"
+    proc = subprocess.Popen([exe, "build", "borsch", "--out", str(dist)], cwd=REPO, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not any((dist / "borsch").glob(".1.0.0.staging-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(60) == 128 + signal.SIGTERM
+    assert not dist.exists() or not [
+        p.name for p in dist.rglob("*") if ".lock" in p.name or ".staging-" in p.name
+    ]

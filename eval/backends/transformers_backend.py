@@ -4,6 +4,7 @@ vision-language models, left-padded batched greedy generation."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from culturebench.eval.backends.base import (
@@ -44,6 +45,8 @@ class TransformersBackend(Backend):
     def load(self) -> None:
         """Load the model (and its tokenizer or processor) now; a missing or broken model
         is a :class:`ModelLoadError` with a one-line reason."""
+        if self.model.startswith(("/", "./", "../", "~")) and not Path(self.model).expanduser().exists():
+            raise ModelLoadError(f"cannot load model {self.model!r}: no such folder")
         try:
             if self.is_vision_language():
                 self._vision_model()
