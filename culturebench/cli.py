@@ -268,7 +268,7 @@ def validate_cmd(
     from culturebench.validation import validate_release
 
     if not folder.is_dir():
-        err_console.print(f"[red]error:[/] {escape(str(folder))} is not a folder")
+        err_console.print(f"[red]error:[/] {escape(str(folder))} is not a folder", soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     claim_file(json_out, overwrite, [folder], flag="--json")  # before the validation runs
     claim_file(contact_sheet, overwrite, [folder], flag="--contact-sheet")
@@ -372,6 +372,11 @@ def release_cmd(
     if plan.action == "noop":
         console.print(f"[green]{plan.tag} already published with identical content:[/] nothing to do")
         return
+    try:  # a target that is not ready (not ours, dirty, no token) refuses the release (exit 3)
+        target.check_ready(dry_run=dry_run)
+    except PublishError as exc:
+        err_console.print(f"[red]release refused:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_REFUSED) from exc
     if dry_run:
         console.print("[yellow]dry run:[/] nothing was uploaded or tagged")
         return
@@ -808,7 +813,7 @@ def eval_compare_cmd(
 
     for given in (a, b):
         if not given.exists():
-            err_console.print(f"[red]error:[/] {escape(str(given))}: no such file or folder")
+            err_console.print(f"[red]error:[/] {escape(str(given))}: no such file or folder", soft_wrap=True)
             raise typer.Exit(EXIT_BAD_INPUT)
     claim_file(out, overwrite, [a, b])
     rows = or_exit(lambda: compare(a, b))
@@ -880,7 +885,9 @@ def eval_tiny_model_cmd(
             console.print(f"tiny {kind} model already in {path} (seed {seed}); nothing to do")
             return
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        err_console.print(f"[red]error:[/] {escape(str(path))} exists and is not an empty folder")
+        err_console.print(
+            f"[red]error:[/] {escape(str(path))} exists and is not an empty folder", soft_wrap=True
+        )
         raise typer.Exit(EXIT_BAD_INPUT)
     what = {
         "text": "",

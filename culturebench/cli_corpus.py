@@ -199,7 +199,9 @@ def annotations_cmd(
     seen: set[Path] = set()
     for path in files:
         if path.resolve() in seen:
-            err_console.print(f"[red]error:[/] {escape(str(path))}: given twice (it would be counted twice)")
+            err_console.print(
+                f"[red]error:[/] {escape(str(path))}: given twice (it would be counted twice)", soft_wrap=True
+            )
             raise typer.Exit(EXIT_BAD_INPUT)
         seen.add(path.resolve())
     _write(out, or_exit(lambda: tabulate_annotations(files)))

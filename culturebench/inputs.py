@@ -204,9 +204,10 @@ def read_csv_records(
 
     Header names are stripped of surrounding spaces (and lowercased with ``fold_case``, so
     ``Name`` and ``name`` are the same column) and checked by :func:`check_header`
-    (``required``: columns that must be there). A row shorter than the header gets ``""``
-    for the missing cells; a value beyond the header, or under a column without a name, is
-    an error naming the row and ``column N``. Values are returned as written (not
+    (``required``: columns that must be there). A row shorter than the header is an error
+    (a file cut mid-row would otherwise be read as half a row of empty answers; CSV writers
+    write every cell); a value beyond the header, or under a column without a name, is an
+    error naming the row and ``column N``. Values are returned as written (not
     stripped). A header with no rows below it gives ``[]``.
     """
     path = Path(path)
@@ -217,6 +218,12 @@ def read_csv_records(
     check_header(header, label, row=header_row, required=required)
     out: list[tuple[int, dict[str, str]]] = []
     for row, cells in rows[1:]:
+        if len(cells) < len(raw_header):
+            raise SourceError(
+                Location(label, row, f"column {len(cells) + 1}"),
+                f"the row has {len(cells)} values, the header {len(raw_header)} columns "
+                "(the file may be cut short; write empty cells as ,,)",
+            )
         for index, cell in enumerate(cells):
             if cell.strip() and (index >= len(header) or not header[index]):
                 why = (

@@ -51,7 +51,35 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise CultureBenchError(f"{path}: not a manifest (a JSON object is expected)")
     if data.get("format") != MANIFEST_FORMAT:
         raise CultureBenchError(f"{path}: unsupported manifest format {data.get('format')!r}")
+    problem = _shape_problem(data)
+    if problem:
+        raise CultureBenchError(f"{path}: damaged manifest: {problem}")
     return data
+
+
+def _shape_problem(data: dict[str, Any]) -> str | None:
+    """The first field of a manifest whose type is not what culturebench writes, or None."""
+    for key in ("dataset", "version"):
+        if not isinstance(data.get(key), str):
+            return f"{key!r} is not a string"
+    files = data.get("files", {})
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        return "'files' is not an object of file -> sha256"
+    configs = data.get("configs", {})
+    if not isinstance(configs, dict):
+        return "'configs' is not an object"
+    for name, config in configs.items():
+        splits = config.get("splits") if isinstance(config, dict) else None
+        if not isinstance(splits, dict):
+            return f"configs.{name}.splits is not an object"
+        for split, info in splits.items():
+            listed = info.get("files") if isinstance(info, dict) else None
+            if not isinstance(listed, list) or not all(
+                isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str)
+                for f in listed
+            ):
+                return f"configs.{name}.splits.{split}.files is not a list of {{path, sha256}}"
+    return None
 
 
 def data_files(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:

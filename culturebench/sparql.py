@@ -357,7 +357,8 @@ def _rows(response: Any, endpoint: str, label: str) -> list[dict[str, str]]:
     JSON results is an error."""
     from culturebench.safe_http import redact
 
-    bindings = response.get("results", {}).get("bindings") if isinstance(response, dict) else None
+    results = response.get("results") if isinstance(response, dict) else None
+    bindings = results.get("bindings") if isinstance(results, dict) else None
     if not isinstance(bindings, list) or not isinstance(response.get("head"), dict):
         raise SparqlError(
             f"{redact(endpoint)} ({label}): malformed SPARQL JSON response (no head, results.bindings)"

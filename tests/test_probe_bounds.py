@@ -161,3 +161,35 @@ def test_results_with_a_non_object_metrics_field(tmp_path) -> None:
     (folder / "results.json").write_text(json.dumps({"provenance": prov, "metrics": "x"}), encoding="utf-8")
     code, output = cli("eval", "report", folder, "--out", tmp_path / "r.md")
     assert code == 2 and "not a culturebench results file" in output, output
+
+
+def test_a_damaged_manifest_field_is_named(tmp_path) -> None:
+    copy = _release_copy(tmp_path)
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    for key, value in (("files", "x"), ("configs", [1]), ("version", 123)):
+        (copy / "manifest.json").write_text(json.dumps({**manifest, key: value}), encoding="utf-8")
+        code, output = cli("card", copy)
+        assert code == 2 and "damaged manifest" in output and key in output, output
+
+
+def test_a_dry_run_refuses_a_target_the_release_would_refuse(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "notarepo"
+    target.mkdir()
+    (target / "mine.txt").write_text("x", encoding="utf-8")
+    for extra in (["--dry-run"], []):
+        code, output = cli("release", "ash", "--version", "1.0.0", "--to", f"git:{target}", *extra)
+        assert (
+            code == 3 and "release refused" in output and "not a git repository" in " ".join(output.split())
+        )
+    assert sorted(p.name for p in target.iterdir()) == ["mine.txt"]
+
+
+def test_a_csv_cut_mid_row_is_refused(upstream_wwd, tmp_path) -> None:
+    reviews = upstream_wwd / "community_review" / "Community_Review_Generated_Dish_Images.csv"
+    text = reviews.read_text(encoding="utf-8")
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text[: text.rindex("\n", 0, len(text) - 1) + 40], encoding="utf-8")
+    code, output = cli("eval", "wwd-community-review", cut, "--out", tmp_path / "o")
+    assert code == 2 and "the file may be cut short" in " ".join(output.split()), output
+    assert not (tmp_path / "o").exists()

@@ -112,10 +112,10 @@ def _csv(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
 
 
 def test_read_csv_records_rows_are_spreadsheet_rows(tmp_path: Path) -> None:
-    path = _csv(tmp_path, '\nid, note \n\n1,"two\nlines"\n2\n3,x,,\n')
+    path = _csv(tmp_path, '\nid, note \n\n1,"two\nlines"\n2,\n3,x,,\n')
     assert read_csv_records(path) == [
         (4, {"id": "1", "note": "two\nlines"}),
-        (5, {"id": "2", "note": ""}),  # a short row: missing cells are ""
+        (5, {"id": "2", "note": ""}),  # an empty cell written as such
         (6, {"id": "3", "note": "x"}),  # empty values beyond the header are no loss
     ]
     assert read_csv_records(_csv(tmp_path, "id,note\n", "header.csv")) == []
@@ -129,6 +129,7 @@ def test_read_csv_records_rows_are_spreadsheet_rows(tmp_path: Path) -> None:
         ("a, b,b \n1,2,3\n", (1, "b"), "column 'b' appears twice"),
         (",,\n1,2,3\n", (1, None), "the header row has no column names"),
         ("a,b\n1,2\n3,4,5\n", (3, "column 3"), "the row has 3 values, the header 2 columns"),
+        ("a,b,c\n1,2,3\n4,5\n", (3, "column 3"), "the row has 2 values, the header 3 columns (the file may"),
         ("a,,b\n1,,2\n3,4,5\n", (3, "column 2"), "a value in a column without a name"),
         ("", (None, None), "empty file: no header row"),
         ("\n \n", (None, None), "empty file: no header row"),
@@ -244,7 +245,7 @@ def _bad_tables(tmp_path: Path, stats: Path) -> list[tuple[Path, tuple[str, ...]
         out.append((path, (str(path), *expected)))
     (tmp_path / "folder.csv").mkdir()
     out.append((tmp_path / "folder.csv", (str(tmp_path / "folder.csv"), "a folder, expected a CSV table")))
-    out.append((tmp_path / "missing.csv", (str(tmp_path / "missing.csv"), "no such file")))
+    out.append((tmp_path / "missing.csv", (str(tmp_path / "missing.csv"), "no such file or folder")))
     return out
 
 

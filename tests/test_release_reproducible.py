@@ -45,8 +45,11 @@ def test_existing_release_is_not_overwritten(borsch_release, upstream_borsch: Pa
 def test_overwrite_replaces_atomically(upstream_borsch: Path, tmp_path: Path) -> None:
     first = get_builder("borsch").build(source=str(upstream_borsch), out_root=tmp_path)
     (first.folder / "stray.txt").write_text("left from an older build")
+    with pytest.raises(BuildError, match=r"1 file\(s\) the release did not write \(stray.txt\)"):
+        get_builder("borsch").build(source=str(upstream_borsch), out_root=tmp_path, overwrite=True)
+    assert (first.folder / "stray.txt").read_text() == "left from an older build"  # never deleted
+    (first.folder / "stray.txt").unlink()
     second = get_builder("borsch").build(source=str(upstream_borsch), out_root=tmp_path, overwrite=True)
-    assert not (second.folder / "stray.txt").exists()
     assert sorted(p.name for p in (tmp_path / "borsch").iterdir()) == [second.folder.name]
 
 

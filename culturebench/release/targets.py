@@ -129,8 +129,9 @@ class PublishTarget(ABC):
         """Commit the release folder as the whole repository content, tag it, return the sha."""
 
     @abstractmethod
-    def check_ready(self) -> None:
-        """Raise :class:`PublishError` if a real publish cannot start (e.g. no token)."""
+    def check_ready(self, *, dry_run: bool = False) -> None:
+        """Raise :class:`PublishError` if a real publish cannot start (e.g. no token);
+        ``dry_run``: check only, change nothing."""
 
     def manifest_at(self, tag: str) -> dict[str, Any] | None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -211,7 +212,7 @@ class GitTarget(PublishTarget):
             with tarfile.open(fileobj=handle) as tar:
                 tar.extractall(dest, filter="data")
 
-    def check_ready(self) -> None:
+    def check_ready(self, *, dry_run: bool = False) -> None:
         """Refuse a target that is not ours or holds anything a publish could lose.
 
         Accepted: a missing or empty folder, or a git repository whose commits are all
@@ -228,7 +229,8 @@ class GitTarget(PublishTarget):
                     "give an empty folder or a dataset repo made by culturebench"
                 )
             return
-        self._recover()
+        if not dry_run:
+            self._recover()
         head = self._head()
         if head is not None:
             has_manifest = self._git("cat-file", "-e", f"{head}:manifest.json", check=False).returncode == 0
@@ -345,9 +347,11 @@ class HubTarget(PublishTarget):
             if cached.exists():
                 shutil.rmtree(cached)
 
-    def check_ready(self) -> None:
+    def check_ready(self, *, dry_run: bool = False) -> None:
         from huggingface_hub import get_token
 
+        if dry_run:  # a plan needs no token; the real release asks for one
+            return
         if not get_token():
             raise PublishError(
                 "no Hugging Face token found: set HF_TOKEN or run `hf auth login` (nothing was published)"

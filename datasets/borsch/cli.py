@@ -158,6 +158,7 @@ def description_cmd(
     if not local and not revision:
         err_console.print("[red]error:[/] give --local RELEASE or --revision REV")
         raise typer.Exit(2)
+    or_exit(lambda: _check_stage_options(t2i_backend, size, dtype, human))  # before hours of stages
 
     def text_engine(name: str, which: str):
         return lambda: make_engine(
@@ -216,3 +217,20 @@ def description_cmd(
             f"({entry['new_samples']} new){changed}"
         )
     console.print(f"pipeline record: {out / 'pipeline.json'}; report: culturebench eval report {out}/*/")
+
+
+def _check_stage_options(t2i_backend: str, size: str, dtype: str, human: Path | None) -> None:
+    """The options of later stages, checked before the first stage runs."""
+    from culturebench.errors import UsageError
+    from culturebench.eval.backends import IMAGE_BACKENDS, require_backend
+    from culturebench.eval.backends.diffusers_backend import DTYPES
+    from culturebench.eval.backends.image_base import parse_size
+
+    if t2i_backend not in IMAGE_BACKENDS:
+        raise UsageError(f"--t2i-backend {t2i_backend!r}: choose from {', '.join(IMAGE_BACKENDS)}")
+    require_backend(t2i_backend)
+    parse_size(size)
+    if t2i_backend == "diffusers" and dtype not in DTYPES:
+        raise UsageError(f"--dtype {dtype!r}: choose from {', '.join(DTYPES)}")
+    if human is not None and not Path(human).is_file():
+        raise UsageError(f"--human {human}: no such file")

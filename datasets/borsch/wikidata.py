@@ -220,11 +220,11 @@ def read_candidates(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]
     try:
         record = json.loads((folder / PROVENANCE).read_text(encoding="utf-8"))
         rows = pq.read_table(folder / CANDIDATES).to_pylist()
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise CultureBenchError(
             f"{folder}: not a `borsch wikidata` output ({type(exc).__name__}: {exc})"
         ) from None
-    if record.get("stage") != "borsch-wikidata":
+    if not isinstance(record, dict) or record.get("stage") != "borsch-wikidata":
         raise CultureBenchError(f"{folder / PROVENANCE}: not a `borsch wikidata` output")
     return rows, record
 

@@ -99,6 +99,8 @@ def _count(
     run_shards(shards, spec, out / "parts", scheduler=scheduler, workers=workers, progress=progress)
     seconds = time.perf_counter() - start
     merged = merge_parts(shards, spec, out / "parts")
+    if not merged["documents"]:  # an empty corpus is not a count of zero mentions
+        raise CultureBenchError(f"--corpus {redact(corpus)}: no documents in {len(shards)} shard(s)")
     tables = write_tables(merged, spec, out)
     record = {
         "dataset": asdict(ref),
