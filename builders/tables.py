@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import Location, SourceError
+from culturebench.inputs import DuplicateKey, unique_pairs
 from culturebench.text import cell_problem
 
 #: Workbooks are zip files; their XML parts are capped when uncompressed (the real upstream
@@ -186,10 +187,10 @@ def read_jsonl(path: Path, *, name: str | None = None) -> list[SourceRow]:
                 if not line.strip():
                     continue
                 try:
-                    value = json.loads(line, object_pairs_hook=_unique_keys)
+                    value = json.loads(line, object_pairs_hook=unique_pairs)
                 except json.JSONDecodeError as exc:
                     raise SourceError(Location(name, line_no), f"not valid JSON: {exc.msg}") from None
-                except _DuplicateKey as exc:
+                except DuplicateKey as exc:
                     raise SourceError(
                         Location(name, line_no, exc.key), "key appears twice in one object"
                     ) from None
@@ -203,21 +204,6 @@ def read_jsonl(path: Path, *, name: str | None = None) -> list[SourceRow]:
                 out.append(SourceRow(name, line_no, value))
     except UnicodeDecodeError as exc:
         raise SourceError(Location(name), f"not valid UTF-8: {exc}") from None
-    return out
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        self.key = key
-        super().__init__(key)
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
     return out
 
 

@@ -239,17 +239,20 @@ def read_csv_records(
 
 
 # ---------------------------------------------------------------------------------- JSON
-class _DuplicateKey(Exception):
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (raised by :func:`unique_pairs`)."""
+
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
 
 
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for :func:`json.loads` that refuses a repeated key."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _DuplicateKey(key)
+            raise DuplicateKey(key)
         out[key] = value
     return out
 
@@ -323,12 +326,12 @@ def loads_json_strict(text: str, where: str | Location) -> Any:
         return line if base is None else base + line - 1
 
     try:
-        return json.loads(text, object_pairs_hook=_unique_pairs)
+        return json.loads(text, object_pairs_hook=unique_pairs)
     except json.JSONDecodeError as exc:
         row = exc.lineno if base is None else base + exc.lineno - 1
         at = f"line {exc.lineno}, column {exc.colno}" if base is None else f"column {exc.colno}"
         raise SourceError(Location(file, row), f"not valid JSON: {exc.msg} ({at})") from None
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         found = _first_repeated_key(text)
         key, row = (found[0], line_of(found[1])) if found else (exc.key, base)
         raise SourceError(
