@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from culturebench.atomic import publish_dir, staging_dir, write_text_atomic
+from culturebench.atomic import no_room_named, publish_dir, staging_dir, write_text_atomic
 from culturebench.builders.sources import SourceSet, resolve_sources
 from culturebench.buildlog import BuildLog
 from culturebench.changelog import declared_kind
@@ -192,44 +192,37 @@ class DatasetBuilder(ABC):
             step("fetching, checking and hashing images")
             log.stats.update(run_image_stage(rows, load_policy(spec), images, log, image_progress))
 
-        try:
-            with staging_dir(final) as tmp:
-                step("writing parquet")
-                configs_manifest = self._write_data(tmp, rows)
-                shutil.copyfile(spec.changelog_path, tmp / "CHANGELOG.md")
-                write_text_atomic(tmp / "build_report.json", dumps(log.to_dict()))
-                manifest = self._manifest(sources, configs_manifest)
-                manifest["release_kind"] = kind
-                write_manifest(tmp, manifest)
+        with no_room_named(final, kept="nothing was changed there"), staging_dir(final) as tmp:
+            step("writing parquet")
+            configs_manifest = self._write_data(tmp, rows)
+            shutil.copyfile(spec.changelog_path, tmp / "CHANGELOG.md")
+            write_text_atomic(tmp / "build_report.json", dumps(log.to_dict()))
+            manifest = self._manifest(sources, configs_manifest)
+            manifest["release_kind"] = kind
+            write_manifest(tmp, manifest)
 
-                step("writing card and croissant")
-                from culturebench.cards import write_card_files
+            step("writing card and croissant")
+            from culturebench.cards import write_card_files
 
-                write_card_files(tmp, spec, manifest)
+            write_card_files(tmp, spec, manifest)
 
-                step("validating")
-                from culturebench.validation import validate_release
+            step("validating")
+            from culturebench.validation import validate_release
 
-                report = validate_release(tmp, spec=spec)
-                manifest["validation"] = report.summary()
-                write_manifest(tmp, manifest)
-                if not report.ok:
-                    raise ValidationFailed(report, f"{spec.name} {spec.version}: validation failed")
-                step("publishing release folder")
-                _check_replaceable(final, spec.name)
-                try:
-                    publish_dir(tmp, final, overwrite=overwrite)
-                except FileExistsError:
-                    raise BuildError(
-                        f"{final} was published by another build while this one ran; nothing was changed "
-                        "(use --overwrite to replace it)"
-                    ) from None
-        except OSError as exc:
-            from culturebench.atomic import NO_ROOM, write_failed
-
-            if exc.errno not in NO_ROOM:
-                raise
-            raise write_failed(final, exc, kept="nothing was changed there") from None
+            report = validate_release(tmp, spec=spec)
+            manifest["validation"] = report.summary()
+            write_manifest(tmp, manifest)
+            if not report.ok:
+                raise ValidationFailed(report, f"{spec.name} {spec.version}: validation failed")
+            step("publishing release folder")
+            _check_replaceable(final, spec.name)
+            try:
+                publish_dir(tmp, final, overwrite=overwrite)
+            except FileExistsError:
+                raise BuildError(
+                    f"{final} was published by another build while this one ran; nothing was changed "
+                    "(use --overwrite to replace it)"
+                ) from None
         logger.info("built %s", final)
         return BuildResult(folder=final, manifest=manifest, log=log, report=report)
 

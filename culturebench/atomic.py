@@ -43,6 +43,19 @@ def write_failed(path: str | Path, exc: OSError, *, kept: str = "") -> WriteFail
     return WriteFailed(f"cannot write {path}: {reason}" + (f"; {kept}" if kept else ""))
 
 
+@contextlib.contextmanager
+def no_room_named(path: str | Path, *, kept: str) -> Iterator[None]:
+    """Inside the block, a write that fails for want of room (:data:`NO_ROOM`: disk full, file
+    too large, quota, read-only) becomes a :class:`WriteFailed` naming the output ``path``
+    and what was ``kept``; any other error passes through unchanged."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in NO_ROOM:
+            raise
+        raise write_failed(path, exc, kept=kept) from None
+
+
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temp file in the same folder + ``os.replace``; a
     failure (disk full) is a :class:`WriteFailed` naming ``path``, and ``path`` is unchanged."""

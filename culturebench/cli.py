@@ -41,9 +41,9 @@ from culturebench.cli_support import (
     make_engine,
     make_image_engine,
     or_exit,
+    os_error_line,
     progress_bar,
     steps,
-    write_or_error,
 )
 from culturebench.errors import CultureBenchError
 from culturebench.jsonsafe import json_text
@@ -279,7 +279,7 @@ def validate_cmd(
         from culturebench.atomic import write_text_atomic
 
         text = json_text(report.to_dict(), indent=2)
-        or_exit(lambda: write_or_error(write_text_atomic, json_out, text))
+        or_exit(lambda: write_text_atomic(json_out, text))  # WriteFailed names the path
     if not report.ok:
         raise typer.Exit(EXIT_VALIDATION)
 
@@ -836,7 +836,7 @@ def eval_compare_cmd(
     if out:
         from culturebench.atomic import write_text_atomic
 
-        or_exit(lambda: write_or_error(write_text_atomic, out, markdown(rows, str(a), str(b))))
+        or_exit(lambda: write_text_atomic(out, markdown(rows, str(a), str(b))))
         console.print(f"wrote {out}")
 
 
@@ -1053,9 +1053,9 @@ def main() -> None:
     except Exception as exc:
         if _DEBUG["on"]:
             raise
-        if isinstance(exc, OSError) and exc.filename:  # permissions, a folder where a file goes
-            reason = exc.strerror or type(exc).__name__
-            err_console.print(f"[red]error:[/] {escape(str(exc.filename))}: {escape(reason)}", soft_wrap=True)
+        line = os_error_line(exc) if isinstance(exc, OSError) else None
+        if line is not None:  # permissions, a folder where a file goes, a full disk
+            err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
             sys.exit(EXIT_BAD_INPUT)
         from culturebench.safe_http import redact
 

@@ -126,13 +126,10 @@ def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
         err_console.print(f"[red]{escape(redact(exc))}[/]: nothing was written")
         raise typer.Exit(validation_exit) from exc
     except OSError as exc:  # permissions, a folder where a file goes, a full disk: name the path
-        from culturebench.atomic import NO_ROOM
-
-        if exc.errno not in NO_ROOM and not exc.filename:
+        line = os_error_line(exc)
+        if line is None:
             raise
-        where = f"{exc.filename}: " if exc.filename else "cannot write: "
-        reason = exc.strerror or type(exc).__name__
-        err_console.print(f"[red]error:[/] {escape(str(where))}{escape(reason)}", soft_wrap=True)
+        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     except CultureBenchError as exc:
         from culturebench.release.pipeline import ReleaseRefused
@@ -159,11 +156,15 @@ def claim_file(out: Path | None, overwrite: bool, inputs=(), flag: str = "--out"
     or_exit(lambda: check_output_file(out, overwrite=overwrite, inputs=[i for i in inputs if i], flag=flag))
 
 
-def write_or_error(write, path: Path, text: str) -> None:
-    try:
-        write(path, text)
-    except OSError as exc:
-        raise CultureBenchError(f"cannot write {path}: {exc.strerror or exc}") from None
+def os_error_line(exc: OSError) -> str | None:
+    """The one line for a system error we can place: ``PATH: reason`` when it names its file,
+    ``cannot write: reason`` for a full disk without one; None when neither (unexpected)."""
+    from culturebench.atomic import NO_ROOM
+
+    reason = exc.strerror or type(exc).__name__
+    if exc.filename:
+        return f"{exc.filename}: {reason}"
+    return f"cannot write: {reason}" if exc.errno in NO_ROOM else None
 
 
 # Backend options shared by every command that runs a model.

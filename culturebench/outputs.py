@@ -86,16 +86,21 @@ def check_output(path: str | Path, kind: OutputKind, *, overwrite: bool, flag: s
         )
     if not any(path.iterdir()):
         return True
-    found = kind_of(path, [kind])
-    if found != kind.name:
-        what = f"a {found} output" if found else "files culturebench did not write"
-        raise OutputRefused(
-            f"{flag} {path} holds {what}; refusing to replace it, even with --overwrite "
-            "(give a new or empty folder)"
-        )
+    _refuse_foreign(path, kind, flag, "replace it, even with --overwrite")
     if not overwrite:
         raise OutputRefused(f"{flag} {path} already exists (use --overwrite to replace it)")
     return True
+
+
+def _refuse_foreign(folder: Path, kind: OutputKind, flag: str, action: str) -> None:
+    """Refuse a non-empty ``folder`` that is not ``kind``'s own output (``action``: what is
+    refused, e.g. "replace it")."""
+    found = kind_of(folder, [kind])
+    if found != kind.name:
+        what = f"a {found} output" if found else "files culturebench did not write"
+        raise OutputRefused(
+            f"{flag} {folder} holds {what}; refusing to {action} (give a new or empty folder)"
+        )
 
 
 def check_parents(path: Path, flag: str) -> None:
@@ -159,18 +164,14 @@ def staged_output(
     """Check ``path`` (:func:`check_output`), hold its writer lock, and yield an empty staging
     folder; when the block succeeds the staging folder is marked and renamed onto ``path``
     (replacing our own earlier output only). When it fails nothing at ``path`` changed."""
-    from culturebench.atomic import NO_ROOM, publish_dir, staging_dir, write_failed
+    from culturebench.atomic import no_room_named, publish_dir, staging_dir
 
     path = Path(path)
     check_output(path, kind, overwrite=overwrite, flag=flag)
     with writer_lock(path, flag=flag), staging_dir(path) as staged:
-        try:
+        with no_room_named(path, kept="nothing was changed there"):  # disk full while staging
             yield staged
             write_marker(staged, kind, **info)
-        except OSError as exc:  # disk full while writing the staged files
-            if exc.errno not in NO_ROOM:
-                raise
-            raise write_failed(path, exc, kept="nothing was changed there") from None
         replace = check_output(path, kind, overwrite=overwrite, flag=flag)  # unchanged since the start?
         publish_dir(staged, path, overwrite=replace)
 
@@ -273,12 +274,7 @@ def resumable_output(
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise OutputRefused(f"{flag} {path} is a file or link, not a folder (nothing was written)")
     if path.is_dir() and any(path.iterdir()):
-        found = kind_of(path, [kind])
-        if found != kind.name:
-            what = f"a {found} output" if found else "files culturebench did not write"
-            raise OutputRefused(
-                f"{flag} {path} holds {what}; refusing to write into it (give a new or empty folder)"
-            )
+        _refuse_foreign(path, kind, flag, "write into it")
     else:
         check_parents(path, flag)
     with writer_lock(path, flag=flag):

@@ -357,53 +357,9 @@ def run_eval(
         pending = [(r, s) for r, s in jobs if _job_id(r, s) not in done]
         if resuming and pending:
             backend.load()  # a finished run is re-aggregated without loading the model
-        total = len(jobs)
         if progress:
-            progress(total - len(pending), total)
-        finished = total - len(pending)
-        try:
-            with open(samples_path, "a", encoding="utf-8") as handle:
-                for seed in dict.fromkeys(s for _, s in pending):
-                    backend.sampling = (
-                        replace(base_sampling, seed=seed) if seed is not None else base_sampling
-                    )
-                    todo = [r for r, s in pending if s == seed]
-                    for start in range(0, len(todo), batch_size):
-                        batch = todo[start : start + batch_size]
-                        if task.output_kind == "image":
-                            pngs = backend.generate_images([r.request for r in batch])
-                            outputs = [
-                                store_image(out, _job_id(r, seed), png)
-                                for r, png in zip(batch, pngs, strict=True)
-                            ]
-                        else:
-                            outputs = backend.generate([r.request for r in batch])
-                        for item, output in zip(batch, outputs, strict=True):
-                            extra = {"image_sha256": output[1]} if isinstance(output, tuple) else {}
-                            text = output[0] if isinstance(output, tuple) else output
-                            sample = {
-                                **_sample(task, item, text),
-                                **extra,
-                                "run": key,
-                                "id": _job_id(item, seed),
-                            }
-                            if seed is not None:
-                                sample["seed"] = seed
-                            handle.write(json_text(sample, sort_keys=True))
-                        handle.flush()
-                        os.fsync(handle.fileno())
-                        finished += len(batch)
-                        if progress:
-                            progress(finished, total)
-        except OSError as exc:
-            from culturebench.atomic import NO_ROOM, write_failed
-
-            if exc.errno not in NO_ROOM:
-                raise
-            raise write_failed(
-                samples_path, exc, kept="the samples written so far are kept; rerun to resume"
-            ) from None
-        backend.sampling = base_sampling
+            progress(len(jobs) - len(pending), len(jobs))
+        _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs))
 
         order = {_job_id(r, s): i for i, (r, s) in enumerate(jobs)}
         samples = sorted(
@@ -439,6 +395,58 @@ def run_eval(
         if problem:
             raise CultureBenchError(f"{dataset}/{task_name}: {problem}; the run's files are kept in {out}")
         return results
+
+
+def _generate_pending(
+    task: Any,
+    backend: Any,
+    out: Path,
+    pending: Sequence[tuple[TaskRequest, int | None]],
+    key: str,
+    batch_size: int,
+    progress: Callable[[int, int], None] | None,
+    *,
+    total: int,
+) -> None:
+    """Generate the ``pending`` (request, seed) jobs in batches, seed by seed, appending each
+    scored sample to ``samples.jsonl`` (fsync per batch, so a killed run resumes from the last
+    batch); ``progress(done, total)`` after each batch. The backend's sampling is restored
+    afterwards. A full disk names ``samples.jsonl`` and keeps what was written."""
+    from culturebench.atomic import no_room_named
+
+    samples_path = out / SAMPLES
+    base_sampling = backend.sampling
+    kept = "the samples written so far are kept; rerun to resume"
+    done = total - len(pending)
+    try:
+        with no_room_named(samples_path, kept=kept), open(samples_path, "a", encoding="utf-8") as handle:
+            for seed in dict.fromkeys(s for _, s in pending):
+                backend.sampling = replace(base_sampling, seed=seed) if seed is not None else base_sampling
+                todo = [r for r, s in pending if s == seed]
+                for start in range(0, len(todo), batch_size):
+                    batch = todo[start : start + batch_size]
+                    if task.output_kind == "image":
+                        pngs = backend.generate_images([r.request for r in batch])
+                        outputs = [
+                            store_image(out, _job_id(r, seed), png)
+                            for r, png in zip(batch, pngs, strict=True)
+                        ]
+                    else:
+                        outputs = backend.generate([r.request for r in batch])
+                    for item, output in zip(batch, outputs, strict=True):
+                        extra = {"image_sha256": output[1]} if isinstance(output, tuple) else {}
+                        text = output[0] if isinstance(output, tuple) else output
+                        sample = {**_sample(task, item, text), **extra, "run": key, "id": _job_id(item, seed)}
+                        if seed is not None:
+                            sample["seed"] = seed
+                        handle.write(json_text(sample, sort_keys=True))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                    done += len(batch)
+                    if progress:
+                        progress(done, total)
+    finally:
+        backend.sampling = base_sampling
 
 
 IMAGES = "images"
