@@ -108,7 +108,7 @@ def check_parents(path: Path, flag: str) -> None:
     or a release or run folder (an extra file there breaks the release's validation or the
     run's provenance)."""
     checked_file = False
-    for parent in Path(path).absolute().parents:
+    for parent in Path(path).resolve().parents:
         if not parent.exists():
             continue
         if not checked_file and not parent.is_dir():

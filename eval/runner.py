@@ -215,15 +215,16 @@ def read_results(folder: str | Path) -> dict[str, Any]:
 
 
 def check_out_dir(out: Path) -> None:
-    """Refuse an output path that is a file, or that lies inside a release folder (a run
-    would add files a release must not hold)."""
+    """Refuse an output path that is a file, a release folder, or inside a release, run or
+    corpus-count folder (:func:`culturebench.outputs.check_parents`: a run would add files
+    they must not hold)."""
+    from culturebench.outputs import check_parents, protected_folder
+
     if out.exists() and not out.is_dir():
         raise CultureBenchError(f"--out {out} is a file, not a folder")
-    for parent in [out.resolve(), *out.resolve().parents]:
-        if (parent / "manifest.json").is_file() and (parent / "data").is_dir():
-            raise CultureBenchError(
-                f"--out {out} is inside the release folder {parent}; write runs elsewhere"
-            )
+    if protected_folder(out) == "release folder":
+        raise CultureBenchError(f"--out {out} is inside the release folder {out}; write runs elsewhere")
+    check_parents(out, "--out")
 
 
 def check_run_dir(out: Path) -> None:
