@@ -136,7 +136,7 @@ def main() -> None:
         from culturebench.builders import get_builder
 
         release = str(get_builder("borsch").build(out_root=root / "dist").folder)
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     rows = load_rows(
         resolve_dataset("borsch", revision=None, local=release, repo=None), "parallel", "test", None

@@ -27,6 +27,7 @@ from culturebench.errors import BuildError, CultureBenchError, ValidationFailed
 from culturebench.hashing import sha256_text
 from culturebench.manifest import MANIFEST_FORMAT, dumps, release_folder, write_manifest
 from culturebench.parquet_io import to_table, write_split
+from culturebench.registry import DatasetName
 from culturebench.spec import DatasetSpec, load_spec
 
 if TYPE_CHECKING:
@@ -74,9 +75,10 @@ def library_versions() -> dict[str, str]:
 
 
 class DatasetBuilder(ABC):
-    """Base class of every dataset builder (one module per dataset in ``builders/``)."""
+    """Base class of every dataset builder (each in its dataset folder, ``datasets/<name>/builder.py``,
+    named in ``dataset.yaml`` code.builder; its name is the folder's)."""
 
-    name: ClassVar[str]
+    name: ClassVar[str] = DatasetName()  # type: ignore[assignment]  # its dataset folder's name
     #: Version of the builder code. Bump it when the same sources would give other bytes.
     CODE_VERSION: ClassVar[str] = "1.0"
 

@@ -1,14 +1,21 @@
 """Compare a build with the numbers its paper publishes (``datasets/<name>/paper.yaml``).
 
+``paper.yaml`` is the one catalogue of a paper's published numbers: the card reads it here,
+``culturebench eval paper`` (:mod:`culturebench.eval.paper_report`) and the commands that
+repeat one of its items read it through :func:`read_catalogue` too.
+
 Each published count and each cell of a published table is compared with the build's own
 statistics (``build_report.json`` ``stats``, by dotted path). The result feeds the card's
 "Differences from the paper" section: what is reproduced exactly, what is not, and the
-traced reason for each difference, or an explicit "not explained".
+traced reason for each difference, or an explicit "not explained". The cells of a published
+table are paired with the build's by :func:`table_cells`, the same function the ``eval
+paper`` items of those tables (counted from the release) use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,12 +25,34 @@ from culturebench.spec import DatasetSpec
 UNEXPLAINED = "not explained"
 
 
-def load_paper(spec: DatasetSpec) -> dict[str, Any] | None:
-    """The dataset's ``paper.yaml`` (None when it has none)."""
-    path = spec.folder / "paper.yaml"
+def read_catalogue(folder: Path) -> dict[str, Any] | None:
+    """The ``paper.yaml`` of a dataset folder (None when it has none)."""
+    path = Path(folder) / "paper.yaml"
     if not path.is_file():
         return None
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+def load_paper(spec: DatasetSpec) -> dict[str, Any] | None:
+    """The dataset's ``paper.yaml`` (None when it has none)."""
+    return read_catalogue(spec.folder)
+
+
+def published_table(paper: Mapping[str, Any], stat: str) -> dict[str, Any]:
+    """The entry of ``tables`` compared with the statistic ``stat`` ({} when none is)."""
+    return next((t for t in paper.get("tables") or [] if t.get("stat") == stat), {})
+
+
+def table_cells(table: Mapping[str, Any], built: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every cell of a published table beside ours: the published keys in their order, then
+    keys only we have (sorted); ``why`` is the catalogue's reason for the cell, or None."""
+    published = table.get("paper") or {}
+    reasons = table.get("why") or {}
+    keys = list(published) + sorted(k for k in built if k not in published)
+    return [
+        {"key": key, "paper": published.get(key), "built": built.get(key), "why": reasons.get(key)}
+        for key in keys
+    ]
 
 
 def lookup_stat(stats: Mapping[str, Any], dotted: str) -> Any:
@@ -59,25 +88,17 @@ def compare(spec: DatasetSpec, stats: Mapping[str, Any], *, sample: bool) -> dic
         )
     tables = []
     for table in paper.get("tables") or []:
-        built = lookup_stat(stats, table["stat"]) or {}
-        published = table.get("paper") or {}
-        reasons = table.get("why") or {}
-        keys = list(published) + sorted(k for k in built if k not in published)
+        cells = table_cells(table, lookup_stat(stats, table["stat"]) or {})
         diffs = [
-            {
-                "key": key,
-                "paper": published.get(key),
-                "built": built.get(key),
-                "why": str(reasons.get(key) or UNEXPLAINED).strip(),
-            }
-            for key in keys
-            if published.get(key) != built.get(key)
+            {**cell, "why": str(cell["why"] or UNEXPLAINED).strip()}
+            for cell in cells
+            if cell["paper"] != cell["built"]
         ]
         tables.append(
             {
                 "what": table["what"],
-                "cells": len(keys),
-                "matched": len(keys) - len(diffs),
+                "cells": len(cells),
+                "matched": len(cells) - len(diffs),
                 "diffs": diffs,
             }
         )

@@ -30,7 +30,7 @@ class _BuiltinDatasetsFinder:
         from importlib.machinery import ModuleSpec
 
         from culturebench.errors import CultureBenchError
-        from culturebench.spec import builtin_datasets_folder
+        from culturebench.registry import builtin_datasets_folder
 
         try:
             folder = builtin_datasets_folder()

@@ -5,41 +5,34 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from culturebench import __version__
+from culturebench.cli_options import (
+    DEFAULT_ENGINE,
+    DEFAULT_SOURCE,
+    DatasetSource,
+    EngineChoice,
+    with_dataset_source,
+    with_engine,
+    with_image_stage,
+)
 from culturebench.cli_support import (
     EXIT_BAD_INPUT,
     EXIT_PUBLISH_FAILED,
     EXIT_REFUSED,
     EXIT_VALIDATION,
     EXIT_VERIFY_FAILED,
-    AllowOption,
-    BackendOption,
-    BaseUrlOption,
-    BatchSizeOption,
     BuildProgress,
-    CommonsApiOption,
-    ConcurrencyOption,
     FileOverwriteOption,
-    GuidanceOption,
-    ImageMirrorOption,
-    ImagesOption,
-    MaxNewTokensOption,
-    ModelRevisionOption,
-    OfflineImagesOption,
-    TemperatureOption,
     claim_file,
     console,
     err_console,
     finite,
-    image_options,
-    make_engine,
-    make_image_engine,
     or_exit,
     os_error_line,
     progress_bar,
@@ -209,6 +202,7 @@ def _print_build(result) -> None:
 
 
 @app.command("build")
+@with_image_stage
 def build_cmd(
     name: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     source: Annotated[
@@ -220,17 +214,13 @@ def build_cmd(
     ] = None,
     out: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
     overwrite: Annotated[bool, typer.Option(help="Replace an existing release folder.")] = False,
-    images: ImagesOption = False,
-    image_mirror: ImageMirrorOption = None,
-    offline_images: OfflineImagesOption = False,
-    commons_api: CommonsApiOption = None,
-    allow: AllowOption = None,
+    image_stage: Any = None,
 ) -> None:
     """Build, validate and write dist/<name>/<version>/ atomically."""
     from culturebench.builders import get_builder
     from culturebench.builders.base import UpToDate
 
-    options = or_exit(lambda: image_options(images, image_mirror, offline_images, commons_api, allow))
+    options = image_stage
     builder = or_exit(lambda: get_builder(name))
 
     def run(progress: BuildProgress):
@@ -309,6 +299,7 @@ def card_cmd(
 
 
 @app.command("release")
+@with_image_stage
 def release_cmd(
     name: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     version: Annotated[
@@ -335,11 +326,7 @@ def release_cmd(
     rebuild: Annotated[bool, typer.Option(help="Rebuild the release folder even if it exists.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the plan as JSON.")] = None,
     overwrite_json: Annotated[bool, typer.Option(help="Replace an existing --json file.")] = False,
-    images: ImagesOption = False,
-    image_mirror: ImageMirrorOption = None,
-    offline_images: OfflineImagesOption = False,
-    commons_api: CommonsApiOption = None,
-    allow: AllowOption = None,
+    image_stage: Any = None,
 ) -> None:
     """Build -> validate (blocking) -> gate -> publish one commit + tag vX.Y.Z -> verify."""
     from culturebench.release import plan_release, publish_release
@@ -356,7 +343,7 @@ def release_cmd(
     target = or_exit(
         lambda: parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
     )
-    options = or_exit(lambda: image_options(images, image_mirror, offline_images, commons_api, allow))
+    options = image_stage
     with steps(f"planning {name} {version}"):
         plan = or_exit(  # a folder that fails validation is a refused release (exit 3)
             lambda: plan_release(
@@ -547,41 +534,22 @@ def eval_list_cmd(
 
 
 @eval_app.command("run")
+@with_dataset_source
+@with_engine(image=True)
 def eval_run_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     task: Annotated[str, typer.Option(help="Task name (see `culturebench eval list`).")],
-    model: Annotated[
-        str | None,
-        typer.Option(
-            help="Model id on the Hub or a local folder (analysis tasks: the model they use, if any)."
-        ),
-    ] = None,
-    backend: BackendOption = "transformers",
-    revision: Annotated[
-        str | None, typer.Option(help="Dataset revision on the Hub (tag, branch, sha).")
-    ] = None,
-    repo: Annotated[
-        str | None, typer.Option(help="Dataset repo id (default culturebench/<dataset>).")
-    ] = None,
-    local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
+    source: DatasetSource = DEFAULT_SOURCE,
+    engine: EngineChoice = DEFAULT_ENGINE,
     lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N rows.")] = None,
     out: Annotated[Path, typer.Option(help="Output folder (resumes if it holds the same run).")] = Path(
         "out/runs/eval"
     ),
-    model_revision: ModelRevisionOption = None,
-    batch_size: BatchSizeOption = 8,
-    max_new_tokens: MaxNewTokensOption = 200,
-    seed: Annotated[
-        int, typer.Option(min=0, max=2**32 - 1, help="Seed recorded and passed to the backend.")
-    ] = 0,
     seeds: Annotated[
         str | None,
         typer.Option(help="Generate every prompt once per seed, e.g. 0,1,2,3,4 (the WWD paper: 5 seeds)."),
     ] = None,
-    base_url: BaseUrlOption = None,
-    concurrency: ConcurrencyOption = 4,
-    temperature: TemperatureOption = 0.0,
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -590,75 +558,38 @@ def eval_run_cmd(
             "--option repeats=3. `culturebench eval list` shows each task's options.",
         ),
     ] = None,
-    size: Annotated[
-        str, typer.Option(help="Text-to-image: WIDTHxHEIGHT (paper: 512x512 SD 2.1 / DALL-E 2).")
-    ] = "512x512",
-    steps: Annotated[
-        int | None, typer.Option(min=1, help="Text-to-image: denoising steps (default: the pipeline's).")
-    ] = None,
-    guidance: GuidanceOption = None,
-    dtype: Annotated[str, typer.Option(help="diffusers: float32, float16 or bfloat16.")] = "float32",
-    quality: Annotated[str | None, typer.Option(help="openai-images: quality (e.g. standard, hd).")] = None,
 ) -> None:
     """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md.
     Text-to-image tasks store one PNG per (item, seed) under images/."""
-    from culturebench.eval.backends import IMAGE_BACKENDS
     from culturebench.eval.runner import run_eval
     from culturebench.eval.tasks import AnalysisTask
     from culturebench.eval.tasks import task_class as find_task
 
     task_options = or_exit(lambda: parse_task_options(option or []))
     seed_list = or_exit(lambda: parse_seeds(seeds))
-    engine = None
+    backend = None
     if issubclass(or_exit(lambda: find_task(dataset, task)), AnalysisTask):
-        if model:  # the analysis's own model (e.g. CLIP), passed as a task option
-            task_options.setdefault("model", model)
-            if model_revision:
-                task_options.setdefault("model_revision", model_revision)
-    elif not model:
+        if engine.model:  # the analysis's own model (e.g. CLIP), passed as a task option
+            task_options.setdefault("model", engine.model)
+            if engine.model_revision:
+                task_options.setdefault("model_revision", engine.model_revision)
+    elif not engine.model:
         err_console.print(f"[red]error:[/] {dataset}/{task} needs --model")
         raise typer.Exit(EXIT_BAD_INPUT)
-    elif backend in IMAGE_BACKENDS:
-        engine = make_image_engine(
-            backend,
-            model,
-            model_revision=model_revision,
-            seed=seed,
-            size=size,
-            steps=steps,
-            guidance=guidance,
-            dtype=dtype,
-            batch_size=batch_size,
-            base_url=base_url,
-            concurrency=concurrency,
-            quality=quality,
-        )
     else:
-        engine = make_engine(
-            backend,
-            model,
-            model_revision=model_revision,
-            max_new_tokens=max_new_tokens,
-            seed=seed,
-            temperature=temperature,
-            batch_size=batch_size,
-            base_url=base_url,
-            concurrency=concurrency,
-        )
+        backend = engine.make()
     with progress_bar() as bar:
         job = bar.add_task(f"{dataset}/{task}", total=None)
         results = or_exit(
             lambda: run_eval(
                 dataset,
                 task,
-                engine,
+                backend,
                 out,
-                revision=revision,
-                local=str(local) if local else None,
-                repo=repo,
+                **source.as_kwargs(),
                 langs=lang,
                 limit=limit,
-                batch_size=batch_size,
+                batch_size=engine.batch_size,
                 progress=lambda done, total: bar.update(job, completed=done, total=total),
                 task_options=task_options,
                 seeds=seed_list,
@@ -704,6 +635,7 @@ def _print_breakdown(title: str, rows: dict, limit: int = 40) -> None:
 
 
 @eval_app.command("score")
+@with_dataset_source
 def eval_score_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     generations: Annotated[
@@ -715,11 +647,7 @@ def eval_score_cmd(
     layout: Annotated[
         str | None, typer.Option(help="A layout shipped with the dataset (datasets/<name>/generations.yaml).")
     ] = None,
-    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
-    repo: Annotated[
-        str | None, typer.Option(help="Dataset repo id (default culturebench/<dataset>).")
-    ] = None,
-    local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
+    source: DatasetSource = DEFAULT_SOURCE,
     out: Annotated[Path, typer.Option(help="Output folder (one sub-folder per task).")] = Path(
         "out/runs/score"
     ),
@@ -753,17 +681,7 @@ def eval_score_cmd(
         if not judge_model:
             err_console.print("[red]error:[/] --matcher llm needs --judge-model")
             raise typer.Exit(EXIT_BAD_INPUT)
-        judge = make_engine(
-            judge_backend,
-            judge_model,
-            model_revision=None,
-            max_new_tokens=200,
-            seed=0,
-            temperature=0.0,
-            batch_size=8,
-            base_url=judge_base_url,
-            concurrency=4,
-        )
+        judge = EngineChoice(backend=judge_backend, model=judge_model, base_url=judge_base_url).make()
     unknown = [name for name in names if name not in tasks]
     if unknown:  # every task is checked before any is scored or anything is written
         err_console.print(
@@ -781,9 +699,8 @@ def eval_score_cmd(
 
         done = or_exit(
             lambda: score_tasks(
-                dataset, names, generations, out, layout=layout, revision=revision,
-                local=str(local) if local else None, repo=repo, task_options=options, judge=judge,
-                progress=show,
+                dataset, names, generations, out, layout=layout, **source.as_kwargs(), task_options=options,
+                judge=judge, progress=show,
             )
         )  # fmt: skip
     for name, results in done.items():
@@ -922,17 +839,14 @@ def eval_report_cmd(
 
 
 @eval_app.command("paper")
+@with_dataset_source
 def eval_paper_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset whose paper to report on.")],
     folders: Annotated[list[Path] | None, typer.Argument(help="Finished `eval run` folders.")] = None,
     out: Annotated[Path, typer.Option(help="Report folder (paper_report.md, .json, figures).")] = Path(
         "out/reports/paper"
     ),
-    local: Annotated[
-        Path | None, typer.Option(help="A local release folder (for items read from it).")
-    ] = None,
-    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
-    repo: Annotated[str | None, typer.Option(help="Dataset repo id.")] = None,
+    source: DatasetSource = DEFAULT_SOURCE,
     input: Annotated[
         list[str] | None,
         typer.Option(
@@ -950,7 +864,7 @@ def eval_paper_cmd(
     inputs = or_exit(lambda: parse_inputs(input or []))
     report = or_exit(
         lambda: build_report(
-            dataset, folders or [], out, local=str(local) if local else None, revision=revision, repo=repo,
+            dataset, folders or [], out, **source.as_kwargs(),
             inputs=inputs, overwrite=overwrite,
         )
     )  # fmt: skip
@@ -1005,10 +919,12 @@ def parse_task_options(items: list[str]) -> dict:
 
 def _register_dataset_commands() -> None:
     """Commands that belong to one dataset (``dataset.yaml`` code.cli): ``register(eval_app)``
-    adds evaluation commands to ``eval``; an optional ``maintain(group)`` fills a command group
-    named after the dataset (``culturebench <dataset> ...``). A registry error is not raised
-    here: commands that use the registry report it."""
+    adds evaluation commands to ``eval``; an optional ``register_corpus(corpus_app)`` adds the
+    dataset's analyses of a corpus count to ``corpus``; an optional ``maintain(group)`` fills a
+    command group named after the dataset (``culturebench <dataset> ...``). A registry error is
+    not raised here: commands that use the registry report it."""
     from culturebench import registry
+    from culturebench.cli_corpus import corpus_app
 
     try:
         entries = registry.datasets()
@@ -1019,6 +935,8 @@ def _register_dataset_commands() -> None:
         if module is None:
             continue
         module.register(eval_app)
+        if hasattr(module, "register_corpus"):
+            module.register_corpus(corpus_app)
         if hasattr(module, "maintain"):
             group = typer.Typer(
                 help=f"Maintain {entry.name}: stages and checks of its own.", no_args_is_help=True

@@ -168,10 +168,6 @@ def os_error_line(exc: OSError) -> str | None:
 
 
 # Backend options shared by every command that runs a model.
-BackendOption = Annotated[
-    str,
-    typer.Option(help="transformers, vllm or openai; text-to-image tasks: diffusers or openai-images."),
-]
 ModelRevisionOption = Annotated[str | None, typer.Option(help="Model revision (Hub models).")]
 
 
@@ -201,62 +197,6 @@ GuidanceOption = Annotated[
     float | None,
     typer.Option(min=0.0, callback=finite, help="Text-to-image: guidance scale (default: the pipeline's)."),
 ]
-
-
-def make_engine(
-    backend: str,
-    model: str,
-    *,
-    model_revision: str | None,
-    max_new_tokens: int,
-    seed: int,
-    temperature: float,
-    batch_size: int,
-    base_url: str | None,
-    concurrency: int,
-):
-    """The backend named on the command line, with the options that backend takes."""
-    from culturebench.eval.backends import SamplingParams, make_backend
-
-    sampling = SamplingParams(max_new_tokens=max_new_tokens, seed=seed, temperature=temperature)
-    options: dict = {"revision": model_revision, "sampling": sampling}
-    if backend == "openai":
-        options.update(base_url=base_url, concurrency=concurrency)
-    elif backend == "transformers":
-        options.update(batch_size=batch_size)
-    return or_exit(lambda: make_backend(backend, model, **options))
-
-
-def make_image_engine(
-    backend: str,
-    model: str,
-    *,
-    model_revision: str | None,
-    seed: int,
-    size: str,
-    steps: int | None,
-    guidance: float | None,
-    dtype: str,
-    batch_size: int,
-    base_url: str | None,
-    concurrency: int,
-    quality: str | None,
-):
-    """The text-to-image backend named on the command line, with its options."""
-    from culturebench.eval.backends import ImageParams, make_image_backend
-    from culturebench.eval.backends.image_base import parse_size
-
-    def build():
-        width, height = parse_size(size)
-        params = ImageParams(width=width, height=height, steps=steps, guidance=guidance, seed=seed)
-        options: dict = {"revision": model_revision, "sampling": params}
-        if backend == "openai-images":
-            options.update(base_url=base_url, concurrency=concurrency, quality=quality)
-        else:
-            options.update(dtype=dtype, batch_size=batch_size)
-        return make_image_backend(backend, model, **options)
-
-    return or_exit(build)
 
 
 # Image-stage options shared by `build` and `release`.

@@ -6,7 +6,7 @@ and its code, named in ``dataset.yaml``::
     code:
       builder: builder:BorschBuilder   # module:class, a DatasetBuilder
       checks: checks                   # SCHEMAS (+ CROSS_CHECKS, cross_checks(frames))
-      tasks: tasks                     # TASKS: {name: Task class}
+      tasks: tasks, description        # TASKS: {name: Task class}, merged from each module
       report: report                   # optional: sections(results, folder, rel) -> lines
       cli: cli                         # optional: register(eval_app) adds commands
 
@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +41,7 @@ import yaml
 from culturebench.errors import CultureBenchError, UnknownDatasetError
 
 ENTRY_POINT_GROUP = "culturebench.datasets"
+TASK_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 REQUIRED_PARTS = ("builder", "checks", "tasks")
 OPTIONAL_PARTS = ("report", "cli", "corpus", "paper")
 
@@ -77,9 +80,6 @@ class DatasetEntry:
                 f"dataset {self.name!r}: {module.__name__} has no {attr!r} (dataset.yaml code.{part})"
             ) from None
 
-    def builder_class(self) -> type:
-        return self._attr("builder", "Builder")
-
     def checks(self) -> ModuleType:
         """The module with ``SCHEMAS`` and optionally ``CROSS_CHECKS``/``cross_checks``."""
         module = self.module("checks")
@@ -87,12 +87,48 @@ class DatasetEntry:
             raise RegistryError(f"dataset {self.name!r}: {module.__name__} has no SCHEMAS")
         return module
 
+    def builder_class(self) -> type:
+        cls = self._attr("builder", "Builder")
+        self._check_owner(cls, cls.name, "code.builder")
+        return cls
+
     def tasks(self) -> dict[str, type]:
-        """Task name -> Task class."""
-        return dict(self._attr("tasks", "TASKS"))
+        """Task name -> Task class; every class belongs to this dataset and is listed under
+        its own name."""
+        tasks: dict[str, type] = {}
+        for target in _targets(self.code["tasks"]):
+            module = importlib.import_module(f"{self.package}.{target.partition(':')[0]}")
+            attr = target.partition(":")[2] or "TASKS"
+            if not isinstance(getattr(module, attr, None), dict):
+                raise RegistryError(
+                    f"dataset {self.name!r}: {module.__name__} has no {attr!r} (dataset.yaml code.tasks)"
+                )
+            tasks.update(getattr(module, attr))
+        for key, cls in tasks.items():
+            self._check_owner(cls, cls.dataset, "code.tasks")
+            if key != cls.name:
+                raise RegistryError(f"dataset {self.name!r}: task {cls.name!r} is listed as {key!r}")
+            if not TASK_NAME.fullmatch(key):
+                raise RegistryError(
+                    f"dataset {self.name!r}: task name {key!r} is not lowercase words joined by hyphens "
+                    "(keep an old name in the class's `aliases`)"
+                )
+        return tasks
+
+    def _check_owner(self, cls: type, declared: str, part: str) -> None:
+        if declared != self.name:
+            raise RegistryError(
+                f"dataset {self.name!r}: {cls.__module__}.{cls.__qualname__} ({part}) says it belongs to "
+                f"{declared!r}; a dataset's name is its folder's (leave it undeclared)"
+            )
 
     def report(self) -> ModuleType | None:
         return self.module("report")
+
+
+def _targets(value: str) -> list[str]:
+    """The ``module[:attr]`` targets of a code part (``tasks`` may list several, comma-separated)."""
+    return [t.strip() for t in value.split(",") if t.strip()]
 
 
 def _read_code(folder: Path, name: str) -> dict[str, str]:
@@ -111,12 +147,16 @@ def _read_code(folder: Path, name: str) -> dict[str, str]:
 
 
 def _checked(entry: DatasetEntry) -> DatasetEntry:
+    path = entry.folder / "dataset.yaml"
+    declared = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("name")
+    if declared != entry.name:
+        raise RegistryError(f"{path}: name {declared!r} is not the dataset's name {entry.name!r}")
     for part in REQUIRED_PARTS:
         if part not in entry.code:
             raise RegistryError(
                 f"dataset {entry.name!r} ({entry.folder}): dataset.yaml code.{part} is missing"
             )
-    for part, target in entry.code.items():
+    for part, target in ((p, t) for p, value in entry.code.items() for t in _targets(value)):
         module = f"{entry.package}.{target.partition(':')[0]}"
         try:
             found = importlib.util.find_spec(module)
@@ -130,9 +170,39 @@ def _checked(entry: DatasetEntry) -> DatasetEntry:
 BUILTIN_PACKAGE = "culturebench.datasets"
 
 
-def _builtin() -> dict[str, DatasetEntry]:
-    from culturebench.spec import datasets_root
+def builtin_datasets_folder() -> Path:
+    """Where the built-in dataset folders (declarations and code) are installed: inside the
+    package when installed from a wheel, the repository's top-level ``datasets/`` in a
+    source checkout."""
+    package = Path(__file__).resolve().parent
+    for cand in (package / "datasets", package.parent / "datasets"):
+        if any(cand.glob("*/dataset.yaml")):
+            return cand
+    raise CultureBenchError(
+        f"built-in datasets not found (looked in {package / 'datasets'}, {package.parent / 'datasets'})"
+    )
 
+
+def datasets_root() -> Path:
+    """Folder holding ``<name>/dataset.yaml`` for every dataset.
+
+    Installed from a wheel, the declarations sit inside the package
+    (``culturebench/datasets``); in a source checkout (editable install) they are the
+    repository's top-level ``datasets/`` folder. ``$CULTUREBENCH_DATASETS`` overrides both.
+    """
+    env = os.environ.get("CULTUREBENCH_DATASETS")
+    package = Path(__file__).resolve().parent
+    candidates = [Path(env)] if env else []
+    candidates += [package / "datasets", package.parent / "datasets"]
+    for cand in candidates:
+        if any(cand.glob("*/dataset.yaml")):
+            return cand
+    raise CultureBenchError(
+        "dataset declarations not found (looked in " + ", ".join(map(str, candidates)) + ")"
+    )
+
+
+def _builtin() -> dict[str, DatasetEntry]:
     out = {}
     for path in sorted(datasets_root().glob("*/dataset.yaml")):
         folder = path.parent
@@ -174,7 +244,6 @@ def _discover(_key: tuple[str, ...]) -> dict[str, DatasetEntry]:
 
 def _cache_key() -> tuple[str, ...]:
     """Discovery depends on the declarations folder and on what is importable (sys.path)."""
-    import os
     import sys
 
     return (os.environ.get("CULTUREBENCH_DATASETS", ""), *sys.path)
@@ -191,3 +260,23 @@ def get(name: str) -> DatasetEntry:
     if name not in entries:
         raise UnknownDatasetError(f"unknown dataset {name!r} (known: {', '.join(entries) or 'none'})")
     return entries[name]
+
+
+def dataset_of(cls: type) -> str:
+    """The name of the dataset whose code package defines ``cls`` (or the nearest base class
+    defined in one): a dataset's name is written once, as its folder or entry-point name."""
+    entries = datasets()
+    for klass in cls.__mro__:
+        module = klass.__module__
+        for name, entry in entries.items():
+            if module == entry.package or module.startswith(entry.package + "."):
+                return name
+    raise RegistryError(f"{cls.__module__}.{cls.__qualname__} is not in a registered dataset's package")
+
+
+class DatasetName:
+    """A class attribute whose value is :func:`dataset_of` the class it is read on
+    (``Task.dataset``, ``DatasetBuilder.name``)."""
+
+    def __get__(self, instance: object, owner: type) -> str:
+        return dataset_of(owner)

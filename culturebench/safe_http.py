@@ -118,10 +118,6 @@ def check_target(url: str, allowed: Iterable[str] = ()) -> None:
 _local = threading.local()
 
 
-class DeadlineExceeded(CultureBenchError):
-    """A request ran past its wall-clock deadline (turned into ``requests.Timeout``)."""
-
-
 class Deadline:
     """Wall-clock limit for the requests made by this thread inside ``with``.
 

@@ -7,7 +7,6 @@ pinned sources, datasheet answers and the changelog.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,45 +19,6 @@ from culturebench.changelog import changelog_section
 from culturebench.errors import CultureBenchError
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-
-
-def builtin_datasets_folder() -> Path:
-    """Where the built-in dataset folders (declarations and code) are installed: inside the
-    package when installed from a wheel, the repository's top-level ``datasets/`` in a
-    source checkout."""
-    package = Path(__file__).resolve().parent
-    for cand in (package / "datasets", package.parent / "datasets"):
-        if any(cand.glob("*/dataset.yaml")):
-            return cand
-    raise CultureBenchError(
-        f"built-in datasets not found (looked in {package / 'datasets'}, {package.parent / 'datasets'})"
-    )
-
-
-def datasets_root() -> Path:
-    """Folder holding ``<name>/dataset.yaml`` for every dataset.
-
-    Installed from a wheel, the declarations sit inside the package
-    (``culturebench/datasets``); in a source checkout (editable install) they are the
-    repository's top-level ``datasets/`` folder. ``$CULTUREBENCH_DATASETS`` overrides both.
-    """
-    env = os.environ.get("CULTUREBENCH_DATASETS")
-    package = Path(__file__).resolve().parent
-    candidates = [Path(env)] if env else []
-    candidates += [package / "datasets", package.parent / "datasets"]
-    for cand in candidates:
-        if any(cand.glob("*/dataset.yaml")):
-            return cand
-    raise CultureBenchError(
-        "dataset declarations not found (looked in " + ", ".join(map(str, candidates)) + ")"
-    )
-
-
-def available_datasets() -> list[str]:
-    """Names of all registered datasets (built-in folders and entry points)."""
-    from culturebench import registry
-
-    return list(registry.datasets())
 
 
 @dataclass(frozen=True)

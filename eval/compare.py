@@ -103,7 +103,7 @@ def _read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``results.json`` and the samples of a finished run, read strictly
     (:mod:`culturebench.inputs`: UTF-8, no key twice in an object, no sample id twice, no torn
     line); the results' shape is checked by the runner's :func:`read_results`."""
-    from culturebench.eval.runner import RESULTS, SAMPLES, read_results
+    from culturebench.eval.run_folder import RESULTS, SAMPLES, read_results
     from culturebench.inputs import read_json, read_jsonl
 
     if (folder / RESULTS).is_file():

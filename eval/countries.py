@@ -19,7 +19,10 @@ import yaml
 
 from culturebench.countries import all_alpha2, country_name
 
-LANGUAGES = ("ru", "uk", "en")
+LANGUAGES = ("ru", "uk", "en")  # the languages of the CLDR names and of data/country_aliases.yaml
+# Languages lemmatised with pymorphy3: its dictionaries (pyproject: pymorphy3-dicts-ru, -uk).
+# Both are written in Cyrillic; a Cyrillic token is tried in the answer's language first.
+MORPH_LANGUAGES = ("ru", "uk")
 MAX_PARSES = 3
 # Parses that never name a country: pronouns (incl. pronominal adjectives like "тот"),
 # prepositions, conjunctions, particles, interjections, numerals.
@@ -67,8 +70,8 @@ class CountryExtractor:
             return []
         out = [word]
         if _CYRILLIC.search(word):
-            langs = [lang] if lang in ("ru", "uk") else ["ru", "uk"]
-            langs += [other for other in ("ru", "uk") if other not in langs]
+            langs = [lang] if lang in MORPH_LANGUAGES else list(MORPH_LANGUAGES)
+            langs += [other for other in MORPH_LANGUAGES if other not in langs]
             for morph_lang in langs:
                 for parse in _morph(morph_lang).parse(word)[:MAX_PARSES]:
                     if parse.tag.POS in _FUNCTION_POS or "Apro" in str(parse.tag):
@@ -92,8 +95,9 @@ class CountryExtractor:
             self.index.setdefault(form, code)
         self.max_len = max(self.max_len, len(tokens))
 
-    def extract(self, text: str, lang: str = "ru") -> list[str]:
-        """Country codes mentioned in ``text``, unique, in order of first mention."""
+    def extract(self, text: str, lang: str) -> list[str]:
+        """Country codes mentioned in ``text`` (written in ``lang``, one of :data:`LANGUAGES`),
+        unique, in order of first mention."""
         matches = list(_TOKEN.finditer(text or ""))
         tokens = [m.group(0) for m in matches]
         starts = [_sentence_start(text, m.start()) for m in matches]
@@ -123,7 +127,7 @@ class CountryExtractor:
                 upper = tokens[i][:1].isupper()
                 if any(c in self.ambiguous.get("en", set()) for c in window[0]) and not upper:
                     continue
-                cyrillic_amb = self.ambiguous.get("ru", set()) | self.ambiguous.get("uk", set())
+                cyrillic_amb = set().union(*(self.ambiguous.get(m, set()) for m in MORPH_LANGUAGES))
                 if any(c in cyrillic_amb for c in window[0]) and not (upper and not sentence_start):
                     continue
             for key in _product(window):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.eval.backends.base import Backend, Request
+from culturebench.eval.tasks.base import Task
 from culturebench.hashing import sha256_text
 
 JUDGMENTS = "judgments.jsonl"
@@ -34,7 +35,7 @@ def _load_cache(path: Path) -> dict[str, str]:
 
 
 def run_judge(
-    task: Any,
+    task: Task,
     samples: Sequence[dict[str, Any]],
     backend: Backend,
     out_dir: Path,
@@ -47,7 +48,7 @@ def run_judge(
     (``judge_unparsed``); a judge that parses on no sample is an error, not a NaN mean."""
     from culturebench.errors import UsageError
 
-    if not hasattr(task, "judge_prompts"):
+    if not task.supports_judge():
         raise UsageError(f"task {task.name!r} has no LLM matcher (--matcher llm)")
     jobs = [
         (i, name, prompt) for i, sample in enumerate(samples) for name, prompt in task.judge_prompts(sample)

@@ -7,8 +7,6 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
-NO_PREDICTION = "none"
-
 
 def jaccard(gold: Iterable[str], pred: Iterable[str]) -> float:
     """|G ∩ P| / |G ∪ P|; 1.0 when both are empty."""

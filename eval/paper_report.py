@@ -4,8 +4,17 @@ figure of the paper listed and, for each, what this package can say about it.
 A dataset's ``paper.yaml`` lists the paper's items under ``items:`` (``ref``, ``title``, and
 either ``compute:`` naming a function of the dataset's ``paper_report`` module, or a
 ``status`` of ``not-a-result`` / ``not-reproducible`` with ``why``). Published numbers the
-computations compare with sit beside them in ``paper.yaml`` (``results:``), with ``models:``
-mapping the paper's model names to the Hub ids a run may name.
+computations compare with sit beside them in ``paper.yaml`` (``results:``, and the ``tables:``
+the dataset card compares too), with ``models:`` mapping the paper's model names to the Hub
+ids a run may name. No published number is written in Python: an item function reads every
+one from the catalogue (``Context.results``, ``published_table``), and its ref and title too
+(``Context.ref``, ``Context.title``).
+
+The item functions are the one place a paper comparison is computed. Commands that repeat
+one item in a layout of their own (``eval ash-summary``: Figure 1 of ash; ``eval
+wwd-community-review``: Tables 2-3 of wwd; ``eval score``'s ``table_h9.csv``: Table H.9 of
+wwd) call :func:`run_item`, which runs the catalogue's function for that ref exactly as
+``eval paper`` does, and write what the item left in ``Context.data``.
 
 Each computed item is built from run folders (found by task name) and the release, never by
 hand: rows carry our number, the paper's number where it prints one, the difference, n and a
@@ -16,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +82,20 @@ class Run:
     results: dict[str, Any]
     _samples: list[dict[str, Any]] | None = field(default=None, repr=False)
 
+    @classmethod
+    def from_results(cls, folder: Path, results: dict[str, Any]) -> Run:
+        """A run from its ``results.json`` content (read from ``folder`` or just scored)."""
+        prov = results["provenance"]
+        model = prov.get("model") or {}
+        name = model.get("model") if isinstance(model, dict) else model
+        return cls(Path(folder), prov["task"], str(name or "-"), prov.get("config"), results)
+
+    @classmethod
+    def unread(cls, folder: Path, task: str) -> Run:
+        """A folder given as a run of ``task`` and not read here: the item that uses it reads
+        (and checks) its files itself (``eval ash-summary``'s judge runs)."""
+        return cls(Path(folder), task, "-", None, {})
+
     @property
     def metrics(self) -> dict[str, Any]:
         return self.results.get("metrics", {})
@@ -84,7 +107,7 @@ class Run:
 
     def samples(self) -> list[dict[str, Any]]:
         if self._samples is None:
-            from culturebench.eval.runner import SAMPLES, read_samples
+            from culturebench.eval.run_folder import SAMPLES, read_samples
 
             self._samples = read_samples(self.folder / SAMPLES)
         return self._samples
@@ -92,8 +115,8 @@ class Run:
 
 @dataclass
 class Context:
-    """What an item's function gets: the runs, the paper's numbers, the release and a folder
-    for figures."""
+    """What an item's function gets: the runs, the paper's numbers, the release, a folder
+    for figures, and the catalogue entry it computes (``spec``: ref, title, why)."""
 
     dataset: str
     runs: list[Run]
@@ -102,12 +125,32 @@ class Context:
     release_rows: Callable[[str], list[dict[str, Any]]]
     release: dict[str, Any] | None
     inputs: dict[str, Path] = field(default_factory=dict)  # other files, by name (--input KEY=PATH)
+    spec: dict[str, Any] = field(default_factory=dict)
+    # What items computed beyond their rows (full tables, summaries), by name, for the commands
+    # that write one item in their own layout (:func:`run_item`); not part of the report.
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        """The item's ref, from the catalogue (``Table 3``)."""
+        return str(self.spec.get("ref", "?"))
+
+    @property
+    def title(self) -> str:
+        """The item's title, from the catalogue."""
+        return str(self.spec.get("title", ""))
 
     def runs_of(self, task: str, **options: Any) -> list[Run]:
-        """Runs of ``task`` whose options include ``options`` (an option given as None must be
-        absent from the run)."""
+        """Runs of ``task`` (by its current name or an old one, :attr:`Task.aliases`) whose
+        options include ``options`` (an option given as None must be absent from the run)."""
+        from culturebench.eval.tasks import canonical_name
+
+        want = canonical_name(self.dataset, task)
         return [
-            r for r in self.runs if r.task == task and all(r.options.get(k) == v for k, v in options.items())
+            r
+            for r in self.runs
+            if canonical_name(self.dataset, r.task) == want
+            and all(r.options.get(k) == v for k, v in options.items())
         ]
 
     def paper_model(self, model: str) -> str | None:
@@ -136,11 +179,17 @@ class Context:
         """Published numbers (``paper.yaml`` ``results.<key>``)."""
         return (self.paper.get("results") or {}).get(key)
 
+    def published_table(self, stat: str) -> dict[str, Any]:
+        """A published table the card compares too (``paper.yaml`` ``tables``, by ``stat``)."""
+        from culturebench.cards.paper import published_table
+
+        return published_table(self.paper, stat)
+
 
 def load_runs(folders: Sequence[Path], dataset: str) -> list[Run]:
     """Finished runs of ``dataset``; a folder of another dataset or an unfinished run is an
     error naming it."""
-    from culturebench.eval.runner import read_results
+    from culturebench.eval.run_folder import read_results
 
     runs = []
     seen: dict[Path, Path] = {}
@@ -154,10 +203,75 @@ def load_runs(folders: Sequence[Path], dataset: str) -> list[Run]:
         prov = results["provenance"]
         if prov["dataset"].get("dataset") != dataset:
             raise CultureBenchError(f"{folder}: a run of {prov['dataset'].get('dataset')!r}, not {dataset!r}")
-        model = prov.get("model") or {}
-        name = model.get("model") if isinstance(model, dict) else model
-        runs.append(Run(folder, prov["task"], str(name or "-"), prov.get("config"), results))
+        runs.append(Run.from_results(folder, results))
     return runs
+
+
+def load_catalogue(dataset: str) -> tuple[dict[str, Any], Any, Path]:
+    """The dataset's ``paper.yaml`` (the one the card reads), its paper module and its path;
+    a catalogue without ``items:`` is an error."""
+    from culturebench import registry
+    from culturebench.cards.paper import read_catalogue
+
+    entry = registry.get(dataset)
+    paper_path = entry.folder / "paper.yaml"
+    paper = read_catalogue(entry.folder) or {}
+    if not paper.get("items"):
+        raise CultureBenchError(f"{paper_path}: no 'items:' (the paper's tables and figures)")
+    return paper, entry.module("paper"), paper_path
+
+
+def _release_reader(
+    dataset: str, local: str | None, revision: str | None, repo: str | None
+) -> tuple[Callable[[str], list[dict[str, Any]]], dict[str, Any]]:
+    """``release_rows(config)`` reading the named release (resolved once: every item reads
+    one revision), and the dict it fills with the release's reference."""
+    release_cache: dict[str, list[dict[str, Any]]] = {}
+    release_ref: dict[str, Any] = {}
+    pinned: list[Any] = []
+
+    def release_rows(config: str) -> list[dict[str, Any]]:
+        if config not in release_cache:
+            from culturebench.eval.dataset_ref import load_rows, resolve_dataset
+
+            if not (local or revision or repo):
+                raise _NeedsRelease(f"the release (--local, --revision or --repo) for config {config!r}")
+            if not pinned:
+                pinned.append(resolve_dataset(dataset, revision=revision, local=local, repo=repo))
+                release_ref.update(asdict(pinned[0]))
+                if local:  # a sample build says so in its manifest; its counts are not the paper's
+                    manifest = json.loads((Path(local) / "manifest.json").read_text(encoding="utf-8"))
+                    release_ref["sample"] = bool(manifest.get("sample"))
+            release_cache[config] = load_rows(pinned[0], config, "test", None)
+        return release_cache[config]
+
+    return release_rows, release_ref
+
+
+def run_item(
+    dataset: str,
+    ref: str,
+    out: Path,
+    *,
+    runs: Sequence[Run] = (),
+    inputs: Mapping[str, str | Path] | None = None,
+    local: str | None = None,
+    revision: str | None = None,
+    repo: str | None = None,
+) -> tuple[Item, Context]:
+    """One item of the catalogue (by ``ref``), computed by its function exactly as ``eval
+    paper`` computes it, with ``out`` as its folder for files; returns the item and the
+    context, whose ``data`` holds what the item computed beyond its rows. For the commands
+    that repeat one item in a layout of their own (``eval ash-summary``, ``eval
+    wwd-community-review``, ``eval score``'s ``table_h9.csv``)."""
+    paper, module, paper_path = load_catalogue(dataset)
+    spec = next((s for s in paper["items"] if str(s.get("ref")) == ref), None)
+    if spec is None:
+        raise CultureBenchError(f"{paper_path}: no item {ref!r}")
+    release_rows, release_ref = _release_reader(dataset, local, revision, repo)
+    given = {k: Path(v) for k, v in (inputs or {}).items()}
+    ctx = Context(dataset, list(runs), paper, Path(out), release_rows, release_ref, given)
+    return _item(spec, module, ctx, paper_path), ctx
 
 
 def build_report(
@@ -175,38 +289,12 @@ def build_report(
     files an item reads, e.g. ``{"human": "ratings.csv"}``); writes
     ``paper_report.md``, ``paper_report.json`` and figures into ``out`` (staged, then renamed;
     an existing report is replaced only with ``overwrite``, anything else is refused)."""
-    import yaml
-
-    from culturebench import registry
     from culturebench.outputs import staged_output
 
-    entry = registry.get(dataset)
-    paper_path = entry.folder / "paper.yaml"
-    paper = yaml.safe_load(paper_path.read_text(encoding="utf-8")) if paper_path.exists() else {}
-    catalogue = paper.get("items") or []
-    if not catalogue:
-        raise CultureBenchError(f"{paper_path}: no 'items:' (the paper's tables and figures)")
-    module = entry.module("paper")
+    paper, module, paper_path = load_catalogue(dataset)
+    catalogue = paper["items"]
     runs = load_runs(folders, dataset)
-    release_cache: dict[str, list[dict[str, Any]]] = {}
-    release_ref: dict[str, Any] = {}
-    pinned: list[Any] = []  # the release, resolved once: every item reads one revision
-
-    def release_rows(config: str) -> list[dict[str, Any]]:
-        if config not in release_cache:
-            from culturebench.eval.runner import load_rows, resolve_dataset
-
-            if not (local or revision or repo):
-                raise _NeedsRelease(f"the release (--local, --revision or --repo) for config {config!r}")
-            if not pinned:
-                pinned.append(resolve_dataset(dataset, revision=revision, local=local, repo=repo))
-                release_ref.update(asdict(pinned[0]))
-                if local:  # a sample build says so in its manifest; its counts are not the paper's
-                    manifest = json.loads((Path(local) / "manifest.json").read_text(encoding="utf-8"))
-                    release_ref["sample"] = bool(manifest.get("sample"))
-            release_cache[config] = load_rows(pinned[0], config, "test", None)
-        return release_cache[config]
-
+    release_rows, release_ref = _release_reader(dataset, local, revision, repo)
     out = Path(out)
     given = {k: Path(v) for k, v in (inputs or {}).items()}
     check_inputs(given, paper.get("inputs") or {}, paper_path)
@@ -264,7 +352,7 @@ def _item(spec: dict[str, Any], module: Any, ctx: Context, where: Path) -> Item:
             f"{where}: item {ref!r}: compute {spec['compute']!r} is not in the dataset's paper module"
         )
     try:
-        item = fn(ctx)
+        item = fn(replace(ctx, spec=spec))
     except _NeedsRelease as exc:
         return Item(ref, title, MISSING, missing=[str(exc)], note=str(spec.get("why", "")))
     item.ref, item.title = ref, title
@@ -309,25 +397,31 @@ def by_unit(
     return out
 
 
-def counts_item(
-    ctx: Context, ref: str, counts: Mapping[str, int], stat: str, unit: str, note: str = ""
-) -> Item:
+def counts_item(ctx: Context, counts: Mapping[str, int], stat: str, unit: str, note: str = "") -> Item:
     """Counts from the release beside a published table of ``paper.yaml`` ``tables`` (found by
-    its ``stat`` path), each difference with its ``why`` from there."""
-    published = next((t for t in ctx.paper.get("tables") or [] if t.get("stat") == stat), {})
-    paper, why = published.get("paper", {}) or {}, published.get("why", {}) or {}
-    keys = sorted(set(counts) | set(paper), key=lambda k: (-(counts.get(k) or 0), str(k)))
+    its ``stat`` path), each difference with its ``why`` from there: the cells the dataset
+    card compares with the build's statistics (:func:`culturebench.cards.paper.table_cells`)."""
+    from culturebench.cards.paper import table_cells
+
+    table = ctx.published_table(stat)
+    cells = sorted(table_cells(table, counts), key=lambda c: (-(counts.get(c["key"]) or 0), str(c["key"])))
     rows = [
-        Row(str(k), float(counts.get(k, 0)), paper.get(k), note=" ".join(str(why.get(k, "")).split())[:300])
-        for k in keys
+        Row(
+            str(c["key"]),
+            float(c["built"] or 0),
+            c["paper"],
+            note=" ".join(str(c["why"] or "").split())[:300],
+        )
+        for c in cells
     ]
     if ctx.sample_release:
         note = (note + " The release given is a sample build: its counts are not the paper's.").strip()
-    return Item(ref, "", REPRODUCED if paper else COMPUTED, rows, unit=unit, note=note)
+    status = REPRODUCED if table.get("paper") else COMPUTED
+    return Item(ctx.ref, ctx.title, status, rows, unit=unit, note=note)
 
 
 def missing(ref: str, needs: str, note: str = "") -> Item:
-    """An item whose runs were not given."""
+    """An item whose runs were not given (``ref``: ``ctx.ref``)."""
     return Item(ref, "", MISSING, missing=[needs], note=note)
 
 

@@ -5,9 +5,8 @@ The generic part reads a task's metrics as they are: a metric is a number, or a 
 (e.g. by prompt language: ``{"ru": {"n": 15, "jaccard": {...}}}``), and a breakdown is a
 mapping of rows that share numeric fields (``per_country``, ``per_category``, ...). From
 that it renders the headline table (metric, value, 95% CI or SEM, n) and one table per
-breakdown, so a new dataset gets a correct report with no report code. A dataset's
-``report`` module (``dataset.yaml`` code.report) only adds sections: plots, paper-specific
-summaries.
+breakdown, so a new dataset gets a correct report with no report code. A task adds its own
+sections (plots, paper-specific summaries) by defining ``Task.report_sections``.
 """
 
 from __future__ import annotations
@@ -241,25 +240,30 @@ def _short_inputs(inputs: Any) -> str:
 
 
 def result_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
-    """The generic tables for one result, then its dataset's extra sections (if any)."""
-    from culturebench import registry
-
+    """The generic tables for one result, then its task's own sections
+    (:meth:`Task.report_sections`), when the task is known."""
     metrics = results["metrics"]
     lines = ["### Headline metrics", "", *headline_table(metrics)]
     for group, name, rows in breakdowns(metrics):
         title = name if group == "all" else f"{group}: {name}"
         lines += [f"### {title}", "", *_breakdown_table(rows)]
-    dataset = results["provenance"]["dataset"]["dataset"]
-    entries = registry.datasets()
-    hooks = entries[dataset].report() if dataset in entries else None
-    if hooks is not None:
-        lines += hooks.sections(results, folder, rel)
+    task = _task_class(results["provenance"]["dataset"]["dataset"], results["provenance"]["task"])
+    if task is not None:
+        lines += task.report_sections(results, folder, rel)
     return lines
+
+
+def _task_class(dataset: str, name: str) -> type | None:
+    """The task class of a result, or None for a dataset or task this install does not have
+    (a report of someone else's run still shows the generic tables)."""
+    from culturebench.eval.tasks import canonical_name, registry
+
+    return registry().get(dataset, {}).get(canonical_name(dataset, name))
 
 
 def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
     """Write a Markdown report covering every result folder (plots go beside each result)."""
-    from culturebench.eval.runner import read_results
+    from culturebench.eval.run_folder import read_results
 
     out = Path(path)
     lines = ["# culturebench evaluation report", ""]

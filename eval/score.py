@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from culturebench.errors import CultureBenchError, Location, SourceError
+from culturebench.eval.tasks.base import job_id, split_job_id
 from culturebench.hashing import sha256_file
 from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind
@@ -170,7 +171,7 @@ def read_generations(
             raise SourceError(Location(path.name, number, output_column), "empty output")
         if list_output and isinstance(output, str):
             _check_list_literal(output, Location(path.name, number, output_column))
-        request_id, _, id_seed = str(raw_id).strip().partition("@")  # `eval run` ids: <request>@<seed>
+        request_id, id_seed = split_job_id(str(raw_id).strip())  # `eval run` ids: <request>@<seed>
         seed_value = record.get(seed_column) if record.get(seed_column) not in (None, "") else id_seed
         out.append(
             Generation(
@@ -276,10 +277,11 @@ def prepare_scoring(
     """Read every generations file that holds ``task_name``'s column (all of them, not the
     first), match the outputs to the task's requests and check them; raises on any fault
     before anything is written. ``refs``: a cache so several tasks resolve the release once."""
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
     from culturebench.eval.tasks import get_task
 
     task = get_task(dataset, task_name, **(task_options or {}))
+    task_name = task.name  # an old name (alias) scores as the task's current name
     shape = load_layout(dataset, layout) if layout else None
     column = (shape.get("outputs") or {}).get(task_name) if shape else "output"
     if column is None:
@@ -322,7 +324,7 @@ def check_score_dir(out: Path) -> None:
     """``out`` may be new, empty, or an earlier ``eval score`` of any task (replaced, its judge
     cache reused); an ``eval run`` folder (its samples are a model's generations) or a
     folder of anything else is refused."""
-    from culturebench.eval.runner import RUN, check_out_dir
+    from culturebench.eval.run_folder import RUN, check_out_dir
 
     check_out_dir(out)
     if not out.is_dir() or not any(out.iterdir()):
@@ -359,15 +361,7 @@ def write_scoring(
     and ``report.md`` (each written atomically; an earlier score there is replaced)."""
     from culturebench.atomic import write_text_atomic
     from culturebench.eval.report import write_report
-    from culturebench.eval.runner import (
-        RESULTS,
-        RUN,
-        SAMPLES,
-        _sample,
-        _write_json,
-        output_counts,
-        task_identity,
-    )
+    from culturebench.eval.run_folder import RESULTS, RUN, SAMPLES, output_counts, task_identity, write_json
 
     task, used = prepared.task, prepared.files
     out = Path(out_dir)
@@ -380,12 +374,12 @@ def write_scoring(
         "layout": prepared.layout,
         "model": {"backend": "recorded", "model": ", ".join(f.name for f in used)},
     }
-    _write_json(out / RUN, run_info)
+    write_json(out / RUN, run_info)
     samples = []
     total = len(prepared.pairs)
     for done, (request, gen) in enumerate(prepared.pairs, start=1):
-        sample = _sample(task, request, gen.output)
-        sample["id"] = f"{request.request.id}@{gen.seed}" if gen.seed is not None else request.request.id
+        sample = task.scored_sample(request, gen.output)
+        sample["id"] = job_id(request.request.id, gen.seed)
         sample["seed"] = gen.seed
         samples.append(sample)
         if progress and (done % 200 == 0 or done == total):
@@ -396,7 +390,7 @@ def write_scoring(
 
         samples, run_info["matcher"] = run_judge(task, samples, judge, out)
         extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
-        _write_json(out / RUN, run_info)
+        write_json(out / RUN, run_info)
     text = "".join(json_text(s, sort_keys=True) for s in samples)
     write_text_atomic(out / SAMPLES, text)
     results = {
@@ -410,7 +404,7 @@ def write_scoring(
         **extra,
         "metrics": task.aggregate(samples),
     }
-    _write_json(out / RESULTS, results)
+    write_json(out / RESULTS, results)
     write_report([out], out / "report.md")
     return results
 

@@ -180,8 +180,8 @@ def test_pipeline_runs_every_stage_and_records_timings(section5) -> None:
 
 def test_scores_match_a_hand_computation_and_the_reference_frame(section5) -> None:
     from culturebench.datasets.borsch.description import read_scores, reference_frame
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
     from culturebench.eval.embeddings import ImageEmbedder
-    from culturebench.eval.runner import load_rows, resolve_dataset
     from culturebench.eval.tasks.base import row_images
 
     out, (_llama, _sd, dino) = section5["out"], section5["models"]
@@ -283,7 +283,7 @@ def test_a_changed_stage_reruns_only_what_depends_on_it(section5, tmp_path: Path
 
 def test_rows_without_embedded_images_are_skipped_and_counted(section5, tmp_path: Path) -> None:
     from culturebench.datasets.borsch.description import DescriptionScoresTask
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     out, (_l, _s, dino) = section5["out"], section5["models"]
     rows = load_rows(

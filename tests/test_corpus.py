@@ -160,7 +160,7 @@ def borsch_corpus(borsch_release, tmp_path: Path) -> tuple[Path, list[dict]]:
     Russian names), with true or wrong countries."""
     import random
 
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     rows = load_rows(
         resolve_dataset("borsch", revision=None, local=str(borsch_release.folder), repo=None),
@@ -245,8 +245,8 @@ def test_cli_count_then_analyses(borsch_release, borsch_corpus, scripted_backend
 
 
 def test_annotations_are_tabulated_and_bad_categories_named(tmp_path: Path) -> None:
+    from culturebench.datasets.borsch.corpus_analyses import tabulate_annotations
     from culturebench.errors import SourceError
-    from culturebench.eval.corpus.analyses import tabulate_annotations
 
     path = tmp_path / "uk.csv"
     path.write_text(
@@ -264,9 +264,9 @@ def test_caption_share_from_a_laion_style_count(borsch_release, tmp_path: Path) 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from culturebench.eval.corpus.analyses import caption_share
+    from culturebench.datasets.borsch.corpus_analyses import caption_share
     from culturebench.eval.corpus.job import corpus_count
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     rows = load_rows(
         resolve_dataset("borsch", revision=None, local=str(borsch_release.folder), repo=None),

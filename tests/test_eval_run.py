@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.eval.backends.base import SamplingParams
 from culturebench.eval.backends.transformers_backend import TransformersBackend
-from culturebench.eval.runner import RunMismatch, run_eval
+from culturebench.eval.run_folder import RunMismatch
+from culturebench.eval.runner import run_eval
 from culturebench.eval.tasks import get_task
 from culturebench.hashing import sha256_file
 
@@ -327,7 +328,7 @@ def test_multi_seed_run_records_each_seed_and_resumes(
 ) -> None:
     """`--seeds`: every prompt once per seed with that sampling seed; ids `<request>@<seed>`;
     a killed multi-seed run resumes only the missing (prompt, seed) pairs."""
-    from culturebench.eval.runner import RunMismatch
+    from culturebench.eval.run_folder import RunMismatch
 
     def backend_() -> TransformersBackend:
         return TransformersBackend(

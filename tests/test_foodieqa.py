@@ -154,7 +154,7 @@ def test_release_is_gated_by_default_and_loads(foodie_release, tmp_path: Path) -
 
 
 def test_tasks_build_four_templates_per_language_with_images(foodie_release) -> None:
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     ref = resolve_dataset("foodieqa", revision=None, local=str(foodie_release.folder), repo=None)
     multi = load_rows(ref, "multi_image", "test", None)  # as the runner reads them: encoded bytes
@@ -220,7 +220,7 @@ def test_image_tasks_run_on_the_tiny_vision_language_model(
     assert len(samples) == 16 and all(isinstance(s["output"], str) for s in samples)
 
     # what reached the model: every image expanded to its 16 patch tokens, pixels for each
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     ref = resolve_dataset("foodieqa", revision=None, local=str(foodie_release.folder), repo=None)
     first = get_task("foodieqa", task).build(load_rows(ref, task, "test", 1), ["zh"])[0][0].request

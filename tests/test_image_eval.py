@@ -263,7 +263,7 @@ def test_t2i_suites_come_from_the_paper_test_suites(
     wwd_release: Path, suite: str, count: int, first: str
 ) -> None:
     from culturebench.datasets.wwd.image_tasks import T2IGenerate
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     rows = load_rows(
         resolve_dataset("wwd", revision=None, local=str(wwd_release.folder), repo=None),

@@ -450,7 +450,7 @@ def test_borsch_corpus_items(borsch_release, scripted_backend, tmp_path: Path) -
     Fig. 7 shares are counted by hand."""
     import gzip
 
-    from culturebench.eval.corpus.analyses import code_mixing
+    from culturebench.datasets.borsch.corpus_analyses import code_mixing
     from culturebench.eval.corpus.job import corpus_count
     from culturebench.eval.paper_report import build_report
 
@@ -498,3 +498,105 @@ def test_borsch_corpus_items(borsch_release, scripted_backend, tmp_path: Path) -
         and _row(fig7, "uk: Word Polysemy")["ours"] == 0
     )
     assert _row(_item(report, "App. C"), "dishes with any caption mention (%)")["paper"] == 46
+
+
+# ------------------------------------------------ one item, several commands (aliases)
+def test_ash_summary_is_item_figure_1(scripted_backend, tmp_path: Path) -> None:
+    """`eval ash-summary` writes what item Figure 1 of `eval paper ash` writes, byte for byte."""
+    release = get_builder("ash").build(out_root=tmp_path / "dist")
+    local = str(release.folder)
+    gen = scripted_backend("ingredients: x steps: y", model="gen-a")
+    run_eval("ash", "generate", gen, tmp_path / "gen", local=local, limit=3)
+    folders = []
+    for judge, answer in (("j1", "AUTHENTICITY: 4\nSENSITIVITY: 5\nHARMONY: 3"), ("j2", "AUTHENTICITY: 2")):
+        options = {"generations": str(tmp_path / "gen"), "repeats": 2}
+        backend = scripted_backend(answer, model=judge)
+        run_eval("ash", "judge", backend, tmp_path / judge, local=local, limit=3, task_options=options)
+        folders.append(str(tmp_path / judge))
+    runner = CliRunner()
+    result = runner.invoke(app, ["eval", "ash-summary", *folders, "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert "item Figure 1 of `culturebench eval paper ash`" in result.output
+    result = runner.invoke(app, ["eval", "paper", "ash", *folders, "--out", str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    for name in ("ash_summary.json", "heatmap_sensitivity.png"):
+        assert (tmp_path / "s" / name).read_bytes() == (tmp_path / "p" / name).read_bytes(), name
+
+
+def test_community_review_is_items_table_2_and_3(upstream_wwd: Path, tmp_path: Path) -> None:
+    """`eval wwd-community-review` compares the cells item Table 2 of `eval paper wwd` compares,
+    with the printed cells read from paper.yaml only."""
+    import csv
+
+    from culturebench.cards.paper import read_catalogue
+    from culturebench.eval.paper_report import build_report, run_item
+    from culturebench.spec import load_spec
+
+    reviews = upstream_wwd / "community_review" / "Community_Review_Generated_Dish_Images.csv"
+    if not reviews.is_file():
+        pytest.skip("no community review file in this upstream snapshot")
+    result = CliRunner().invoke(
+        app, ["eval", "wwd-community-review", str(reviews), "--out", str(tmp_path / "cr")]
+    )
+    assert result.exit_code == 0, result.output
+    with open(tmp_path / "cr" / "comparison.csv", encoding="utf-8", newline="") as handle:
+        written = list(csv.DictReader(handle))
+    report = build_report("wwd", [], tmp_path / "p", inputs={"reviews": reviews})
+    for ref in ("Table 2", "Table 3"):
+        rows = _item(report, ref)["rows"]
+        assert [(r["paper"], r["n"]) for r in rows] == [(float(w["paper"]), int(w["n"])) for w in written]
+    printed = read_catalogue(load_spec("wwd").folder)["results"]["community_review"]
+    item, ctx = run_item("wwd", "Table 2", tmp_path / "x", inputs={"reviews": reviews})
+    assert item.ref == "Table 2" and item.rows[0].paper == printed["table2"]["food_generated"]["Algeria"][0]
+    assert ctx.data["community_review"]["comparison"][0]["ours"] == item.rows[0].ours
+
+
+def test_table_h9_csv_is_item_table_h9(tmp_path: Path) -> None:
+    """`eval score`'s table_h9.csv holds the cells of item Table H.9 of `eval paper wwd`."""
+    from culturebench.datasets.wwd.report import summary_files
+    from culturebench.datasets.wwd.table_h9 import read_published
+    from culturebench.eval.paper_report import Run, run_item
+
+    def results(task: str, block: dict) -> dict:
+        return {"provenance": {"task": task, "model": {"model": "m"}}, "metrics": {"en": block}}
+
+    per = {"Africa": {"mean": 0.25, "n": 4, "sem": 0.1}, "Asia": {"mean": 0.5, "n": 2, "sem": 0.1}}
+    done = {
+        "country": results("country", {"per_continent": per}),
+        "utensils": results("utensils", {"per_continent": {"Oceania": {"mean": 0.333, "n": 3, "sem": 0}}}),
+        "description": results("description", {"failure_modes": {"apologize": per}}),
+    }
+    (path,) = summary_files(done, tmp_path)
+    assert path == tmp_path / "table_h9.csv"
+    table = read_published(path)
+    item, _ctx = run_item(
+        "wwd", "Table H.9", tmp_path / "x", runs=[Run.from_results(tmp_path / t, r) for t, r in done.items()]
+    )
+    assert {r.label: r.ours for r in item.rows} == {
+        f"{row}: {c}": v for row, cells in table.items() for c, v in cells.items()
+    }
+    assert table["country_acc"]["Africa"] == 0.25 and table["apologize"]["Asia"] == 50.0
+    assert summary_files({"description": done["description"], "x": {}}, tmp_path / "none") == []
+
+
+def test_printed_numbers_come_from_the_catalogue(monkeypatch, tmp_path: Path) -> None:
+    """An item's published numbers (and the notes quoting them) are read from paper.yaml: a
+    changed catalogue value shows in the item, nothing is left written in the code."""
+    import copy
+
+    from culturebench.cards import paper as cards_paper
+    from culturebench.eval.paper_report import build_report
+
+    real = cards_paper.read_catalogue
+
+    def edited(folder):
+        data = copy.deepcopy(real(folder))
+        if data and "table1" in (data.get("results") or {}) and "sensitivity_extremes" in data["results"]:
+            data["results"]["table1"]["instructions"] = 801  # ash's Table 1
+        return data
+
+    monkeypatch.setattr(cards_paper, "read_catalogue", edited)
+    release = get_builder("ash").build(out_root=tmp_path / "dist")
+    report = build_report("ash", [], tmp_path / "r", local=str(release.folder))
+    assert _row(_item(report, "Table 1"), "instructions")["paper"] == 801
+    assert _item(report, "Table 1")["title"] == "Cuisines and base dishes"  # the catalogue's title

@@ -14,7 +14,8 @@ from culturebench.eval.backends.base import ModelLoadError
 from culturebench.eval.backends.openai_backend import EndpointError, OpenAIBackend
 from culturebench.eval.backends.transformers_backend import TransformersBackend
 from culturebench.eval.metrics import bootstrap_ci
-from culturebench.eval.runner import RunMismatch, SamplesError, run_eval
+from culturebench.eval.run_folder import RunMismatch, SamplesError
+from culturebench.eval.runner import run_eval
 
 LIMIT = 4
 

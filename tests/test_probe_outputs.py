@@ -198,7 +198,8 @@ def _lines(path: Path, records: list[dict]) -> Path:
 
 
 def test_every_generations_file_is_read(borsch_release, scripted_backend, tmp_path: Path) -> None:
-    from culturebench.eval.runner import read_samples, run_eval
+    from culturebench.eval.run_folder import read_samples
+    from culturebench.eval.runner import run_eval
     from culturebench.eval.score import score_generations
 
     live = tmp_path / "live"
@@ -229,8 +230,10 @@ def test_every_generations_file_is_read(borsch_release, scripted_backend, tmp_pa
 
 
 def test_non_text_outputs_are_the_models_failure(borsch_release, scripted_backend, tmp_path: Path) -> None:
-    from culturebench.eval.runner import MAX_SCORED_CHARS, read_samples, run_eval
+    from culturebench.eval.run_folder import read_samples
+    from culturebench.eval.runner import run_eval
     from culturebench.eval.score import score_generations
+    from culturebench.eval.tasks.base import MAX_SCORED_CHARS
 
     live = tmp_path / "live"
     run_eval(

@@ -1,6 +1,6 @@
-"""The README's commands write only under ignored folders (``out/`` for runs, reports and
-mirrors, ``dist/`` for releases, ``/tmp`` for throwaway models): a newcomer following it never
-litters the checkout (issue 25, newcomer walk)."""
+"""The commands of the README and of every page under docs/ write only under ignored folders
+(``out/`` for runs, reports and mirrors, ``dist/`` for releases, ``/tmp`` for throwaway
+models): a newcomer following them never litters the checkout (issue 25, newcomer walk)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import shlex
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FLAGS = ("--out", "--report", "--contact-sheet", "--history")
+FLAGS = ("--out", "--report", "--contact-sheet", "--history", "--json")
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+SHELL_BLOCK = re.compile(r"^[ \t]*```(?:bash|sh|shell|console)[ \t]*\n(.*?)^[ \t]*```", re.M | re.S)
 
 
-def _commands() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+def _commands(pages: list[Path] = PAGES) -> list[str]:
+    """Every line of a fenced shell block (README.md and docs/**/*.md) that runs culturebench,
+    line continuations joined and comments dropped."""
+    blocks = [b for page in pages for b in SHELL_BLOCK.findall(page.read_text(encoding="utf-8"))]
     joined = "\n".join(blocks).replace("\\\n", " ")
     return [line.split(" #")[0] for line in joined.splitlines() if "culturebench " in line]
 
@@ -36,7 +39,7 @@ def test_readme_outputs_go_under_ignored_folders() -> None:
     ignored = (REPO / ".gitignore").read_text(encoding="utf-8").split()
     assert "/out/" in ignored and "/dist/" in ignored
     paths = [(c, p) for c in _commands() for p in _written_paths(c)]
-    assert len(paths) > 40  # the README really is parsed
+    assert len(paths) > 60  # the README and docs really are parsed
     stray = [(c, p) for c, p in paths if not p.startswith(("out/", "dist/", "/tmp/", "$"))]
     assert not stray, stray
 
@@ -48,3 +51,18 @@ def test_readme_rebuilds_say_overwrite() -> None:
     for command in builds:
         if "--source" in command or "--images" in command:
             assert "--overwrite" in command or "foodieqa" in command, command
+
+
+def test_every_page_with_commands_is_read() -> None:
+    """The README and the docs pages are all parsed (a page's commands count)."""
+    with_commands = [p for p in PAGES if _commands([p])]
+    assert REPO / "README.md" in with_commands
+    assert REPO / "docs" / "datasets" / "borsch.md" in with_commands
+    assert len(with_commands) >= 10, with_commands
+
+
+def test_url_checks_name_their_report() -> None:
+    """Without --report, check-urls writes url-reports/<dataset> inside the checkout."""
+    checks = [c for c in _commands() if "culturebench check-urls " in c]
+    assert checks
+    assert all("--report" in c for c in checks), checks

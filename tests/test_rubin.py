@@ -65,7 +65,7 @@ def test_sample_builds_full_and_easy(rubin_sample_release) -> None:
 
 
 def test_sample_options_pass_the_paper_filters() -> None:
-    from culturebench.mcq import is_russian_text, option_problems
+    from culturebench.datasets.rubin.filters import is_russian_text, option_problems
 
     for line in (SAMPLE / "questions.jsonl").read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)

@@ -116,8 +116,21 @@ def test_a_name_taken_twice_is_refused(toy_site: Path) -> None:
 
 
 def test_shared_modules_name_no_dataset() -> None:
-    """The issue's grep: dataset names appear in shared code only in comments/docstrings."""
+    """The issue's grep: dataset names appear in shared code only in comments/docstrings.
+
+    Then an ``ast`` walk over every shared module, docstrings and other bare string statements
+    left out: no identifier and no identifier-like string constant (one without whitespace,
+    e.g. ``"ru"``, ``"name_uk"``, ``"culturebench/borsch"``, ``"non_russian_option"``) has a
+    part (split at ``_``, ``.``, ``-``, ``/`` ...) that is a dataset's name, a language a dataset
+    declares (``dataset.yaml`` ``languages``, less the shared ``en`` and ``mul``) or that
+    language's English name. Prose (help texts, messages) may name them. A language table that
+    is genuinely generic is allowed by name below.
+    """
+    import ast
     import re
+
+    import yaml
+    from babel import Locale
 
     names = re.compile(r"\b(borsch|wwd|rubin|foodieqa|ash)\b")
     hits = []
@@ -137,16 +150,173 @@ def test_shared_modules_name_no_dataset() -> None:
                     hits.append(f"{path.relative_to(REPO)}:{number}: {stripped}")
     assert hits == []
 
+    words: set[str] = set()  # what names a dataset: its name, its own languages and their names
+    for declared in (REPO / "datasets").glob("*/dataset.yaml"):
+        data = yaml.safe_load(declared.read_text(encoding="utf-8"))
+        langs = {str(code).lower() for code in data.get("languages") or []} - {"en", "mul"}
+        words |= {declared.parent.name, str(data["name"]).lower()} | langs
+        words |= {Locale.parse(code).english_name.lower() for code in langs}
+    assert {"borsch", "rubin", "ru", "uk", "zh", "russian", "chinese"} <= words
+    # Generic language tables (module, name), each with the reason it is not a dataset's:
+    allowed = {
+        # the languages the country extractor knows country names in (CLDR + its alias file);
+        # BORSCH and WWD tasks and the corpus count (`--lang`) use it
+        ("eval/countries.py", "LANGUAGES"),
+        # the pymorphy3 dictionaries installed (pyproject: pymorphy3-dicts-ru, -uk)
+        ("eval/countries.py", "MORPH_LANGUAGES"),
+    }
+
+    def parts(text: str) -> set[str]:
+        return {part for part in re.split(r"[^0-9a-z]+", text.lower()) if part}
+
+    hits = []
+    for folder in ("culturebench", "builders", "validation", "eval", "cards"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+            skip = {  # docstrings and other bare strings (documentation, not code)
+                id(node.value)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            }
+            for node in tree.body:  # allowed tables: module-level `NAME = (...)`
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    targets = [node.target]
+                else:
+                    continue
+                if any(isinstance(t, ast.Name) and (rel, t.id) in allowed for t in targets):
+                    skip |= {id(n) for n in ast.walk(node.value)}
+            for node in ast.walk(tree):
+                if id(node) in skip:
+                    continue
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    texts = [] if re.search(r"\s", node.value.strip()) else [node.value]
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    texts = [node.name]
+                elif isinstance(node, ast.Name):
+                    texts = [node.id]
+                elif isinstance(node, ast.Attribute):
+                    texts = [node.attr]
+                elif isinstance(node, (ast.arg, ast.keyword)):
+                    texts = [node.arg or ""]
+                elif isinstance(node, ast.alias):
+                    texts = [node.name, node.asname or ""]
+                elif isinstance(node, ast.ImportFrom):
+                    texts = [node.module or ""]
+                else:
+                    continue
+                for text in texts:
+                    if parts(text) & words:
+                        hits.append(f"{rel}:{getattr(node, 'lineno', '?')}: {text!r}")
+    assert hits == []
+
 
 def test_readme_task_list_matches_the_registry() -> None:
+    """The task table of docs/evaluating.md (linked from the README) equals the registry."""
     import re
 
     from culturebench.eval.tasks import registry as task_registry
 
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "evaluating.md").read_text(encoding="utf-8")
     block = text.split("<!-- tasks:start -->")[1].split("<!-- tasks:end -->")[0]
     listed = {
         m.group(1): re.findall(r"`([^`]+)`", m.group(2))
         for m in re.finditer(r"^\| `(\w+)` \| (.+) \|$", block, re.MULTILINE)
     }
     assert listed == {name: list(tasks) for name, tasks in task_registry().items()}
+
+
+NEW_TASK = '''
+from culturebench.eval.tasks.base import Task
+
+
+class CapitalInitial(Task):
+    """A new question about the same rows: the first letter of the capital."""
+
+    name = "capital-initial"
+    config = "default"
+    languages = ("en",)
+
+    def meta(self, row, lang):
+        return {"gold": row["capital"][0]}
+
+    def score(self, meta, output):
+        return {"correct": float(output.strip()[:1].upper() == meta["gold"])}
+
+    def aggregate(self, samples):
+        return {"n": len(samples), "accuracy": sum(s["correct"] for s in samples) / len(samples)}
+
+
+TASKS = {CapitalInitial.name: CapitalInitial}
+'''
+
+
+def _add_task(package: Path, module: str = "initial", source: str = NEW_TASK) -> None:
+    """What adding a task to a dataset takes: a module in its folder, its prompts, one word
+    in ``dataset.yaml`` (nothing in culturebench itself)."""
+    (package / f"{module}.py").write_text(source, encoding="utf-8")
+    prompts = package / "prompts.yaml"
+    prompts.write_text(
+        prompts.read_text(encoding="utf-8")
+        + "  capital-initial:\n    description: First letter of the capital.\n    en:\n"
+        + '      - "With which letter does the capital of {country} begin?"\n',
+        encoding="utf-8",
+    )
+    spec = package / "dataset.yaml"
+    spec.write_text(
+        spec.read_text(encoding="utf-8").replace("  tasks: tasks\n", f"  tasks: tasks, {module}\n"),
+        encoding="utf-8",
+    )
+
+
+def test_a_new_task_touches_only_the_dataset_folder(toy_site: Path, tmp_path: Path, tiny_model: Path) -> None:
+    """A new question about the toy's rows is a short declaration in the toy's own folder;
+    the shared request loop asks it (ids ``<row>:<lang>:<template>``), the runner runs it."""
+    from culturebench.builders import get_builder
+    from culturebench.eval.backends.base import SamplingParams
+    from culturebench.eval.backends.transformers_backend import TransformersBackend
+    from culturebench.eval.run_folder import read_samples
+    from culturebench.eval.runner import run_eval
+    from culturebench.eval.tasks import get_task
+
+    before = _repo_state()
+    _add_task(toy_site / "culturebench_toy")
+    tasks = registry.get("toy").tasks()
+    assert list(tasks) == ["capital", "capital-initial"]
+    task = get_task("toy", "capital-initial")
+    assert task.dataset == "toy"  # from the entry point's name, written nowhere in the task
+    release = get_builder("toy").build(out_root=tmp_path / "dist").folder
+    backend = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=4))
+    results = run_eval("toy", "capital-initial", backend, tmp_path / "run", local=str(release))
+    assert results["samples"] == 3 and results["metrics"]["n"] == 3
+    samples = read_samples(tmp_path / "run" / "samples.jsonl")
+    assert [s["id"] for s in samples] == ["toy-1:en:0", "toy-2:en:0", "toy-3:en:0"]
+    assert [s["gold"] for s in samples] == ["P", "T", "N"]
+    assert samples[1]["prompt"] == "With which letter does the capital of Japan begin?"
+    assert _repo_state() == before
+
+
+def test_a_task_claiming_another_dataset_is_refused(toy_site: Path) -> None:
+    claims = NEW_TASK.replace(
+        '    name = "capital-initial"', '    dataset = "borsch"\n    name = "capital-initial"'
+    )
+    _add_task(toy_site / "culturebench_toy", source=claims)
+    with pytest.raises(registry.RegistryError, match="says it belongs to 'borsch'"):
+        registry.get("toy").tasks()
+
+
+def test_a_task_name_in_another_style_is_refused(toy_site: Path) -> None:
+    _add_task(
+        toy_site / "culturebench_toy", source=NEW_TASK.replace('"capital-initial"', '"capital_initial"')
+    )
+    with pytest.raises(registry.RegistryError, match="not lowercase words joined by hyphens"):
+        registry.get("toy").tasks()
+
+
+def test_dataset_yaml_name_must_be_the_folders(toy_site: Path) -> None:
+    spec = toy_site / "culturebench_toy" / "dataset.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("name: toy\n", "name: toys\n"))
+    with pytest.raises(registry.RegistryError, match="name 'toys' is not the dataset's name 'toy'"):
+        registry.datasets()

@@ -69,8 +69,6 @@ def instruction(template: str, cuisine: str, dish: str) -> str:
 class ASHBuilder(DatasetBuilder):
     """Builds the 800 CulinaryASH instructions."""
 
-    name = "ash"
-
     def generate(self, sources: SourceSet, log: BuildLog) -> Rows:
         data = load_lists(str(sources["lists"].path))
         template = data["instruction_template"]

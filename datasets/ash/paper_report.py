@@ -45,8 +45,8 @@ def table1_benchmark(ctx: Context) -> Item:
         Row("base dishes", float(len({r["base_dish"] for r in rows_})), paper.get("base_dishes")),
     ]
     return Item(
-        "Table 1",
-        "",
+        ctx.ref,
+        ctx.title,
         REPRODUCED,
         rows,
         unit="count",
@@ -56,13 +56,17 @@ def table1_benchmark(ctx: Context) -> Item:
 
 def figure1_heatmaps(ctx: Context) -> Item:
     """Mean rating per generator x judge and criterion (heatmaps), with the paper's extreme
-    sensitivity pairs where the same pair was run."""
+    sensitivity pairs (``results.sensitivity_extremes``) where the same pair was run.
+
+    Writes ``ash_summary.json`` (top/bottom cuisines and agreement too) and the heatmaps to
+    ``ctx.out``, and keeps the summary as ``ctx.data["ash_summary"]``: ``culturebench eval
+    ash-summary`` is this item."""
     from culturebench.datasets.ash.summary import summarize
 
     runs = _judge_runs(ctx)
     if not runs:
-        return missing("Figure 1", "`judge` runs (one per generator x judge)")
-    result = summarize([r.folder for r in runs], ctx.out)
+        return missing(ctx.ref, "`judge` runs (one per generator x judge)")
+    result = ctx.data["ash_summary"] = summarize([r.folder for r in runs], ctx.out)
     extremes = ctx.results("sensitivity_extremes") or {}
     pairs = {(e["generator"], e["judge"]): e["mean"] for e in extremes.values()}
     rows = []
@@ -81,8 +85,10 @@ def figure1_heatmaps(ctx: Context) -> Item:
             )
     status = REPRODUCED if any(r.paper is not None for r in rows) else COMPUTED
     figures = [f"heatmap_{c}.png" for c in CRITERIA]
-    return Item("Figure 1", "", status, rows, unit="mean rating 1-5; n = ratings", figures=figures,
-                note="The paper prints only the extremes of sensitivity (4.68 and 3.19, §3.1).")  # fmt: skip
+    printed = " and ".join(str(extremes[k]["mean"]) for k in ("highest", "lowest") if k in extremes)
+    note = f"The paper prints only the extremes of sensitivity ({printed + ', ' if printed else ''}§3.1)."
+    return Item(ctx.ref, ctx.title, status, rows, unit="mean rating 1-5; n = ratings", figures=figures,
+                note=note)  # fmt: skip
 
 
 def table2_cuisines(ctx: Context) -> Item:
@@ -91,7 +97,7 @@ def table2_cuisines(ctx: Context) -> Item:
 
     samples = _samples(ctx)
     if not samples:
-        return missing("Table 2", "`judge` runs")
+        return missing(ctx.ref, "`judge` runs")
     rows = []
     for criterion in CRITERIA:
         per: dict[str, list[int]] = defaultdict(list)
@@ -106,7 +112,7 @@ def table2_cuisines(ctx: Context) -> Item:
         "The paper's table is not legible in the text; it states that Kosher is ranked highest in all "
         "three criteria and Ethiopian lowest in authenticity and harmony."
     )
-    return Item("Table 2", "", COMPUTED, rows, unit="mean rating; n = ratings of the cuisine", note=note)
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="mean rating; n = ratings of the cuisine", note=note)
 
 
 def figure2_cuisine_heatmaps(ctx: Context, cuisines: tuple[str, ...] = ("Kosher", "Ethiopian")) -> Item:
@@ -115,7 +121,7 @@ def figure2_cuisine_heatmaps(ctx: Context, cuisines: tuple[str, ...] = ("Kosher"
 
     samples = _samples(ctx)
     if not samples:
-        return missing("Figure 2", "`judge` runs")
+        return missing(ctx.ref, "`judge` runs")
     generators = sorted({s["generator"] for s in samples})
     judges = sorted({s["judge"] for s in samples})
     rows, figures = [], []
@@ -141,7 +147,7 @@ def figure2_cuisine_heatmaps(ctx: Context, cuisines: tuple[str, ...] = ("Kosher"
             grid, generators, judges, path, title=title, vmin=1, vmax=5, label="mean rating", axis_labels=axes
         )
         figures.append(path.name)
-    return Item("Figure 2", "", COMPUTED, rows, unit="mean sensitivity; n = ratings", figures=figures)
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="mean sensitivity; n = ratings", figures=figures)
 
 
 def table3_human_agreement(ctx: Context) -> Item:
@@ -153,9 +159,7 @@ def table3_human_agreement(ctx: Context) -> Item:
     from culturebench.eval.metrics import bootstrap_ci
 
     if "human" not in ctx.inputs:
-        return missing(
-            "Table 3", "human ratings: --input human=RATINGS.csv (schema in datasets/ash/human.py)"
-        )
+        return missing(ctx.ref, "human ratings: --input human=RATINGS.csv (schema in datasets/ash/human.py)")
     try:
         known = [r["id"] for r in ctx.release_rows("default")]
     except CultureBenchError:
@@ -163,7 +167,7 @@ def table3_human_agreement(ctx: Context) -> Item:
     ratings = read_human_ratings(ctx.inputs["human"], known)
     samples = _samples(ctx)
     if not samples:
-        return missing("Table 3", "`judge` runs of the rated recipes")
+        return missing(ctx.ref, "`judge` runs of the rated recipes")
     published = ctx.results("table3") or {}
     rows = []
     for criterion in CRITERIA:
@@ -210,8 +214,8 @@ def table3_human_agreement(ctx: Context) -> Item:
         rows.append(Row(f"humans: {criterion}, Krippendorff's alpha (interval)", alpha, None, len(human)))
     status = REPRODUCED if any(r.paper is not None for r in rows) else COMPUTED
     return Item(
-        "Table 3",
-        "",
+        ctx.ref,
+        ctx.title,
         status,
         rows,
         unit="mean absolute difference (rating points); n = recipes rated by humans",
@@ -226,7 +230,7 @@ def figure4_judge_agreement(ctx: Context) -> Item:
     samples = _samples(ctx)
     judges = sorted({s["judge"] for s in samples})
     if len(judges) < 2:
-        return missing("Figure 4", "`judge` runs of at least two judges")
+        return missing(ctx.ref, "`judge` runs of at least two judges")
     rows = []
     for a, b in combinations(judges, 2):
         alphas, kappas, n = [], [], 0
@@ -243,4 +247,4 @@ def figure4_judge_agreement(ctx: Context) -> Item:
         rows.append(Row(f"{a} ~ {b}: Cohen's kappa", mean(kappas) if kappas else None, None, n))
     unit = "agreement averaged over the three criteria; n = recipes both judged"
     note = "The paper plots the scores without printing them and does not name the statistic."
-    return Item("Figure 4", "", COMPUTED, rows, unit=unit, note=note)
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit=unit, note=note)

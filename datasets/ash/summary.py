@@ -20,7 +20,7 @@ from typing import Any
 from culturebench.datasets.ash.tasks import CRITERIA, ranked_cuisines, summary
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.agreement import interval_alpha
-from culturebench.eval.runner import RUN, SAMPLES, read_run
+from culturebench.eval.run_folder import RUN, SAMPLES, read_run
 from culturebench.inputs import read_json, read_jsonl
 from culturebench.jsonsafe import json_text
 

@@ -50,7 +50,7 @@ def parse_ratings(text: str) -> dict[str, int | None]:
 
 def model_name(run_dir: Path) -> str:
     """Short name of the model of a run folder (last path part of its model id)."""
-    from culturebench.eval.runner import read_run
+    from culturebench.eval.run_folder import read_run
 
     model = read_run(run_dir).get("model")
     name = model.get("model") if isinstance(model, dict) else None
@@ -62,7 +62,7 @@ def model_name(run_dir: Path) -> str:
 def load_generations(run_dir: str | Path) -> tuple[str, dict[str, str]]:
     """(generator name, row id -> recipe) from a finished ``generate`` run folder; a sample
     without a row id or with a non-text recipe is an error naming the folder and sample."""
-    from culturebench.eval.runner import read_input_run
+    from culturebench.eval.run_folder import read_input_run
 
     folder = Path(run_dir)
     _, samples = read_input_run(folder, dataset="ash", tasks=["generate"])
@@ -107,28 +107,12 @@ def ranked_cuisines(per_cuisine: dict[str, list[int]], k: int = 3) -> dict[str, 
 class Generate(Task):
     """Recipe generation for each instruction (Appendix C prompt, sent as is)."""
 
-    dataset = "ash"
     name = "generate"
     config = "default"
     languages: ClassVar[tuple[str, ...]] = ("en",)
 
-    def build(
-        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
-    ) -> tuple[list[TaskRequest], dict[str, int]]:
-        template = self.templates("en")[0]
-        requests = []
-        for row in rows:
-            meta = {
-                "row_id": row["id"],
-                "lang": "en",
-                "prompt_index": 0,
-                "cuisine": row["cuisine"],
-                "category": row["cuisine_category"],
-                "dish": row["base_dish"],
-            }
-            prompt = template.format(instruction=row["instruction"])
-            requests.append(TaskRequest(Request(f"{row['id']}:en:0", prompt), meta))
-        return requests, {}
+    def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {"cuisine": row["cuisine"], "category": row["cuisine_category"], "dish": row["base_dish"]}
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         lowered = (output or "").lower()
@@ -153,7 +137,6 @@ class Generate(Task):
 class Judge(Task):
     """LLM-as-a-judge ratings of one generator's recipes (Appendix D prompt), ``repeats`` times."""
 
-    dataset = "ash"
     name = "judge"
     config = "default"
     languages: ClassVar[tuple[str, ...]] = ("en",)

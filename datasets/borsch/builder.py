@@ -74,7 +74,6 @@ def parallel_ref(ru_id: int | None, uk_id: int | None) -> str:
 class BorschBuilder(DatasetBuilder):
     """Builds the BORSCH release from its upstream tables."""
 
-    name = "borsch"
     CODE_VERSION = "1.0"
 
     # ------------------------------------------------------------------ parsing helpers

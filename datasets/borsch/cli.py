@@ -1,4 +1,7 @@
-"""BORSCH commands: ``culturebench eval borsch-description`` (§5 as one resumable pipeline)."""
+"""BORSCH commands: ``culturebench eval borsch-description`` (§5 as one resumable pipeline),
+``culturebench borsch wikidata`` / ``wikidata-diff`` (§3.1), and the §4.2-4.3 / App. C analyses
+of a corpus count (``culturebench corpus code-mixing``, ``cooccurrence``, ``sample``,
+``annotations``, ``captions``; :mod:`culturebench.datasets.borsch.corpus_analyses`)."""
 
 from __future__ import annotations
 
@@ -6,24 +9,38 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
+from culturebench.cli_options import DEFAULT_SOURCE, DatasetSource, EngineChoice, with_dataset_source
 from culturebench.cli_support import (
+    EXIT_BAD_INPUT,
     BatchSizeOption,
+    FileOverwriteOption,
     GuidanceOption,
     MaxNewTokensOption,
+    claim_file,
     console,
     err_console,
-    make_engine,
-    make_image_engine,
     or_exit,
     progress_bar,
 )
+from culturebench.datasets.borsch.wikidata import DEFAULT_ENDPOINT
+from culturebench.jsonsafe import json_text
 from culturebench.sparql import MAX_BYTES, MAX_PAGES, MAX_ROWS
 
 
 def register(eval_app: typer.Typer) -> None:
     """Add this dataset's commands to ``culturebench eval``."""
     eval_app.command("borsch-description")(description_cmd)
+
+
+def register_corpus(corpus_app: typer.Typer) -> None:
+    """Add the analyses of a ``culturebench corpus count`` to ``culturebench corpus``."""
+    corpus_app.command("code-mixing")(code_mixing_cmd)
+    corpus_app.command("cooccurrence")(cooccurrence_cmd)
+    corpus_app.command("sample")(sample_cmd)
+    corpus_app.command("annotations")(annotations_cmd)
+    corpus_app.command("captions")(captions_cmd)
 
 
 def maintain(group: typer.Typer) -> None:
@@ -35,7 +52,7 @@ def maintain(group: typer.Typer) -> None:
 def wikidata_cmd(
     lang: Annotated[str, typer.Option(help="Label language: ru, uk or en.")],
     out: Annotated[Path, typer.Option(help="Output folder (candidates.parquet, wikidata.json).")],
-    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint URL.")] = "https://query.wikidata.org/sparql",
+    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint URL.")] = DEFAULT_ENDPOINT,
     cache: Annotated[
         Path | None, typer.Option(help="Cache folder of answers (default: the culturebench cache).")
     ] = None,
@@ -87,12 +104,11 @@ def wikidata_cmd(
     )
 
 
+@with_dataset_source
 def wikidata_diff_cmd(
     candidates: Annotated[Path, typer.Argument(help="A `culturebench borsch wikidata` output folder.")],
     out: Annotated[Path, typer.Option(help="Report folder (wikidata_diff.json, wikidata_diff.md).")],
-    local: Annotated[Path | None, typer.Option(help="A local release folder instead of the Hub.")] = None,
-    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
-    repo: Annotated[str | None, typer.Option(help="Dataset repo id (default culturebench/borsch).")] = None,
+    source: DatasetSource = DEFAULT_SOURCE,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out folder.")] = False,
 ) -> None:
     """What a refresh from Wikidata would change in a release (new dishes, changed origins,
@@ -101,8 +117,7 @@ def wikidata_diff_cmd(
 
     counts = or_exit(
         lambda: refresh_report(
-            candidates, out, local=str(local) if local else None, revision=revision, repo=repo,
-            overwrite=overwrite,
+            candidates, out, **source.as_kwargs(), overwrite=overwrite,
         )
     )  # fmt: skip
     console.print(
@@ -112,14 +127,13 @@ def wikidata_diff_cmd(
     )
 
 
+@with_dataset_source
 def description_cmd(
     model: Annotated[str, typer.Option(help="The model that describes the dishes (Hub id or folder).")],
     t2i: Annotated[str, typer.Option(help="Text-to-image model (paper: black-forest-labs/FLUX.1-dev).")],
     dinov2: Annotated[str, typer.Option(help="DINOv2 model (paper: facebook/dinov2-giant).")],
     out: Annotated[Path, typer.Option(help="Pipeline folder (one sub-folder per stage; reruns resume).")],
-    local: Annotated[Path | None, typer.Option(help="A local release folder (with embedded images).")] = None,
-    revision: Annotated[str | None, typer.Option(help="Dataset revision on the Hub.")] = None,
-    repo: Annotated[str | None, typer.Option(help="Dataset repo id (default culturebench/borsch).")] = None,
+    source: DatasetSource = DEFAULT_SOURCE,
     config: Annotated[str, typer.Option(help="parallel (paper), ru or uk.")] = "parallel",
     lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N dishes.")] = None,
@@ -155,22 +169,24 @@ def description_cmd(
     """BORSCH §5: describe -> translate -> generate images -> DINOv2 scores -> correlations."""
     from culturebench.datasets.borsch.pipeline import PipelineSpec, run_pipeline
 
-    if not local and not revision:
+    if not source.local and not source.revision:
         err_console.print("[red]error:[/] give --local RELEASE or --revision REV")
         raise typer.Exit(2)
     or_exit(lambda: _check_stage_options(t2i_backend, size, dtype, human))  # before hours of stages
 
     def text_engine(name: str, which: str):
-        return lambda: make_engine(
-            which, name, model_revision=None, max_new_tokens=max_new_tokens, seed=0, temperature=0.0,
-            batch_size=batch_size, base_url=base_url, concurrency=4,
-        )  # fmt: skip
+        choice = EngineChoice(
+            backend=which, model=name, max_new_tokens=max_new_tokens, batch_size=batch_size, base_url=base_url
+        )
+        return choice.make
 
+    t2i_engine = EngineChoice(
+        backend=t2i_backend, model=t2i, size=size, steps=steps, guidance=guidance, dtype=dtype,
+        batch_size=batch_size, base_url=base_url, concurrency=2,
+    )  # fmt: skip
     spec = PipelineSpec(
         out=out,
-        local=str(local) if local else None,
-        revision=revision,
-        repo=repo,
+        **source.as_kwargs(),
         config=config,
         langs=lang,
         limit=limit,
@@ -178,20 +194,7 @@ def description_cmd(
         translator=None
         if (translator or "").lower() == "none"
         else text_engine(translator or model, translator_backend),
-        t2i=lambda: make_image_engine(
-            t2i_backend,
-            t2i,
-            model_revision=None,
-            seed=0,
-            size=size,
-            steps=steps,
-            guidance=guidance,
-            dtype=dtype,
-            batch_size=batch_size,
-            base_url=base_url,
-            concurrency=2,
-            quality=None,
-        ),
+        t2i=t2i_engine.make,
         images_per_dish=images_per_dish,
         dinov2=dinov2,
         qa=str(qa) if qa else None,
@@ -234,3 +237,115 @@ def _check_stage_options(t2i_backend: str, size: str, dtype: str, human: Path | 
         raise UsageError(f"--dtype {dtype!r}: choose from {', '.join(DTYPES)}")
     if human is not None and not Path(human).is_file():
         raise UsageError(f"--human {human}: no such file")
+
+
+# --- the §4.2-4.3 / App. C analyses of a corpus count (`culturebench corpus ...`) ---
+
+
+def _write(out: Path | None, data: dict) -> None:
+    text = json_text(data, indent=2).rstrip("\n")
+    if out is None:
+        console.print_json(text)
+        return
+    from culturebench.atomic import write_text_atomic
+
+    write_text_atomic(out, text + "\n")
+    console.print(f"wrote {out}")
+
+
+def code_mixing_cmd(
+    count: Annotated[Path, typer.Argument(help="Folder of a `corpus count` (parallel names).")],
+    qa: Annotated[Path | None, typer.Option(help="An origin-qa run (Jaccard per dish).")] = None,
+    vqa: Annotated[Path | None, typer.Option(help="A dish-name-vqa run (accuracy per dish).")] = None,
+    bins: Annotated[int, typer.Option(min=2, max=1000, help="Bins of the occurrence difference.")] = 9,
+    out: Annotated[Path | None, typer.Option(help="Write JSON (and a Fig. 5 plot beside it).")] = None,
+    overwrite: FileOverwriteOption = False,
+) -> None:
+    """§4.2 / Fig. 5: code-mixing share, and scores per bin of the name-occurrence difference."""
+    from culturebench.datasets.borsch.corpus_analyses import code_mixing
+
+    claim_file(out, overwrite, [count, qa, vqa])
+    result = or_exit(lambda: code_mixing(count, qa=qa, vqa=vqa, bins=bins))
+    _write(out, result)
+    if out is not None:
+        keys = ("qa_jaccard_by_difference", "vqa_accuracy_by_difference")
+        _plot_bins(
+            result, keys, out.with_suffix(".png"), "Fig. 5: by own minus other-language name occurrences"
+        )
+
+
+def cooccurrence_cmd(
+    count: Annotated[Path, typer.Argument(help="Folder of a `corpus count`.")],
+    qa: Annotated[Path, typer.Option(help="An origin-qa run of the same language.")],
+    bins: Annotated[int, typer.Option(min=2, max=1000, help="Log-spaced bins.")] = 10,
+    out: Annotated[Path | None, typer.Option(help="Write JSON (and a Fig. 6 plot beside it).")] = None,
+    overwrite: FileOverwriteOption = False,
+) -> None:
+    """§4.3 / Fig. 6: QA Jaccard per log-spaced bin of correct co-occurrence count and ratio."""
+    from culturebench.datasets.borsch.corpus_analyses import cooccurrence_bins
+
+    claim_file(out, overwrite, [count, qa])
+    result = or_exit(lambda: cooccurrence_bins(count, qa, bins=bins))
+    _write(out, result)
+    if out is not None:
+        keys = ("qa_jaccard_by_correct_count", "qa_jaccard_by_correct_ratio")
+        _plot_bins(result, keys, out.with_suffix(".png"), "Fig. 6: QA Jaccard by correct co-occurrence")
+
+
+def _plot_bins(result: dict, keys: tuple[str, ...], path: Path, title: str) -> None:
+    from culturebench.eval.plots import plot_grouped_bars
+
+    for key in keys:
+        rows = result.get(key)
+        if rows:
+            labels = [f"{r['from']:g}..{r['to']:g}\n(n={r['n_dishes']})" for r in rows]
+            target = path.with_name(f"{path.stem}_{key}.png")
+            plot_grouped_bars(
+                {key: [r["score"] for r in rows]}, labels, target, title=title, ylabel="mean score"
+            )
+            console.print(f"wrote {target}")
+
+
+def sample_cmd(
+    count: Annotated[Path, typer.Argument(help="Folder of a `corpus count`.")],
+    out: Annotated[Path, typer.Option(help="CSV for annotators (category column empty).")],
+    n: Annotated[int, typer.Option(min=1, help="Sentences (paper: 400 per language).")] = 400,
+    overwrite: FileOverwriteOption = False,
+) -> None:
+    """Fig. 7: N incorrect co-occurrence sentences (at most --per-dish of the count per dish)."""
+    from culturebench.datasets.borsch.corpus_analyses import sample_incorrect
+
+    claim_file(out, overwrite, [count])  # an annotated sample is hours of human work
+    console.print(f"wrote {or_exit(lambda: sample_incorrect(count, n, out))}")
+
+
+def annotations_cmd(
+    files: Annotated[list[Path], typer.Argument(help="Annotated sample CSVs (category filled in).")],
+    out: Annotated[Path | None, typer.Option(help="Write JSON.")] = None,
+    overwrite: FileOverwriteOption = False,
+) -> None:
+    """Fig. 7: shares of scraping errors, irrelevant location, polysemy, inaccurate origin, misc."""
+    from culturebench.datasets.borsch.corpus_analyses import tabulate_annotations
+
+    claim_file(out, overwrite, files)
+    seen: set[Path] = set()
+    for path in files:
+        if path.resolve() in seen:
+            err_console.print(
+                f"[red]error:[/] {escape(str(path))}: given twice (it would be counted twice)", soft_wrap=True
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+        seen.add(path.resolve())
+    _write(out, or_exit(lambda: tabulate_annotations(files)))
+
+
+def captions_cmd(
+    count: Annotated[Path, typer.Argument(help="Folder of a `corpus count` over caption metadata.")],
+    out: Annotated[Path | None, typer.Option(help="Write JSON.")] = None,
+    overwrite: FileOverwriteOption = False,
+) -> None:
+    """App. C: share of dishes with any caption mention, per name language."""
+    from culturebench.datasets.borsch.corpus_analyses import caption_share
+
+    claim_file(out, overwrite, [count])
+    _write(out, or_exit(lambda: caption_share(count)))

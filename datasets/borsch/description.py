@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from culturebench.datasets.borsch.tasks import CONFIG_LANGUAGES, _BorschTask, per_country
+from culturebench.datasets.borsch.tasks import CONFIG_LANGUAGES, POST_SOVIET, _BorschTask, per_country
 from culturebench.errors import CultureBenchError, Location, SourceError, UsageError
 from culturebench.eval.backends.base import Request
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest, row_images
@@ -80,14 +80,8 @@ class DescriptionTask(_BorschTask):
 
     name = "description"
 
-    def build(
-        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
-    ) -> tuple[list[TaskRequest], dict[str, int]]:
-        requests, skipped = super().build(rows, langs)
-        names = {row["id"]: _names(row, self.config) for row in rows}
-        for item in requests:
-            item.meta["names"] = names[item.meta["row_id"]]
-        return requests, skipped
+    def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {**super().meta(row, lang), "names": _names(row, self.config)}
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         text, count = redact(output or "", meta["names"], meta["lang"])
@@ -117,7 +111,6 @@ def _names(row: dict[str, Any], config: str) -> list[str]:
 class _Stage(Task):
     """A stage that reads the samples of an earlier stage's run (task option ``source``)."""
 
-    dataset = "borsch"
     config = "parallel"
     languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
     needs_dataset = False
@@ -125,7 +118,7 @@ class _Stage(Task):
     location_options = ("source",)
 
     def __init__(self, source: str | None = None, **options: Any) -> None:
-        from culturebench.eval.runner import samples_sha256
+        from culturebench.eval.run_folder import samples_sha256
 
         if source is None:
             raise UsageError(
@@ -137,7 +130,7 @@ class _Stage(Task):
         self._input: tuple[dict[str, Any], list[dict[str, Any]]] | None = None
 
     def input_run(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        from culturebench.eval.runner import read_input_run
+        from culturebench.eval.run_folder import read_input_run
 
         if self._input is None:
             self._input = read_input_run(self.source, dataset="borsch", tasks=self.source_tasks)
@@ -270,12 +263,17 @@ def reference_frame(vectors: Any, dishes: Sequence[str]) -> dict[str, Any]:
 class DescriptionScoresTask(AnalysisTask):
     """§5 stage 4 (``source`` = a ``description-images`` run, ``--model`` = DINOv2)."""
 
-    dataset = "borsch"
     name = "description-scores"
     config = "parallel"
     languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
     source_tasks: ClassVar[tuple[str, ...]] = ("description-images",)
     location_options = ("source",)
+
+    @classmethod
+    def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+        from culturebench.datasets.borsch.sections import description_sections
+
+        return description_sections(results, folder, rel, POST_SOVIET)
 
     def __init__(
         self,
@@ -286,7 +284,7 @@ class DescriptionScoresTask(AnalysisTask):
         batch_size: int = 32,
         **options: Any,
     ) -> None:
-        from culturebench.eval.runner import samples_sha256
+        from culturebench.eval.run_folder import samples_sha256
 
         if source is None or not model:
             raise UsageError(
@@ -320,7 +318,7 @@ class DescriptionScoresTask(AnalysisTask):
     def analyse(self, out: Path, rows: Sequence[dict[str, Any]], progress: Any = None) -> dict[str, Any]:
         import numpy as np
 
-        from culturebench.eval.runner import read_input_run
+        from culturebench.eval.run_folder import read_input_run
 
         run, samples = read_input_run(self.source, dataset="borsch", tasks=self.source_tasks)
         embedder = self.embedder()
@@ -458,7 +456,7 @@ def qa_per_dish(folder: Path) -> tuple[dict[str, Any], dict[tuple[str, str], dic
     """(run.json, (row_id, lang) -> mean Jaccard/Dice/Overlap over the prompts and seeds) of an
     origin QA/VQA run."""
     from culturebench.eval.metrics import SET_METRICS
-    from culturebench.eval.runner import read_input_run
+    from culturebench.eval.run_folder import read_input_run
 
     run, samples = read_input_run(
         folder, dataset="borsch", tasks=["origin-qa", "origin-vqa", "origin-vqa-dish"]
@@ -473,12 +471,17 @@ def qa_per_dish(folder: Path) -> tuple[dict[str, Any], dict[tuple[str, str], dic
 class DescriptionCorrelationsTask(AnalysisTask):
     """§5 / App. J: description scores against QA/VQA set overlap and human ratings."""
 
-    dataset = "borsch"
     name = "description-correlations"
     config = "parallel"
     languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
     needs_dataset = False
     location_options = ("scores", "qa", "vqa", "human")  # their contents: sha256 in inputs
+
+    @classmethod
+    def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+        from culturebench.datasets.borsch.sections import correlation_sections
+
+        return correlation_sections(results, folder, rel)
 
     def __init__(
         self,
@@ -499,7 +502,7 @@ class DescriptionCorrelationsTask(AnalysisTask):
         self.human = human and Path(human)
 
     def source_dataset(self) -> dict[str, Any] | None:
-        from culturebench.eval.runner import read_run
+        from culturebench.eval.run_folder import read_run
 
         return dict(read_run(self.scores)["dataset"])
 
@@ -518,7 +521,7 @@ class DescriptionCorrelationsTask(AnalysisTask):
     def analyse(self, out: Path, rows: Sequence[dict[str, Any]], progress: Any = None) -> dict[str, Any]:
         from culturebench.eval.correlation import correlations
         from culturebench.eval.metrics import SET_METRICS
-        from culturebench.eval.runner import read_results
+        from culturebench.eval.run_folder import read_results
 
         scores = read_scores(self.scores)
         describer = read_results(self.scores)["metrics"].get("describer")
@@ -556,10 +559,13 @@ class DescriptionCorrelationsTask(AnalysisTask):
         return metrics
 
 
-DESCRIPTION_TASKS: tuple[type[Task], ...] = (
-    DescriptionTask,
-    TranslateTask,
-    DescriptionImagesTask,
-    DescriptionScoresTask,
-    DescriptionCorrelationsTask,
-)
+TASKS: dict[str, type[Task]] = {
+    task.name: task
+    for task in (
+        DescriptionTask,
+        TranslateTask,
+        DescriptionImagesTask,
+        DescriptionScoresTask,
+        DescriptionCorrelationsTask,
+    )
+}

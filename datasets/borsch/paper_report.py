@@ -42,20 +42,20 @@ def _per_country(rows: list[dict[str, Any]]) -> Counter:
     return Counter(code for r in rows for code in set(r["origins"] or []))
 
 
-def _origins_table(ctx: Context, config: str, ref: str) -> Item:
+def _origins_table(ctx: Context, config: str) -> Item:
     counts = _per_country(ctx.release_rows(config))
     note = "Dishes per country of origin (a dish counts once per country it lists)."
-    return counts_item(ctx, ref, counts, f"{config}.per_country", "dishes", note)
+    return counts_item(ctx, counts, f"{config}.per_country", "dishes", note)
 
 
 def table7_ru_origins(ctx: Context) -> Item:
     """Dishes per country in the Russian subset."""
-    return _origins_table(ctx, "ru", "Table 7")
+    return _origins_table(ctx, "ru")
 
 
 def table8_uk_origins(ctx: Context) -> Item:
     """Dishes per country in the Ukrainian subset."""
-    return _origins_table(ctx, "uk", "Table 8")
+    return _origins_table(ctx, "uk")
 
 
 def table1_bootstrapping(ctx: Context) -> Item:
@@ -81,15 +81,19 @@ def table1_bootstrapping(ctx: Context) -> Item:
                     paper.get(f"round{n}"),
                 )
             )
+    # the ru seeds of Table 1 beyond the Wikidata dishes §3.1 counts (those of a full release)
+    wikidata = (ctx.results("wikidata_post_soviet") or {}).get("ru", {}).get("of")
+    seeds = published.get("ru", {}).get("seeds")
+    extra = f"{seeds - wikidata} " if seeds is not None and wikidata is not None else ""
     note = (
         "The paper's counts are before the final de-duplication (App. A: 'The reported values can "
         "contain duplicates, and once all extractions were acquired from every round of "
         "bootstrapping, they were de-duplicated ... before being added to BORSCH'); the release "
-        "holds the dishes that survived it, so ours are lower. The 12 seeds more than the "
+        f"holds the dishes that survived it, so ours are lower. The {extra}seeds more than the "
         "release's Wikidata dishes (ru) are not explained by the paper. #Extractions are not in "
         "the release."
     )
-    return Item("Table 1", "", REPRODUCED, rows, unit="dishes", note=note)
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="dishes", note=note)
 
 
 def figure2_origins(ctx: Context) -> Item:
@@ -115,15 +119,16 @@ def figure2_origins(ctx: Context) -> Item:
             rows.append(
                 Row(f"{lang}, {kind}: share (%)", 100 * hits / len(members), paper.get("share"), len(members))
             )
-    return Item("Figure 2", "", REPRODUCED, rows, unit="dishes, %; n = dishes of the group")
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="dishes, %; n = dishes of the group")
 
 
 def figure11_parallel_origins(ctx: Context) -> Item:
     """Countries of origin of the parallel dishes."""
     rows_ = ctx.release_rows("parallel")
     counts = _per_country(rows_)
-    rows = [Row(c, float(n), None, len(rows_)) for c, n in counts.most_common()]
-    return Item("Figure 11", "", COMPUTED, rows, unit="dishes; n = parallel dishes",
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))  # ties by code: reproducible
+    rows = [Row(c, float(n), None, len(rows_)) for c, n in ranked]
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="dishes; n = parallel dishes",
                 note="The figure prints no numbers; counts from the release given.")  # fmt: skip
 
 
@@ -134,7 +139,7 @@ def figure3_confusion(ctx: Context) -> Item:
 
     runs = [r for t in ORIGIN_TASKS[:2] for r in ctx.runs_of(t)]
     if not runs:
-        return missing("Figure 3", "`origin-qa` and/or `origin-vqa` runs")
+        return missing(ctx.ref, "`origin-qa` and/or `origin-vqa` runs")
     rows, figures = [], []
     for run in runs:
         model = ctx.model_label(run)
@@ -158,7 +163,7 @@ def figure3_confusion(ctx: Context) -> Item:
             figures.append(path.name)
     note = "The matrices print no numbers in the paper; ours for every run given."
     unit = "recall (diagonal share of the row); n = row total"
-    return Item("Figure 3", "", COMPUTED, rows, unit=unit, figures=figures, note=note)
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit=unit, figures=figures, note=note)
 
 
 def figure4_over_prediction(ctx: Context) -> Item:
@@ -166,7 +171,7 @@ def figure4_over_prediction(ctx: Context) -> Item:
     and how often the prompt language's country is named for dishes not from it."""
     runs = [r for t in ORIGIN_TASKS for r in ctx.runs_of(t)]
     if not runs:
-        return missing("Figure 4", "`origin-qa` / `origin-vqa` runs")
+        return missing(ctx.ref, "`origin-qa` / `origin-vqa` runs")
     own = {"ru": "RU", "uk": "UA"}
     rows = []
     for run in runs:
@@ -187,7 +192,7 @@ def figure4_over_prediction(ctx: Context) -> Item:
                 rows.append(
                     Row(f"{model} {run.task} {lang}: names {code} for dishes not from it", mean, None, n, ci)
                 )
-    return Item("Figure 4", "", COMPUTED, rows, unit="share of answers; n = dishes")
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="share of answers; n = dishes")
 
 
 def figure12_top_errors(ctx: Context) -> Item:
@@ -195,7 +200,7 @@ def figure12_top_errors(ctx: Context) -> Item:
     origin nor a post-Soviet country, per run and prompt language."""
     runs = ctx.runs_of("origin-qa")
     if not runs:
-        return missing("Figure 12", "`origin-qa` runs")
+        return missing(ctx.ref, "`origin-qa` runs")
     rows = []
     for run in runs:
         model = ctx.model_label(run)
@@ -208,13 +213,19 @@ def figure12_top_errors(ctx: Context) -> Item:
                         pairs.update(f"{g}-{p}" for g in sorted(gold))
             for pair, n in pairs.most_common(10):
                 rows.append(Row(f"{model} {lang}: {pair}", float(n), None, len(group), note="answers"))
+    labels = ctx.results("figure12_labels") or {}
     note = (
         "Counts of answers (five prompts per dish). The paper's bars carry no numbers; the legible "
-        "labels of its Ukrainian panel are UA-PL, RU-PL, BY-PL, UA-DE, RU-DE, UA-CZ, UA-US, UA-RO, "
-        "RU-CZ, UA-SK, and RU-PL, BY-PL, UA-CZ, RU-CZ, RU-US, UA-IT appear in its Russian panel."
+        f"labels of its Ukrainian panel are {', '.join(labels.get('uk', []))}, and "
+        f"{', '.join(labels.get('ru', []))} appear in its Russian panel."
     )
     return Item(
-        "Figure 12", "", COMPUTED, rows, unit="answers with the pair; n = answers of the language", note=note
+        ctx.ref,
+        ctx.title,
+        COMPUTED,
+        rows,
+        unit="answers with the pair; n = answers of the language",
+        note=note,
     )
 
 
@@ -222,14 +233,14 @@ def figure13_vqa_with_name(ctx: Context) -> Item:
     """Country-of-origin VQA given images and the dish name: Jaccard per language."""
     runs = ctx.runs_of("origin-vqa-dish")
     if not runs:
-        return missing("Figure 13", "`origin-vqa-dish` runs")
+        return missing(ctx.ref, "`origin-vqa-dish` runs")
     rows = []
     for run in runs:
         model = ctx.model_label(run)
         for lang, group in _by_lang(run).items():
             mean, ci, n = unit_mean(group, lambda s: s["jaccard"])
             rows.append(Row(f"{model} {lang}: Jaccard", mean, None, n, ci))
-    return Item("Figure 13", "", ctx.status(runs), rows, unit="mean Jaccard; n = dishes",
+    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="mean Jaccard; n = dishes",
                 note="The paper plots these without printing them.")  # fmt: skip
 
 
@@ -244,7 +255,7 @@ def figure14_name_effect(ctx: Context) -> Item:
     with_name = {r.model: r for r in ctx.runs_of("origin-vqa-dish")}
     models = sorted(set(without) & set(with_name))
     if not models:
-        return missing("Figure 14", "an `origin-vqa` and an `origin-vqa-dish` run of the same model")
+        return missing(ctx.ref, "an `origin-vqa` and an `origin-vqa-dish` run of the same model")
     rows, figures = [], []
     for model in models:
         label = ctx.model_label(without[model])
@@ -283,7 +294,7 @@ def figure14_name_effect(ctx: Context) -> Item:
                 values, [d for d, _ in ordered], path, title=title, ylabel="ΔJaccard", ylim=(-1, 1)
             )
             figures.append(path.name)
-    return Item("Figure 14", "", ctx.status([without[m] for m in models]), rows,
+    return Item(ctx.ref, ctx.title, ctx.status([without[m] for m in models]), rows,
                 unit="ΔJaccard (with name - without); n = dishes in both runs", figures=figures)  # fmt: skip
 
 
@@ -292,7 +303,7 @@ def table2_dish_name(ctx: Context) -> Item:
     paper's Llama-3.2-Vision and Qwen2-VL columns."""
     runs = ctx.runs_of("dish-name-vqa")
     if not runs:
-        return missing("Table 2", "`dish-name-vqa` runs")
+        return missing(ctx.ref, "`dish-name-vqa` runs")
     published = ctx.results("table2") or {}
     rows = []
     for run in runs:
@@ -305,7 +316,7 @@ def table2_dish_name(ctx: Context) -> Item:
                     continue
                 mean, ci, n = unit_mean(members, lambda s: s["correct"])
                 rows.append(Row(f"{model} {lang}: {code}", mean, paper.get(lang, {}).get(code), n, ci))
-    return Item("Table 2", "", ctx.status(runs), rows, unit="accuracy (within one edit); n = dishes")
+    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy (within one edit); n = dishes")
 
 
 # ---------------------------------------------------------------------- §5 descriptions
@@ -313,7 +324,7 @@ def figure8_descriptions(ctx: Context) -> Item:
     """Description quality (mean DINOv2 cosine of generated vs real images) per language."""
     runs = ctx.runs_of("description-scores")
     if not runs:
-        return missing("Figure 8", "`description-scores` runs (`culturebench eval borsch-description`)")
+        return missing(ctx.ref, "`description-scores` runs (`culturebench eval borsch-description`)")
     rows = []
     for run in runs:
         model = run.metrics.get("describer") or ctx.model_label(run)
@@ -330,7 +341,7 @@ def figure8_descriptions(ctx: Context) -> Item:
                         tuple(stat["ci95"]),
                     )
                 )
-    return Item("Figure 8", "", COMPUTED, rows, unit="mean DINOv2 cosine; n = dishes",
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="mean DINOv2 cosine; n = dishes",
                 note="The paper plots these without printing them.")  # fmt: skip
 
 
@@ -339,7 +350,7 @@ def figure9_correlations(ctx: Context) -> Item:
     runs = ctx.runs_of("description-correlations")
     if not runs:
         return missing(
-            "Figure 9", "`description-correlations` runs (`culturebench eval borsch-description --qa RUN`)"
+            ctx.ref, "`description-correlations` runs (`culturebench eval borsch-description --qa RUN`)"
         )
     rows = []
     for run in runs:
@@ -358,7 +369,7 @@ def figure9_correlations(ctx: Context) -> Item:
                         corr.get("n"),
                     )
                 )
-    return Item("Figure 9", "", COMPUTED, rows, unit="Spearman's rho; n = dishes",
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="Spearman's rho; n = dishes",
                 note="The paper reports small positive correlations in a plot, without numbers.")  # fmt: skip
 
 
@@ -384,15 +395,13 @@ def _qa_run(ctx: Context, task: str, lang: str) -> Run | None:
 
 
 def figure5_code_mixing(ctx: Context) -> Item:
-    """Code-mixing share per corpus language (§4.2: 17% in Russian mC4, 41% in Ukrainian), and
+    """Code-mixing share per corpus language (beside §4.2's shares, ``results.code_mixing``), and
     QA Jaccard / dish-name VQA accuracy per bin of the signed log occurrence difference."""
-    from culturebench.eval.corpus.analyses import code_mixing
+    from culturebench.datasets.borsch.corpus_analyses import code_mixing
 
     corpora = _corpora(ctx)
     if not corpora:
-        return missing(
-            "Figure 5", "`corpus count` folders of mC4: --input corpus_ru=DIR --input corpus_uk=DIR"
-        )
+        return missing(ctx.ref, "`corpus count` folders of mC4: --input corpus_ru=DIR --input corpus_uk=DIR")
     published = ctx.results("code_mixing") or {}
     rows = []
     for lang, count in sorted(corpora.items()):
@@ -414,19 +423,19 @@ def figure5_code_mixing(ctx: Context) -> Item:
             f"{lang} dish-name VQA, occurrence difference", result.get("vqa_accuracy_by_difference", [])
         )
     note = "The shares are compared with §4.2; the bins need QA / dish-name VQA runs of the same language."
-    return Item("Figure 5", "", REPRODUCED, rows, unit="%, mean score per bin; n = dishes", note=note)
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="%, mean score per bin; n = dishes", note=note)
 
 
 def figure6_cooccurrence(ctx: Context) -> Item:
     """QA Jaccard per log-spaced bin of correct co-occurrence count and ratio."""
-    from culturebench.eval.corpus.analyses import cooccurrence_bins
+    from culturebench.datasets.borsch.corpus_analyses import cooccurrence_bins
 
     corpora = _corpora(ctx)
     pairs = [(lang, count, _qa_run(ctx, "origin-qa", lang)) for lang, count in sorted(corpora.items())]
     pairs = [(lang, count, qa) for lang, count, qa in pairs if qa is not None]
     if not pairs:
         return missing(
-            "Figure 6",
+            ctx.ref,
             "a `corpus count` folder (--input corpus_uk=DIR) and an `origin-qa` run of its language",
         )
     rows = []
@@ -436,19 +445,19 @@ def figure6_cooccurrence(ctx: Context) -> Item:
         rows += _bin_rows(f"{lang} by correct ratio", result["qa_jaccard_by_correct_ratio"])
         zero = result["ratio_zero"]
         rows.append(Row(f"{lang} correct ratio 0", zero["score"], None, zero["n_dishes"]))
-    return Item("Figure 6", "", COMPUTED, rows, unit="mean QA Jaccard; n = dishes",
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="mean QA Jaccard; n = dishes",
                 note="The paper plots the bins without printing them.")  # fmt: skip
 
 
 def figure7_annotations(ctx: Context) -> Item:
     """Shares of the five categories in annotated samples (`corpus sample` CSVs with the
     ``category`` column filled: --input annotations_ru=CSV, annotations_uk=CSV)."""
-    from culturebench.eval.corpus.analyses import CATEGORIES, tabulate_annotations
+    from culturebench.datasets.borsch.corpus_analyses import CATEGORIES, tabulate_annotations
 
     files = [p for k, p in sorted(ctx.inputs.items()) if k.startswith("annotations")]
     if not files:
         return missing(
-            "Figure 7",
+            ctx.ref,
             "annotated `corpus sample` CSVs: --input annotations_ru=CSV --input annotations_uk=CSV",
         )
     published = ctx.results("figure7") or {}
@@ -463,15 +472,16 @@ def figure7_annotations(ctx: Context) -> Item:
                     shares["n"],
                 )
             )
-    return Item("Figure 7", "", REPRODUCED, rows, unit="% of the annotated sentences; n = sentences")
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="% of the annotated sentences; n = sentences")
 
 
 def appendix_c_captions(ctx: Context) -> Item:
-    """Share of dishes with a caption mention in LAION-2B-multi (App. C: 46%)."""
-    from culturebench.eval.corpus.analyses import caption_share
+    """Share of dishes with a caption mention in LAION-2B-multi (beside App. C's,
+    ``results.captions_share``)."""
+    from culturebench.datasets.borsch.corpus_analyses import caption_share
 
     if "captions" not in ctx.inputs:
-        return missing("App. C", "a `corpus count` of LAION caption metadata: --input captions=DIR")
+        return missing(ctx.ref, "a `corpus count` of LAION caption metadata: --input captions=DIR")
     result = caption_share(ctx.inputs["captions"])
     rows = [
         Row(
@@ -486,4 +496,4 @@ def appendix_c_captions(ctx: Context) -> Item:
         for k, v in result.items()
         if k.startswith("share_") and k != "share_any_name"
     ]
-    return Item("App. C", "", REPRODUCED, rows, unit="% of dishes; n = dishes")
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="% of dishes; n = dishes")

@@ -81,7 +81,8 @@ def _run(
     log: Callable[[str], None],
 ) -> dict[str, Any]:
     from culturebench.atomic import write_text_atomic
-    from culturebench.eval.runner import RunMismatch, run_eval
+    from culturebench.eval.run_folder import RunMismatch
+    from culturebench.eval.runner import run_eval
 
     out = spec.out
     folders = {name: out / name for name in STAGES}

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
-from culturebench.eval.backends.base import Request
 from culturebench.eval.metrics import SET_METRICS, bootstrap_ci, contains_within_edits, multilabel_confusion
-from culturebench.eval.tasks.base import Task, TaskRequest, row_images
+from culturebench.eval.tasks.base import Task
 
 POST_SOVIET = ("RU", "UA", "BY", "MD", "LT", "LV", "EE", "AM", "AZ", "GE", "KZ", "KG", "TJ", "TM", "UZ")
 LANGUAGE_COUNTRY = {"ru": "RU", "uk": "UA"}
@@ -61,10 +61,8 @@ class _BorschTask(Task):
     (1,147 and 823 dishes) that the pretraining co-occurrence analysis needs QA on; a
     language config is prompted in its own language only."""
 
-    dataset = "borsch"
     config = "parallel"
     languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
-    uses_name: ClassVar[bool] = True
 
     def __init__(self, config: str = "parallel", **options: Any) -> None:
         if config not in CONFIG_LANGUAGES:
@@ -75,35 +73,26 @@ class _BorschTask(Task):
         self.config = config
         self.languages = CONFIG_LANGUAGES[config]
 
-    def build(
-        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
-    ) -> tuple[list[TaskRequest], dict[str, int]]:
-        requests: list[TaskRequest] = []
-        skipped: dict[str, int] = defaultdict(int)
-        for row in rows:
-            images = row_images(row) if self.needs_images else ()
-            if self.needs_images and not images:
-                skipped["no image bytes"] += 1
-                continue
-            for lang in langs:
-                name = row[f"name_{lang}"] if self.config == "parallel" else row["name"]
-                for index, template in enumerate(self.templates(lang)):
-                    prompt = template.format(dish=display_name(name)) if self.uses_name else template
-                    meta = {
-                        "row_id": row["id"],
-                        "lang": lang,
-                        "prompt_index": index,
-                        "gold_origins": list(row["origins"]),
-                        "gold_name": name,
-                    }
-                    requests.append(TaskRequest(Request(f"{row['id']}:{lang}:{index}", prompt, images), meta))
-        return requests, dict(skipped)
+    def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {"dish": display_name(self._name(row, lang))}
+
+    def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {"gold_origins": list(row["origins"]), "gold_name": self._name(row, lang)}
+
+    def _name(self, row: dict[str, Any], lang: str) -> str:
+        return row[f"name_{lang}"] if self.config == "parallel" else row["name"]
 
 
 class OriginTask(_BorschTask):
     """Country of origin from the dish name (QA); scored by set overlap with the gold origins."""
 
     name = "origin-qa"
+
+    @classmethod
+    def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+        from culturebench.datasets.borsch.sections import origin_sections
+
+        return origin_sections(results, folder, rel)
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         from culturebench.eval.countries import default_extractor
@@ -173,7 +162,6 @@ class OriginVQATask(OriginTask):
 
     name = "origin-vqa"
     needs_images = True
-    uses_name = False
 
 
 class OriginVQADishTask(OriginTask):
@@ -189,7 +177,6 @@ class DishNameTask(_BorschTask):
 
     name = "dish-name-vqa"
     needs_images = True
-    uses_name = False
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return {"correct": float(contains_within_edits(output, meta["gold_name"], 1))}
@@ -208,15 +195,6 @@ class DishNameTask(_BorschTask):
         return out
 
 
-def _all_tasks() -> dict[str, type[Task]]:
-    from culturebench.datasets.borsch.description import DESCRIPTION_TASKS
-
-    qa = (OriginTask, OriginVQATask, OriginVQADishTask, DishNameTask)
-    return {task.name: task for task in (*qa, *DESCRIPTION_TASKS)}
-
-
-def __getattr__(name: str) -> Any:
-    """``TASKS`` on first use: the §5 tasks (description.py) build on this module's classes."""
-    if name == "TASKS":
-        return _all_tasks()
-    raise AttributeError(name)
+TASKS: dict[str, type[Task]] = {
+    task.name: task for task in (OriginTask, OriginVQATask, OriginVQADishTask, DishNameTask)
+}

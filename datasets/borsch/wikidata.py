@@ -395,7 +395,7 @@ def refresh_report(
     and write the report; return the counts."""
     from dataclasses import asdict
 
-    from culturebench.eval.runner import load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
     from culturebench.outputs import check_output
 
     check_output(out, DIFF_OUTPUT, overwrite=overwrite)  # before reading anything

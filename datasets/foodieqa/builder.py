@@ -88,7 +88,6 @@ class _Record:
 class FoodieQABuilder(DatasetBuilder):
     """Converts the gated FoodieQA download into the three release configs."""
 
-    name = "foodieqa"
     CODE_VERSION = "1.0"
 
     def generate(self, sources: SourceSet, log: BuildLog) -> Rows:

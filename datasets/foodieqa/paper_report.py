@@ -53,7 +53,7 @@ def table3_accuracy(ctx: Context) -> Item:
     published = ctx.results("table3") or {}
     runs = [r for t in ("multi_image", "single_image") for r in _plain(ctx, t)]
     if not runs:
-        return missing("Table 3", "`multi_image` and/or `single_image` runs")
+        return missing(ctx.ref, "`multi_image` and/or `single_image` runs")
     rows = []
     for run in runs:
         model = ctx.model_label(run)
@@ -63,9 +63,9 @@ def table3_accuracy(ctx: Context) -> Item:
                 continue
             scored = [(_prompt_accuracy(run, lang, p), p) for p in prompts]
             (best, ci, n), p = max(scored, key=lambda x: x[0][0] or 0)
-            paper = published.get(run.task, {}).get(model, {}).get(lang)
+            paper = published.get(run.config or run.task, {}).get(model, {}).get(lang)
             rows.append(Row(f"{model} {run.task} {lang}", best, paper, n, ci, note=f"best: prompt {p + 1}"))
-    return Item("Table 3", "", ctx.status(runs), rows, unit="accuracy %; n = questions")
+    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy %; n = questions")
 
 
 def table4_web_images(ctx: Context) -> Item:
@@ -76,7 +76,7 @@ def table4_web_images(ctx: Context) -> Item:
     models = sorted(set(web) & set(private))
     if not models:
         return missing(
-            "Table 4", "a `single_image` run and one with `--option web=UPSTREAM_FOLDER`, of the same model"
+            ctx.ref, "a `single_image` run and one with `--option web=UPSTREAM_FOLDER`, of the same model"
         )
     published = ctx.results("table4") or {}
     rows = []
@@ -95,7 +95,7 @@ def table4_web_images(ctx: Context) -> Item:
                     percent_ci(ci),
                 )
             )
-    return Item("Table 4", "", ctx.status([web[m] for m in models]), rows,
+    return Item(ctx.ref, ctx.title, ctx.status([web[m] for m in models]), rows,
                 unit="accuracy %, mean of the four prompts; n = questions with a web image")  # fmt: skip
 
 
@@ -105,12 +105,12 @@ def _named(ctx: Context) -> list[Run]:
 
 
 def _two_conditions(
-    ctx: Context, ref: str, table: str, conditions: list[tuple[list[Run], str, str]], needs: str
+    ctx: Context, table: str, conditions: list[tuple[list[Run], str, str]], needs: str
 ) -> Item:
     """Per-prompt accuracy (zh) of two conditions, each beside the paper's row for the model:
     ``conditions`` = (runs, label, key of the paper's row)."""
     if not any(runs for runs, _, _ in conditions):
-        return missing(ref, needs)
+        return missing(ctx.ref, needs)
     published = ctx.results(table) or {}
     rows = []
     for runs, label, key in conditions:
@@ -120,7 +120,7 @@ def _two_conditions(
                 mean, ci, n = _prompt_accuracy(run, "zh", p)
                 rows.append(Row(f"{ctx.model_label(run)} {label} p{p + 1}", mean, paper[p], n, ci))
     runs = [r for group, _, _ in conditions for r in group]
-    return Item(ref, "", ctx.status(runs), rows, unit="accuracy % (zh); n = questions")
+    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy % (zh); n = questions")
 
 
 def table5_name_only(ctx: Context) -> Item:
@@ -128,7 +128,7 @@ def table5_name_only(ctx: Context) -> Item:
     only = ctx.runs_of("single_image", dish_name=True, image=False)
     needs = "`single_image` runs with `--option dish_name=true` (and `--option image=false`)"
     conditions = [(only, "dish name only", "name_only"), (_named(ctx), "+ dish image", "name_and_image")]
-    return _two_conditions(ctx, "Table 5", "table5", conditions, needs)
+    return _two_conditions(ctx, "table5", conditions, needs)
 
 
 def table6_name_and_image(ctx: Context) -> Item:
@@ -138,13 +138,13 @@ def table6_name_and_image(ctx: Context) -> Item:
         (_plain(ctx, "single_image"), "image only", "image_only"),
         (_named(ctx), "+ dish name", "image_and_name"),
     ]
-    return _two_conditions(ctx, "Table 6", "table6", conditions, needs)
+    return _two_conditions(ctx, "table6", conditions, needs)
 
 
-def _prompt_figure(ctx: Context, task: str, ref: str) -> Item:
+def _prompt_figure(ctx: Context, task: str) -> Item:
     runs = _plain(ctx, task)
     if not runs:
-        return missing(ref, f"`{task}` runs")
+        return missing(ctx.ref, f"`{task}` runs")
     rows = []
     for run in runs:
         for lang in LANGS:
@@ -152,18 +152,18 @@ def _prompt_figure(ctx: Context, task: str, ref: str) -> Item:
                 mean, ci, n = _prompt_accuracy(run, lang, p)
                 if n:
                     rows.append(Row(f"{ctx.model_label(run)} {lang} prompt {p + 1}", mean, None, n, ci))
-    return Item(ref, "", COMPUTED, rows, unit="accuracy %; n = questions",
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="accuracy %; n = questions",
                 note="The paper plots these without printing them.")  # fmt: skip
 
 
 def figure6_multi_prompts(ctx: Context) -> Item:
     """Multi-image accuracy per prompt and language."""
-    return _prompt_figure(ctx, "multi_image", "Figure 6")
+    return _prompt_figure(ctx, "multi_image")
 
 
 def figure7_text_prompts(ctx: Context) -> Item:
     """Text QA accuracy per prompt and language."""
-    return _prompt_figure(ctx, "text", "Figure 7")
+    return _prompt_figure(ctx, "text")
 
 
 def _grouped(ctx: Context, runs: list[Run], key: str) -> list[Row]:
@@ -184,9 +184,9 @@ def figure8_attributes(ctx: Context) -> Item:
     """Accuracy per question type, single- and multi-image (all prompts and languages)."""
     runs = [*_plain(ctx, "single_image"), *_plain(ctx, "multi_image")]
     if not runs:
-        return missing("Figure 8", "`single_image` and/or `multi_image` runs")
+        return missing(ctx.ref, "`single_image` and/or `multi_image` runs")
     return Item(
-        "Figure 8", "", COMPUTED, _grouped(ctx, runs, "question_type"), unit="accuracy %; n = questions"
+        ctx.ref, ctx.title, COMPUTED, _grouped(ctx, runs, "question_type"), unit="accuracy %; n = questions"
     )
 
 
@@ -194,9 +194,9 @@ def figure9_categories(ctx: Context) -> Item:
     """Accuracy per food category (single-image) and cuisine type (text QA)."""
     single, text = _plain(ctx, "single_image"), _plain(ctx, "text")
     if not single and not text:
-        return missing("Figure 9", "`single_image` and/or `text` runs")
+        return missing(ctx.ref, "`single_image` and/or `text` runs")
     rows = _grouped(ctx, single, "food_type") + _grouped(ctx, text, "cuisine_type")
-    return Item("Figure 9", "", COMPUTED, rows, unit="accuracy %; n = questions")
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="accuracy %; n = questions")
 
 
 # ---------------------------------------------------------------------- from the release
@@ -244,7 +244,7 @@ def table1_tasks(ctx: Context) -> Item:
             rows.append(Row(f"{task}: Fleiss' kappa", kappa, paper, counts.count(modal), note=note_k))
     else:
         note = (note + " Human accuracy and kappa need the human answers: --input human=CSV.").strip()
-    return Item("Table 1", "", REPRODUCED, rows, unit="questions; accuracy; kappa", note=note)
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="questions; accuracy; kappa", note=note)
 
 
 def table2_questions(ctx: Context) -> Item:
@@ -278,11 +278,11 @@ def table2_questions(ctx: Context) -> Item:
                 Row(f"{task}: unique images", float(len(shas)), paper.get("unique_images"), len(data))
             )
     return Item(
-        "Table 2", "", REPRODUCED, rows, unit="characters, types, images; n = questions", note=_note(ctx)
+        ctx.ref, ctx.title, REPRODUCED, rows, unit="characters, types, images; n = questions", note=_note(ctx)
     )
 
 
-def _types(ctx: Context, task: str, ref: str) -> Item:
+def _types(ctx: Context, task: str) -> Item:
     published = (ctx.results("question_types") or {}).get(task, {})
     counts = Counter(_type_key(r.get("question_type")) for r in ctx.release_rows(task))
     names = {_type_key(k): k for k in published}
@@ -290,40 +290,40 @@ def _types(ctx: Context, task: str, ref: str) -> Item:
         Row(names.get(k, k), float(counts.get(k, 0)), published.get(names.get(k, "")))
         for k in sorted(set(counts) | set(names))
     ]
-    return Item(ref, "", REPRODUCED, rows, unit="questions", note=_note(ctx))
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="questions", note=_note(ctx))
 
 
 def table7_text_types(ctx: Context) -> Item:
     """Text QA questions per type."""
-    return _types(ctx, "text", "Table 7")
+    return _types(ctx, "text")
 
 
 def table8_single_types(ctx: Context) -> Item:
     """Single-image questions per type."""
-    return _types(ctx, "single_image", "Table 8")
+    return _types(ctx, "single_image")
 
 
 def table9_multi_types(ctx: Context) -> Item:
     """Multi-image questions per type."""
-    return _types(ctx, "multi_image", "Table 9")
+    return _types(ctx, "multi_image")
 
 
-def _counts(ctx: Context, task: str, key: str, ref: str) -> Item:
+def _counts(ctx: Context, task: str, key: str) -> Item:
     data = ctx.release_rows(task)
     counts = Counter(str(r.get(key) or "-") for r in data)
     rows = [Row(value, float(n), None, len(data)) for value, n in counts.most_common()]
-    return Item(ref, "", COMPUTED, rows, unit=f"questions; n = {task} questions",
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit=f"questions; n = {task} questions",
                 note="The figure prints no numbers; counts from the release given.")  # fmt: skip
 
 
 def figure3_cuisines(ctx: Context) -> Item:
     """Questions per cuisine type (text QA)."""
-    return _counts(ctx, "text", "cuisine_type", "Figure 3")
+    return _counts(ctx, "text", "cuisine_type")
 
 
 def figure5_regions(ctx: Context) -> Item:
     """Single-image questions per region of the food."""
-    return _counts(ctx, "single_image", "food_location", "Figure 5")
+    return _counts(ctx, "single_image", "food_location")
 
 
 def figure10_answers(ctx: Context) -> Item:
@@ -338,4 +338,6 @@ def figure10_answers(ctx: Context) -> Item:
                 rows.append(
                     Row(f"{task} {qtype}: {letter}", 100 * labels.count(k) / len(labels), None, len(labels))
                 )
-    return Item("Figure 10", "", COMPUTED, rows, unit="% of the type's questions; n = questions of the type")
+    return Item(
+        ctx.ref, ctx.title, COMPUTED, rows, unit="% of the type's questions; n = questions of the type"
+    )

@@ -11,13 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from culturebench.eval.backends.base import Request
 from culturebench.eval.mcqa import accuracy_block, score_letter, wrong_positions
-from culturebench.eval.tasks.base import Task, TaskRequest, row_images
+from culturebench.eval.tasks.base import Task, row_images
 
 
 class _FoodieTask(Task):
-    dataset = "foodieqa"
     languages: ClassVar[tuple[str, ...]] = ("zh", "en")
     n_images: ClassVar[int] = 0
 
@@ -42,32 +40,12 @@ class _FoodieTask(Task):
             return None
         return images
 
-    def build(
-        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
-    ) -> tuple[list[TaskRequest], dict[str, int]]:
-        requests: list[TaskRequest] = []
-        skipped: dict[str, int] = defaultdict(int)
-        for row in rows:
-            images = self.images(row, skipped)
-            if images is None:
-                continue
-            for lang in langs:
-                fields = self.fields(row, lang)
-                if fields is None:
-                    skipped[f"no_{lang}_text"] += 1
-                    continue
-                for index, template in enumerate(self.templates(lang)):
-                    meta = {
-                        "row_id": row["id"],
-                        "lang": lang,
-                        "prompt_index": index,
-                        "gold": int(row["label"]),
-                        "question_type": row.get("question_type"),
-                        **{k: row.get(k) for k in ("food_type", "food_location", "cuisine_type") if k in row},
-                    }
-                    request = Request(f"{row['id']}:{lang}:{index}", template.format(**fields), images)
-                    requests.append(TaskRequest(request, meta))
-        return requests, dict(skipped)
+    def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {
+            "gold": int(row["label"]),
+            "question_type": row.get("question_type"),
+            **{k: row.get(k) for k in ("food_type", "food_location", "cuisine_type") if k in row},
+        }
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return score_letter(output, meta["gold"])
@@ -97,7 +75,8 @@ class _FoodieTask(Task):
 
 
 class MultiImage(_FoodieTask):
-    name = "multi_image"
+    name = "multi-image"
+    aliases = ("multi_image",)
     config = "multi_image"
     needs_images = True
     n_images = 4
@@ -109,7 +88,8 @@ class SingleImage(_FoodieTask):
     only"), ``web=FOLDER`` swaps each photo for the web image the upstream ``food_meta.web_file``
     names in FOLDER, the upstream download (Table 4; questions without one are skipped)."""
 
-    name = "single_image"
+    name = "single-image"
+    aliases = ("single_image",)
     config = "single_image"
     needs_images = True
     n_images = 1
@@ -122,7 +102,7 @@ class SingleImage(_FoodieTask):
         from culturebench.errors import UsageError
 
         if not image and web:
-            raise UsageError("single_image: web=FOLDER swaps the image; it needs image=true")
+            raise UsageError("single-image: web=FOLDER swaps the image; it needs image=true")
         given = {"dish_name": True} if dish_name else {}
         given |= {"image": False} if not image else {}
         given |= {"web": str(web)} if web else {}
@@ -185,4 +165,4 @@ class Text(_FoodieTask):
     config = "text"
 
 
-TASKS: dict[str, type[Task]] = {"multi_image": MultiImage, "single_image": SingleImage, "text": Text}
+TASKS: dict[str, type[Task]] = {task.name: task for task in (MultiImage, SingleImage, Text)}

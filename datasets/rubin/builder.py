@@ -21,8 +21,9 @@ from culturebench.builders.sources import SourceSet
 from culturebench.builders.tables import SourceRow, read_csv, read_jsonl
 from culturebench.buildlog import BuildLog
 from culturebench.datasets.rubin.annotators import age_year_check
+from culturebench.datasets.rubin.filters import option_problems
 from culturebench.errors import SourceError
-from culturebench.mcq import LETTERS, label_index, option_problems
+from culturebench.mcq import LETTERS, label_index
 
 EASY_THRESHOLD = 0.5
 YEAR_RANGE = (1700, 2100)
@@ -106,8 +107,6 @@ def human_counts(correctness: dict[tuple[str, str], bool]) -> dict[str, tuple[in
 
 class RuBINBuilder(DatasetBuilder):
     """Builds RuBIN ``full`` and ``easy`` from the raw questions and human answers."""
-
-    name = "rubin"
 
     def generate(self, sources: SourceSet, log: BuildLog) -> Rows:
         questions_file = sources["questions"]

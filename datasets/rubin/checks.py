@@ -16,7 +16,8 @@ import pandas as pd
 import pandera.pandas as pa
 
 from culturebench.datasets.rubin.builder import EASY_THRESHOLD, decade
-from culturebench.mcq import LETTERS, option_problems
+from culturebench.datasets.rubin.filters import option_problems
+from culturebench.mcq import LETTERS
 from culturebench.validation.pandera_utils import each
 from culturebench.validation.report import Finding
 from culturebench.validation.rows import iter_rows

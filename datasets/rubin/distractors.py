@@ -13,9 +13,10 @@ question:
 3. the four options are read deterministically (Latin A-D, Cyrillic А-Г, or the look-alikes
    А/В/С); the drawn slot always holds the correct answer verbatim (when the model changed it,
    that is counted as ``answer_rewritten``);
-4. the paper's filters (:func:`culturebench.mcq.option_problems`) reject the question when an
-   option is empty, repeats another one (including the correct answer) or is not in Russian;
-   an output without exactly one line per letter is rejected as ``unparseable_output``.
+4. the paper's filters (:func:`culturebench.datasets.rubin.filters.option_problems`) reject
+   the question when an option is empty, repeats another one (including the correct answer) or
+   is not in Russian; an output without exactly one line per letter is rejected as
+   ``unparseable_output``.
 
 Output folder (written to a temp folder, then renamed; never half-written):
 
@@ -40,11 +41,12 @@ from typing import Any
 
 from culturebench.builders.tables import read_jsonl
 from culturebench.datasets.rubin.builder import parse_year, required_text
+from culturebench.datasets.rubin.filters import normalize_option, option_problems
 from culturebench.errors import SourceError
 from culturebench.eval.backends.base import Backend, Request
 from culturebench.eval.tasks.base import load_prompts
 from culturebench.hashing import sha256_file, sha256_text
-from culturebench.mcq import LETTERS, normalize_option, option_problems
+from culturebench.mcq import LETTERS
 from culturebench.outputs import OutputKind, claimed_output, staged_output
 
 QUESTIONS = "questions.jsonl"

@@ -34,7 +34,7 @@ def table3_accuracy(ctx: Context) -> Item:
     full = {ctx.model_label(r): r for r in ctx.runs_of("mcqa")}
     easy = {ctx.model_label(r): r for r in ctx.runs_of("mcqa_easy")}
     if not full and not easy:
-        return missing("Table 3", "`mcqa` and/or `mcqa_easy` runs")
+        return missing(ctx.ref, "`mcqa` and/or `mcqa_easy` runs")
     published = ctx.results("table3") or {}
     rows: list[Row] = []
     for model in sorted(set(full) | set(easy)):
@@ -59,7 +59,7 @@ def table3_accuracy(ctx: Context) -> Item:
     runs = [*full.values(), *easy.values()]
     absent = sorted(set(published) - set(full) - set(easy))
     note = "Paper models without a run here: " + ", ".join(absent) + "." if absent else ""
-    return Item("Table 3", "", ctx.status(runs), rows, unit="%; n = questions", note=note)
+    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="%; n = questions", note=note)
 
 
 def table4_categories(ctx: Context) -> Item:
@@ -99,17 +99,19 @@ def table4_categories(ctx: Context) -> Item:
                 )
             )
     if not runs:
-        item = missing("Table 4", "`mcqa` runs", note)
+        item = missing(ctx.ref, "`mcqa` runs", note)
         item.rows = rows
         return item
-    return Item("Table 4", "", ctx.status(runs), rows, unit="accuracy (fraction); n = questions", note=note)
+    return Item(
+        ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy (fraction); n = questions", note=note
+    )
 
 
 def table5_wrong_slots(ctx: Context) -> Item:
     """Where each model's wrong (parsed) answers fell, in % of its wrong answers."""
     runs = ctx.runs_of("mcqa")
     if not runs:
-        return missing("Table 5", "`mcqa` runs")
+        return missing(ctx.ref, "`mcqa` runs")
     published = ctx.results("table5") or {}
     rows = []
     for run in runs:
@@ -129,7 +131,7 @@ def table5_wrong_slots(ctx: Context) -> Item:
                 )
             )
     return Item(
-        "Table 5", "", ctx.status(runs), rows, unit="% of wrong answers; n = questions answered wrongly"
+        ctx.ref, ctx.title, ctx.status(runs), rows, unit="% of wrong answers; n = questions answered wrongly"
     )
 
 
@@ -137,7 +139,7 @@ def figure5_decades(ctx: Context) -> Item:
     """Accuracy per decade for every full-RuBIN run, with a line plot."""
     runs = ctx.runs_of("mcqa")
     if not runs:
-        return missing("Figure 5", "`mcqa` runs")
+        return missing(ctx.ref, "`mcqa` runs")
     from culturebench.eval.plots import plot_grouped_bars
 
     rows, series = [], {}
@@ -161,7 +163,7 @@ def figure5_decades(ctx: Context) -> Item:
     )  # fmt: skip
     note = "The paper prints no numbers for this figure; ours are computed for every run given."
     return Item(
-        "Figure 5", "", COMPUTED, rows, unit="accuracy; n = questions", figures=[path.name], note=note
+        ctx.ref, ctx.title, COMPUTED, rows, unit="accuracy; n = questions", figures=[path.name], note=note
     )
 
 
@@ -171,7 +173,7 @@ def figure2_categories(ctx: Context) -> Item:
     counts = Counter(str(r["category"]) for r in rows)
     total = sum(counts.values())
     out = [Row(cat, 100 * n / total, None, n) for cat, n in counts.most_common()]
-    return Item("Figure 2", "", COMPUTED, out, unit="% of questions; n = questions",
+    return Item(ctx.ref, ctx.title, COMPUTED, out, unit="% of questions; n = questions",
                 note="The figure prints no numbers; shares from the release given.")  # fmt: skip
 
 
@@ -181,4 +183,4 @@ def figure3_years(ctx: Context) -> Item:
     counts = Counter(str(r.get("decade") or "undated") for r in rows)
     total = sum(counts.values())
     out = [Row(decade, 100 * n / total, None, n) for decade, n in sorted(counts.items())]
-    return Item("Figure 3", "", COMPUTED, out, unit="% of questions; n = questions")
+    return Item(ctx.ref, ctx.title, COMPUTED, out, unit="% of questions; n = questions")

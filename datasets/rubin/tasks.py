@@ -8,9 +8,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from culturebench.eval.backends.base import Request
 from culturebench.eval.mcqa import accuracy_block, score_letter, wrong_positions
-from culturebench.eval.tasks.base import Task, TaskRequest
+from culturebench.eval.tasks.base import Task
 
 
 def grouped(samples: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
@@ -21,28 +20,14 @@ def grouped(samples: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
 
 
 class _RuBINTask(Task):
-    dataset = "rubin"
     languages: ClassVar[tuple[str, ...]] = ("ru",)
 
-    def build(
-        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
-    ) -> tuple[list[TaskRequest], dict[str, int]]:
-        requests = []
-        for row in rows:
-            a, b, c, d = row["options"]
-            for lang in langs:
-                for index, template in enumerate(self.templates(lang)):
-                    prompt = template.format(question=row["question"], a=a, b=b, c=c, d=d)
-                    meta = {
-                        "row_id": row["id"],
-                        "lang": lang,
-                        "prompt_index": index,
-                        "gold": int(row["label"]),
-                        "category": row["category"],
-                        "decade": row["decade"],
-                    }
-                    requests.append(TaskRequest(Request(f"{row['id']}:{lang}:{index}", prompt), meta))
-        return requests, {}
+    def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        a, b, c, d = row["options"]
+        return {"question": row["question"], "a": a, "b": b, "c": c, "d": d}
+
+    def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {"gold": int(row["label"]), "category": row["category"], "decade": row["decade"]}
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return score_letter(output, meta["gold"])
@@ -70,8 +55,9 @@ class MCQA(_RuBINTask):
 class MCQAEasy(_RuBINTask):
     """RuBIN-EASY."""
 
-    name = "mcqa_easy"
+    name = "mcqa-easy"
+    aliases = ("mcqa_easy",)
     config = "easy"
 
 
-TASKS: dict[str, type[Task]] = {"mcqa": MCQA, "mcqa_easy": MCQAEasy}
+TASKS: dict[str, type[Task]] = {task.name: task for task in (MCQA, MCQAEasy)}

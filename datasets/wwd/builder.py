@@ -129,7 +129,6 @@ def split_rank(upstream_id: int) -> str:
 class WWDBuilder(DatasetBuilder):
     """Builds the World Wide Dishes release from its upstream CSV."""
 
-    name = "wwd"
     CODE_VERSION = "1.0"
 
     @cached_property

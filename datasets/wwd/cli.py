@@ -16,6 +16,10 @@ def register(eval_app: typer.Typer) -> None:
     eval_app.command("wwd-community-review")(community_review_cmd)
 
 
+#: the ``eval paper wwd`` item this command repeats (paper.yaml ``items``; Table 3 is the same)
+ITEM = "Table 2"
+
+
 def community_review_cmd(
     reviews: Annotated[
         Path, typer.Argument(help="Community_Review_Generated_Dish_Images.csv (upstream data/).")
@@ -25,32 +29,30 @@ def community_review_cmd(
     ),
     overwrite: Annotated[bool, typer.Option(help="Replace earlier tables at --out.")] = False,
 ) -> None:
-    """Tables 2 and 3 of the paper from the published community reviews, compared cell by cell."""
-    from culturebench.cards.paper import load_paper
-    from culturebench.datasets.wwd.community_review import (
-        compare_with_paper,
-        read_reviews,
-        tables,
-        write_outputs,
-    )
+    """Tables 2 and 3 of the paper from the published community reviews, compared cell by cell.
+    Items Table 2 and Table 3 of `culturebench eval paper wwd --input reviews=CSV`, written as
+    CSV tables."""
+    from culturebench.datasets.wwd.community_review import write_outputs
+    from culturebench.eval.paper_report import run_item
     from culturebench.outputs import OutputKind, check_output, staged_output
-    from culturebench.spec import load_spec
 
     kind = OutputKind("wwd-community-review", ("table2.csv", "comparison.csv"))
     or_exit(lambda: check_output(out, kind, overwrite=overwrite))  # before reading anything
-    rows, dropped = or_exit(lambda: read_reviews(reviews))
-    ours = tables(rows)
-    comparison = compare_with_paper(ours, load_paper(load_spec("wwd"))["community_review"])
 
-    def write() -> list[Path]:
+    def job() -> tuple[dict, list[Path]]:
         with staged_output(out, kind, overwrite=overwrite) as staged:
-            names = [p.name for p in write_outputs(ours, comparison, staged)]
-        return [out / name for name in names]
+            _item, ctx = run_item("wwd", ITEM, staged, inputs={"reviews": reviews})
+            data = ctx.data["community_review"]
+            names = [p.name for p in write_outputs(data["tables"], data["comparison"], staged)]
+        return data, [out / name for name in names]
 
-    for path in or_exit(write):
+    data, paths = or_exit(job)
+    console.print("items Table 2 and Table 3 of `culturebench eval paper wwd`")
+    for path in paths:
         console.print(f"wrote {path}")
+    comparison = data["comparison"]
     equal = sum(r["equal"] for r in comparison)
     console.print(
-        f"{len(rows)} reviews ({dropped} without a model left out); "
+        f"{data['reviews']} reviews ({data['without_model']} without a model left out); "
         f"{equal} of {len(comparison)} printed cells reproduced exactly"
     )

@@ -1,12 +1,15 @@
 """Tables 2 and 3 of the World Wide Dishes paper (§3.1) from the authors' published
 community-review responses (``Community_Review_Generated_Dish_Images.csv``), compared cell
-by cell with the printed tables (``paper.yaml`` ``community_review``).
+by cell with the printed tables (``paper.yaml`` ``results.community_review``, the only place
+they are written). ``culturebench eval paper wwd --input reviews=CSV`` (items Table 2 and
+Table 3) computes them; ``culturebench eval wwd-community-review`` is that item, writing the
+tables with :func:`write_outputs`.
 
 Aggregation per country x model, the one that reproduces the printed cells where the
 published file and the paper agree (Cameroon, Kenya and Nigeria):
 
 * % food generated: "Is this an image of food?" = Yes, among all reviews (a blank answer
-  counts as no: with Yes/No only, Kenya DALL-E 3 would be .819, not the printed .814);
+  counts as no: with Yes/No answers only, Kenya DALL-E 3 would miss its printed cell);
 * % correct food: "Is this an image of the dish_name" = Yes, among all reviews (a review
   that stopped after "not food" left it blank and counts as not correct);
 * % image quality: ``Good_quality`` = Yes, among Yes/No;
@@ -87,7 +90,8 @@ def tables(rows: list[dict[str, str]]) -> dict[str, dict[str, dict[str, dict[str
 
 
 def compare_with_paper(ours: dict[str, Any], published: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per printed cell: paper, ours (3 decimals), equal or not."""
+    """One row per printed cell of ``published`` (``paper.yaml`` ``results.community_review``):
+    paper, ours (3 decimals), equal or not."""
     rows = []
     for table in ("table2", "table3"):
         for metric, by_country in published[table].items():
@@ -96,7 +100,7 @@ def compare_with_paper(ours: dict[str, Any], published: dict[str, Any]) -> list[
                     cell = ours.get(metric, {}).get(country, {}).get(model, {})
                     value = cell.get("value")
                     # rounded like pandas/numpy (half to even on the binary value): Kenya SD
-                    # 26/160 = .1625 prints as .162
+                    # 26/160 = .1625 rounds to .162
                     mine = None if value is None else float(np.round(value, 3))
                     rows.append(
                         {

@@ -88,7 +88,6 @@ def _name_key(name: str) -> str:
 class T2IGenerate(Task):
     """Fig. 5: "Generate a photograph of food from {country} called {dish}. ..." per dish."""
 
-    dataset = "wwd"
     name = "t2i-generate"
     config = "default"
     languages: ClassVar[tuple[str, ...]] = ("en",)
@@ -165,7 +164,7 @@ class T2IGenerate(Task):
 def read_image_run(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(run.json, samples) of a ``t2i-generate`` run, every image checked against the sha256
     its sample records."""
-    from culturebench.eval.runner import read_input_run
+    from culturebench.eval.run_folder import read_input_run
 
     return read_input_run(folder, dataset="wwd", tasks=[T2IGenerate.name])
 
@@ -265,12 +264,17 @@ def parse_choice(answer: str, choices: dict[str, str]) -> str | None:
 class VQAProbes(_FromImageRuns, Task):
     """App. F: each question about each generated image; letters parsed, shares per group."""
 
-    dataset = "wwd"
     name = "vqa-probes"
     config = "default"
     languages: ClassVar[tuple[str, ...]] = ("en",)
     needs_images = True
     needs_dataset = False
+
+    @classmethod
+    def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+        from culturebench.datasets.wwd.sections import vqa_sections
+
+        return vqa_sections(results, folder, rel)
 
     def __init__(self, images: Any = None, questions: str = "all", **options: Any) -> None:
         super().__init__(images=images, questions=questions, **options)
@@ -361,11 +365,16 @@ def _question_order(key: str) -> tuple[int, str]:
 class CLIPDescriptors(_FromImageRuns, AnalysisTask):
     """App. G.1 per continent x model, on published embeddings or on generated images."""
 
-    dataset = "wwd"
     name = "clip-descriptors"
     config = "default"
     languages: ClassVar[tuple[str, ...]] = ("en",)
     needs_dataset = False
+
+    @classmethod
+    def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+        from culturebench.datasets.wwd.sections import clip_sections
+
+        return clip_sections(results, folder, rel)
 
     def __init__(
         self,
@@ -442,7 +451,7 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
                 "embeddings": str(folder.resolve()),
                 "files_sha256": {p.relative_to(folder).as_posix(): sha256_file(p) for p in files},
             }
-        from culturebench.eval.runner import SAMPLES
+        from culturebench.eval.run_folder import SAMPLES
 
         positive, negative, template = self.descriptors()
         return {
@@ -506,4 +515,4 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
         }
 
 
-IMAGE_TASKS: tuple[type[Task], ...] = (T2IGenerate, VQAProbes, CLIPDescriptors)
+TASKS: dict[str, type[Task]] = {t.name: t for t in (T2IGenerate, VQAProbes, CLIPDescriptors)}

@@ -23,48 +23,64 @@ def _tally(ctx: Context, field: str) -> Counter:
 
 def table_b1(ctx: Context) -> Item:
     """Dishes per continent."""
-    return counts_item(ctx, "Table B.1", _tally(ctx, "continents"), "default.per_continent", "dishes")
+    return counts_item(ctx, _tally(ctx, "continents"), "default.per_continent", "dishes")
 
 
 def table_b2(ctx: Context) -> Item:
     """Dishes per time of day eaten."""
-    return counts_item(ctx, "Table B.2", _tally(ctx, "time_of_day"), "default.per_time_of_day", "dishes")
+    return counts_item(ctx, _tally(ctx, "time_of_day"), "default.per_time_of_day", "dishes")
 
 
 def table_b3(ctx: Context) -> Item:
     """Dishes per type of meal."""
-    return counts_item(ctx, "Table B.3", _tally(ctx, "type_of_dish"), "default.per_type_of_dish", "dishes")
+    return counts_item(ctx, _tally(ctx, "type_of_dish"), "default.per_type_of_dish", "dishes")
 
 
 def table_b4(ctx: Context) -> Item:
     """Dishes per country (ISO 3166-1 alpha-2)."""
-    return counts_item(ctx, "Table B.4", _tally(ctx, "country_codes"), "default.per_country", "dishes")
+    return counts_item(ctx, _tally(ctx, "country_codes"), "default.per_country", "dishes")
 
 
 def table_b5(ctx: Context) -> Item:
     """Dishes per language (ISO 639-3)."""
-    return counts_item(ctx, "Table B.5", _tally(ctx, "language_codes"), "default.per_language", "dishes")
+    return counts_item(ctx, _tally(ctx, "language_codes"), "default.per_language", "dishes")
 
 
 # ---------------------------------------------------------------------- community review
-def _reviews(ctx: Context) -> list[dict[str, str]] | None:
+def _read_reviews(ctx: Context) -> tuple[list[dict[str, str]], int] | None:
+    """The reviews with a model and the number of rows without one (None: no file given)."""
     from culturebench.datasets.wwd.community_review import read_reviews
 
     if "reviews" not in ctx.inputs:
         return None
-    return read_reviews(ctx.inputs["reviews"])[0]
+    return read_reviews(ctx.inputs["reviews"])
+
+
+def _reviews(ctx: Context) -> list[dict[str, str]] | None:
+    read = _read_reviews(ctx)
+    return None if read is None else read[0]
 
 
 def community_tables(ctx: Context) -> Item:
-    """Tables 2 and 3 cell by cell from the published review file."""
+    """Tables 2 and 3 cell by cell from the published review file, beside the printed cells
+    (``results.community_review``). The tables and the comparison are kept as
+    ``ctx.data["community_review"]``: ``culturebench eval wwd-community-review`` is this item."""
     from culturebench.datasets.wwd.community_review import compare_with_paper, tables
 
-    rows_ = _reviews(ctx)
-    if rows_ is None:
+    read = _read_reviews(ctx)
+    if read is None:
         return missing(
-            "Table 2", "the authors' review file: --input reviews=Community_Review_Generated_Dish_Images.csv"
+            ctx.ref, "the authors' review file: --input reviews=Community_Review_Generated_Dish_Images.csv"
         )
-    comparison = compare_with_paper(tables(rows_), ctx.paper["community_review"])
+    rows_, dropped = read
+    ours = tables(rows_)
+    comparison = compare_with_paper(ours, ctx.results("community_review"))
+    ctx.data["community_review"] = {
+        "tables": ours,
+        "comparison": comparison,
+        "reviews": len(rows_),
+        "without_model": dropped,
+    }
     rows = [
         Row(f"{c['table']} {c['metric']}, {c['country']}, {c['model']}", c["ours"], c["paper"], c["n"])
         for c in comparison
@@ -73,7 +89,7 @@ def community_tables(ctx: Context) -> Item:
     note = (
         f"{equal} of {len(comparison)} printed cells equal (3 decimals); the card's notes explain the rest."
     )
-    return Item("Table 2", "", REPRODUCED, rows, unit="share of reviews; n = reviews", note=note)
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="share of reviews; n = reviews", note=note)
 
 
 def table_e7_reviewers(ctx: Context) -> Item:
@@ -82,7 +98,7 @@ def table_e7_reviewers(ctx: Context) -> Item:
 
     rows_ = _reviews(ctx)
     if rows_ is None:
-        return missing("Table E.7", "the authors' review file: --input reviews=CSV")
+        return missing(ctx.ref, "the authors' review file: --input reviews=CSV")
     published = ctx.results("table_e7") or {}
     out = []
     by_country: dict[str, list[dict[str, str]]] = defaultdict(list)
@@ -105,23 +121,25 @@ def table_e7_reviewers(ctx: Context) -> Item:
         for model in MODELS:
             out.append(Row(f"{country}: {model}", float(per_model.get(model, 0)), paper.get(model)))
         out.append(Row(f"{country}: total", float(len(group)), paper.get("total")))
+    nigeria = published.get("Nigeria") or {}
     note = (
         "Rows of the published file without a model are left out (as in Tables 2-3). The SD is the "
-        "population SD (numpy's default), which gives the paper's Nigeria 303 ± 144; Cameroon, Kenya "
+        f"population SD (numpy's default), which gives the paper's Nigeria {nigeria.get('mean')} ± "
+        f"{nigeria.get('sd')}; Cameroon, Kenya "
         "and Nigeria match per model, Algeria, South Africa and the United States hold other reviews "
         "in the published file than the paper counts (see the card's notes on Tables 2-3)."
     )
-    return Item("Table E.7", "", REPRODUCED, out, unit="reviewers, reviews", note=note)
+    return Item(ctx.ref, ctx.title, REPRODUCED, out, unit="reviewers, reviews", note=note)
 
 
 def figure_e2_match(ctx: Context) -> Item:
     """Share of each answer to "how closely does this image match ..." per country and model."""
     rows_ = _reviews(ctx)
     if rows_ is None:
-        return missing("Fig. E.2", "the authors' review file: --input reviews=CSV")
+        return missing(ctx.ref, "the authors' review file: --input reviews=CSV")
     column = next((c for c in rows_[0] if c.lower().startswith("in your opinion, how closely")), None)
     if column is None:
-        return missing("Fig. E.2", "a review file with the 'how closely does this image match' column")
+        return missing(ctx.ref, "a review file with the 'how closely does this image match' column")
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)
     for r in rows_:
         groups[(r["Country"].strip(), r["Model"].strip())].append(r[column].strip() or "(blank)")
@@ -130,7 +148,7 @@ def figure_e2_match(ctx: Context) -> Item:
         counts = Counter(answers)
         for answer, n in sorted(counts.items()):
             out.append(Row(f"{country}, {model}: {answer}", 100 * n / len(answers), None, len(answers)))
-    return Item("Fig. E.2", "", COMPUTED, out, unit="% of the reviews; n = reviews",
+    return Item(ctx.ref, ctx.title, COMPUTED, out, unit="% of the reviews; n = reviews",
                 note="The figure prints no numbers; shares from the published review file.")  # fmt: skip
 
 
@@ -169,7 +187,7 @@ def table_d6_worldcuisines(ctx: Context) -> Item:
     """Share of WWD dishes whose English or local name matches a WorldCuisines name or alias,
     per continent; and the eru entry the paper compares."""
     if "worldcuisines" not in ctx.inputs:
-        return missing("Table D.6", "a WorldCuisines KB: --input worldcuisines=CSV (name, aliases)")
+        return missing(ctx.ref, "a WorldCuisines KB: --input worldcuisines=CSV (name, aliases)")
     kb = read_worldcuisines(ctx.inputs["worldcuisines"])
     found: dict[str, list[bool]] = defaultdict(list)
     every: list[bool] = []
@@ -199,7 +217,7 @@ def table_d6_worldcuisines(ctx: Context) -> Item:
         )
     )
     return Item(
-        "Table D.6", "", COMPUTED, rows, unit="% of WWD dishes; n = dishes of the continent", note=note
+        ctx.ref, ctx.title, COMPUTED, rows, unit="% of WWD dishes; n = dishes of the continent", note=note
     )
 
 
@@ -208,7 +226,7 @@ def vqa_figures(ctx: Context) -> Item:
     """Answer shares per question, region and T2I model, from ``vqa-probes`` runs."""
     runs = ctx.runs_of("vqa-probes")
     if not runs:
-        return missing("Figs. F.9-F.14", "`vqa-probes` runs (on `t2i-generate` runs)")
+        return missing(ctx.ref, "`vqa-probes` runs (on `t2i-generate` runs)")
     rows = []
     for run in runs:
         questions = run.metrics.get("questions", {})
@@ -221,14 +239,14 @@ def vqa_figures(ctx: Context) -> Item:
                 label = choices.get(letter, letter) if isinstance(choices, dict) else letter
                 rows.append(Row(f"{ctx.model_label(run)} {key}: {label}", 100 * share, None, dist["n"]))
     note = "The figures print no numbers; shares for every VQA run given (Fig. 7 is one question's panel)."
-    return Item("Figs. F.9-F.14", "", COMPUTED, rows, unit="% of images asked; n = images", note=note)
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="% of images asked; n = images", note=note)
 
 
 def figure8_clip(ctx: Context) -> Item:
     """Mean normalised descriptor score per continent and T2I model (App. G.1)."""
     runs = ctx.runs_of("clip-descriptors")
     if not runs:
-        return missing("Fig. 8", "`clip-descriptors` runs")
+        return missing(ctx.ref, "`clip-descriptors` runs")
     rows = []
     for run in runs:
         for group, block in run.metrics.get("per_group", {}).items():
@@ -242,22 +260,24 @@ def figure8_clip(ctx: Context) -> Item:
                     note=f"SEM {score['sem']:.3f}" if score.get("sem") is not None else "",
                 )
             )
-    return Item("Fig. 8", "", COMPUTED, rows, unit="mean normalised net score; n = images",
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="mean normalised net score; n = images",
                 note="The figure prints no numbers (README: the two readings of App. G.1).")  # fmt: skip
 
 
 def table_h9_llm(ctx: Context) -> Item:
     """Table H.9/H.10 from runs (or `eval score` folders) of the six LLM tasks, beside the
-    authors' stats file when given (``--input h9=gpt35_dish_info_cleaned_stats.csv``)."""
+    authors' stats file when given (``--input h9=gpt35_dish_info_cleaned_stats.csv``). The
+    whole table (empty cells included) is kept as ``ctx.data["table_h9"]``: the
+    ``table_h9.csv`` that ``culturebench eval score wwd`` writes is this item."""
     from culturebench.datasets.wwd.table_h9 import read_published, table_h9
 
     by_task = {r.task: r.results for r in ctx.runs if r.task in LLM_TASKS}
     if not by_task:
         return missing(
-            "Table H.9",
+            ctx.ref,
             "runs of the WWD LLM tasks (country, time-of-day, meal-type, utensils, ingredients, description)",
         )
-    ours = table_h9(by_task)
+    ours = ctx.data["table_h9"] = table_h9(by_task)
     published = read_published(ctx.inputs["h9"]) if "h9" in ctx.inputs else {}
     rows = []
     for row, per in ours.items():
@@ -269,5 +289,5 @@ def table_h9_llm(ctx: Context) -> Item:
         "" if published else "Give the authors' stats file with --input h9=CSV to set their numbers beside."
     )
     return Item(
-        "Table H.9", "", status, rows, unit="as the paper's table (IoU, accuracy, % of answers)", note=note
+        ctx.ref, ctx.title, status, rows, unit="as the paper's table (IoU, accuracy, % of answers)", note=note
     )

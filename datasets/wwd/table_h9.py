@@ -1,6 +1,10 @@
 """Table H.9/H.10 of the World Wide Dishes paper from scored runs, in exactly the layout of
 the authors' ``*_cleaned_stats.csv`` (rows: count, the five task metrics, the four
-failure-mode rates in %; one column per continent), so it can be diffed against theirs."""
+failure-mode rates in %; one column per continent), so it can be diffed against theirs.
+
+The table is item Table H.9 of ``culturebench eval paper wwd``
+(:func:`culturebench.datasets.wwd.paper_report.table_h9_llm`); the ``table_h9.csv`` that
+``culturebench eval score wwd`` writes (:func:`summary_files`) is that item."""
 
 from __future__ import annotations
 
@@ -46,9 +50,8 @@ def table_h9(results_by_task: Mapping[str, dict[str, Any]]) -> dict[str, dict[st
     return {"count": counts, **table}
 
 
-def write_table_h9(results_by_task: Mapping[str, dict[str, Any]], path: Path) -> Path:
-    """Write :func:`table_h9` as CSV in the authors' layout (empty cell: not computed)."""
-    table = table_h9(results_by_task)
+def write_table_h9(table: Mapping[str, Mapping[str, float | None]], path: Path) -> Path:
+    """Write a :func:`table_h9` table as CSV in the authors' layout (empty cell: not computed)."""
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(["", *CONTINENTS])
@@ -68,7 +71,14 @@ def read_published(path: Path) -> dict[str, dict[str, float]]:
 
 
 def summary_files(results_by_task: Mapping[str, dict[str, Any]], out_dir: Path) -> list[Path]:
-    """Report hook for `eval score`/multi-task runs: ``table_h9.csv`` beside the task folders."""
+    """Report hook for `eval score`/multi-task runs: ``table_h9.csv`` beside the task folders,
+    the table of item Table H.9 of ``culturebench eval paper wwd`` computed from the scored
+    results (``{task: results}``, the task folders under ``out_dir``)."""
+    from culturebench.eval.paper_report import Run, run_item
+
     if not any(task in results_by_task for task, _ in METRIC_ROWS.values()):
         return []
-    return [write_table_h9(results_by_task, Path(out_dir) / "table_h9.csv")]
+    out_dir = Path(out_dir)
+    runs = [Run.from_results(out_dir / task, results) for task, results in results_by_task.items()]
+    _item, ctx = run_item("wwd", "Table H.9", out_dir, runs=runs)
+    return [write_table_h9(ctx.data["table_h9"], out_dir / "table_h9.csv")]

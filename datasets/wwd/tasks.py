@@ -9,10 +9,10 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
-from culturebench.eval.backends.base import Request
-from culturebench.eval.tasks.base import Task, TaskRequest
+from culturebench.eval.tasks.base import Task
 
 _LIST = re.compile(r"\[[^\[\]]*\]", re.DOTALL)
 FUZZY_THRESHOLD = 80
@@ -95,32 +95,29 @@ def per_continent(samples: Sequence[dict[str, Any]], metric: str) -> dict[str, A
     }
 
 
+def _countries(row: dict[str, Any]) -> str:
+    return ", ".join(c["name"] for c in row["countries"])
+
+
 class _WWDTask(Task):
-    dataset = "wwd"
     config = "default"
     languages: ClassVar[tuple[str, ...]] = ("en",)
     metric: ClassVar[str] = "score"
 
-    def build(
-        self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
-    ) -> tuple[list[TaskRequest], dict[str, int]]:
-        initial = self.prompt_file["initial"]
-        requests = []
-        for row in rows:
-            countries = ", ".join(c["name"] for c in row["countries"])
-            for index, template in enumerate(self.templates("en")):
-                prompt = (initial + " " + template).format(dish=row["local_name"], country=countries)
-                meta = {
-                    "row_id": row["id"],
-                    "lang": "en",
-                    "prompt_index": index,
-                    "continents": list(row["continents"]),
-                    "gold_countries": list(row["country_codes"]),
-                    "countries_text": countries,
-                    "gold": self.gold(row),
-                }
-                requests.append(TaskRequest(Request(f"{row['id']}:en:{index}", prompt), meta))
-        return requests, {}
+    def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {"dish": row["local_name"], "country": _countries(row)}
+
+    def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {
+            "continents": list(row["continents"]),
+            "gold_countries": list(row["country_codes"]),
+            "countries_text": _countries(row),
+            "gold": self.gold(row),
+        }
+
+    def render(self, template: str, fields: dict[str, Any], lang: str) -> str:
+        """The App. H prompt: the shared opening sentence, then the question."""
+        return (self.prompt_file["initial"] + " " + template).format(**fields)
 
     def gold(self, row: dict[str, Any]) -> list[str]:
         return []
@@ -286,6 +283,12 @@ class DescriptionTask(_WWDTask):
     name = "description"
     metric = "any_failure"
 
+    @classmethod
+    def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+        from culturebench.datasets.wwd.sections import failure_mode_sections
+
+        return failure_mode_sections(results, folder, rel)
+
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         text = (output or "").lower()
         flags = {
@@ -302,11 +305,7 @@ class DescriptionTask(_WWDTask):
         return out
 
 
-def _all_tasks() -> dict[str, type[Task]]:
-    from culturebench.datasets.wwd.image_tasks import IMAGE_TASKS
-
-    text = (DescriptionTask, CountryTask, TimeOfDayTask, MealTypeTask, UtensilsTask, IngredientsTask)
-    return {t.name: t for t in (*text, *IMAGE_TASKS)}
-
-
-TASKS: dict[str, type[Task]] = _all_tasks()
+TASKS: dict[str, type[Task]] = {
+    t.name: t
+    for t in (DescriptionTask, CountryTask, TimeOfDayTask, MealTypeTask, UtensilsTask, IngredientsTask)
+}

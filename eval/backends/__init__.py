@@ -7,8 +7,17 @@ from __future__ import annotations
 from culturebench.eval.backends.base import Backend, Request, SamplingParams
 from culturebench.eval.backends.image_base import ImageBackend, ImageParams
 
-BACKENDS = ("transformers", "vllm", "openai")
-IMAGE_BACKENDS = ("diffusers", "openai-images")  # text-to-image
+# The backend registry: name -> (module, class, what it makes). The one place a backend is
+# made from a name and options; a new engine is one line here (and its module).
+_CLASSES = {
+    "transformers": ("transformers_backend", "TransformersBackend", "text"),
+    "vllm": ("vllm_backend", "VLLMBackend", "text"),
+    "openai": ("openai_backend", "OpenAIBackend", "text"),
+    "diffusers": ("diffusers_backend", "DiffusersBackend", "image"),
+    "openai-images": ("openai_images_backend", "OpenAIImagesBackend", "image"),
+}
+BACKENDS = tuple(name for name, (_, _, kind) in _CLASSES.items() if kind == "text")
+IMAGE_BACKENDS = tuple(name for name, (_, _, kind) in _CLASSES.items() if kind == "image")  # text-to-image
 
 
 # The packages each backend imports, and the extra that installs them.
@@ -36,44 +45,32 @@ def require_backend(name: str) -> None:
         )
 
 
-def make_backend(name: str, model: str, **options) -> Backend:
-    """Instantiate a backend by name (imports its heavy dependencies only then)."""
-    if name not in BACKENDS:
+def backend_class(name: str) -> type:
+    """The class of backend ``name`` (imports its heavy dependencies only then); a
+    :class:`UsageError` naming the choices, or the extra to install."""
+    import importlib
+
+    if name not in _CLASSES:
         from culturebench.errors import UsageError
 
-        raise UsageError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})")
+        raise UsageError(f"unknown backend {name!r} (choose from {', '.join(_CLASSES)})")
     require_backend(name)
-    if name == "transformers":
-        from culturebench.eval.backends.transformers_backend import TransformersBackend
+    module, cls, _ = _CLASSES[name]
+    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
 
-        return TransformersBackend(model, **options)
-    if name == "vllm":
-        from culturebench.eval.backends.vllm_backend import VLLMBackend
 
-        return VLLMBackend(model, **options)
-    if name == "openai":
-        from culturebench.eval.backends.openai_backend import OpenAIBackend
-
-        return OpenAIBackend(model, **options)
-    from culturebench.errors import UsageError
-
-    raise UsageError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})")
+def make_backend(name: str, model: str, **options) -> Backend | ImageBackend:
+    """Instantiate backend ``name`` for ``model`` with ``options`` (its constructor's)."""
+    return backend_class(name)(model, **options)
 
 
 def make_image_backend(name: str, model: str, **options) -> ImageBackend:
     """Instantiate a text-to-image backend by name (imports diffusers only for that one)."""
-    require_backend(name)
-    if name == "diffusers":
-        from culturebench.eval.backends.diffusers_backend import DiffusersBackend
+    if _CLASSES.get(name, ("", "", ""))[2] != "image":
+        from culturebench.errors import UsageError
 
-        return DiffusersBackend(model, **options)
-    if name == "openai-images":
-        from culturebench.eval.backends.openai_images_backend import OpenAIImagesBackend
-
-        return OpenAIImagesBackend(model, **options)
-    from culturebench.errors import UsageError
-
-    raise UsageError(f"unknown text-to-image backend {name!r} (choose from {', '.join(IMAGE_BACKENDS)})")
+        raise UsageError(f"unknown text-to-image backend {name!r} (choose from {', '.join(IMAGE_BACKENDS)})")
+    return make_backend(name, model, **options)
 
 
 __all__ = [
@@ -84,6 +81,7 @@ __all__ = [
     "ImageParams",
     "Request",
     "SamplingParams",
+    "backend_class",
     "make_backend",
     "make_image_backend",
 ]

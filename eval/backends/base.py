@@ -125,6 +125,7 @@ class Backend(ModelIdentity, ABC):
     """Generates one completion per request, in request order."""
 
     name: str = "base"
+    output_kind: str = "text"  # what it makes: "text" here, "image" for an ImageBackend
 
     def __init__(
         self, model: str, *, revision: str | None = None, sampling: SamplingParams | None = None

@@ -134,7 +134,7 @@ def corpus_contamination(
     ``contamination.json`` (provenance) in ``out`` (new, empty, or an earlier contamination
     run of ours, whose finished parts are reused; locked while it runs)."""
     from culturebench.eval.corpus.engine import check_scheduler
-    from culturebench.eval.runner import check_out_dir
+    from culturebench.eval.run_folder import check_out_dir
     from culturebench.outputs import OutputKind, resumable_output
 
     if scheduler is not None:
@@ -163,7 +163,8 @@ def _contamination(
     from culturebench.atomic import write_text_atomic
     from culturebench.eval.corpus.engine import run_tasks
     from culturebench.eval.corpus.shards import list_shards
-    from culturebench.eval.runner import git_sha, resolve_dataset
+    from culturebench.eval.dataset_ref import resolve_dataset
+    from culturebench.eval.run_folder import git_sha
     from culturebench.images.hashing import hamming
     from culturebench.safe_http import redact
 

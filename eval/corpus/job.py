@@ -43,13 +43,15 @@ def corpus_count(
     """Run the count job and return the ``count.json`` record."""
     from culturebench import registry
     from culturebench.eval.corpus.engine import check_scheduler
-    from culturebench.eval.runner import check_out_dir
+    from culturebench.eval.countries import LANGUAGES
+    from culturebench.eval.run_folder import check_out_dir
 
     hooks = registry.get(dataset).module("corpus")
     if hooks is None:
         raise UsageError(f"dataset {dataset!r} declares no corpus terms (dataset.yaml code.corpus)")
-    if lang not in ("ru", "uk", "en"):
-        raise UsageError(f"--lang {lang!r}: the corpus language, ru, uk or en (country names in it)")
+    if lang not in LANGUAGES:  # the languages the country names are known in
+        choices = f"{', '.join(LANGUAGES[:-1])} or {LANGUAGES[-1]}"
+        raise UsageError(f"--lang {lang!r}: the corpus language, {choices} (country names in it)")
     if scheduler is not None:
         scheduler = check_scheduler(scheduler)  # before any work: a bad address is a usage error
     config = config or hooks.DEFAULT_CONFIG
@@ -83,7 +85,8 @@ def _count(
     from culturebench.eval.corpus.count import CountSpec, merge_parts, run_shards, write_tables
     from culturebench.eval.corpus.matcher import MATCHER_VERSION
     from culturebench.eval.corpus.shards import list_shards
-    from culturebench.eval.runner import git_sha, load_rows, resolve_dataset
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
+    from culturebench.eval.run_folder import git_sha
     from culturebench.safe_http import redact
 
     ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
@@ -125,6 +128,8 @@ def _count(
 
 def read_count(folder: Path) -> dict[str, Any]:
     """``count.json`` of a finished count; CultureBenchError when missing or corrupt."""
+    from culturebench.eval.countries import LANGUAGES
+
     path = Path(folder) / COUNT_JSON
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -132,6 +137,6 @@ def read_count(folder: Path) -> dict[str, Any]:
         raise CultureBenchError(
             f"{folder} is not a finished corpus count (no readable {COUNT_JSON})"
         ) from None
-    if not isinstance(record, dict) or record.get("corpus_lang") not in ("ru", "uk", "en"):
+    if not isinstance(record, dict) or record.get("corpus_lang") not in LANGUAGES:
         raise CultureBenchError(f"{path}: not a culturebench corpus count (no corpus_lang)")
     return record

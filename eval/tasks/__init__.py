@@ -1,6 +1,8 @@
 """Evaluation tasks (lm-evaluation-harness style: a task knows its dataset config, its
 prompt templates, how to score one output and how to aggregate). Each dataset's tasks live
-in its folder (``datasets/<name>/tasks.py``) and are found through the dataset registry."""
+in its folder (the modules ``dataset.yaml`` code.tasks names, each with a ``TASKS`` dict)
+and are found through the dataset registry; an old task name (``Task.aliases``) still finds
+its task, with a warning."""
 
 from __future__ import annotations
 
@@ -15,15 +17,36 @@ def registry() -> dict[str, dict[str, type[Task]]]:
 
 
 def task_class(dataset: str, name: str) -> type[Task]:
-    """The class of task ``name`` of ``dataset``; :class:`UsageError` naming the choices."""
+    """The class of task ``name`` (or one of its old names, :attr:`Task.aliases`, with a
+    warning) of ``dataset``; :class:`UsageError` naming the choices."""
     from culturebench.errors import UsageError
 
     tasks = registry().get(dataset)
     if not tasks:
         raise UsageError(f"no evaluation tasks for dataset {dataset!r} (have: {', '.join(registry())})")
-    if name not in tasks:
-        raise UsageError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
-    return tasks[name]
+    if name in tasks:
+        return tasks[name]
+    for cls in tasks.values():
+        if name in cls.aliases:
+            import warnings
+
+            warnings.warn(
+                f"task {dataset}/{name} is now called {cls.name!r}; the old name is accepted until "
+                "culturebench 0.3",
+                FutureWarning,
+                stacklevel=2,
+            )
+            return cls
+    raise UsageError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
+
+
+def canonical_name(dataset: str, name: str) -> str:
+    """``name``, or the current name of the task an old name (alias) stands for; an unknown
+    dataset or task is returned as it is (an old run folder stays readable)."""
+    for cls in registry().get(dataset, {}).values():
+        if name in cls.aliases:
+            return cls.name
+    return name
 
 
 def get_task(dataset: str, name: str, **options) -> Task:
@@ -31,4 +54,4 @@ def get_task(dataset: str, name: str, **options) -> Task:
     return task_class(dataset, name)(**options)
 
 
-__all__ = ["AnalysisTask", "Task", "TaskRequest", "get_task", "registry", "task_class"]
+__all__ = ["AnalysisTask", "Task", "TaskRequest", "canonical_name", "get_task", "registry", "task_class"]

@@ -1,8 +1,10 @@
-"""Task interface and prompt sets (templates live in ``datasets/<name>/prompts.yaml``)."""
+"""The task interface, the request ids and the prompt sets (templates live in
+``datasets/<name>/prompts.yaml``)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,7 +15,13 @@ import yaml
 
 from culturebench.eval.backends.base import Request
 from culturebench.hashing import sha256_text
+from culturebench.registry import DatasetName
 from culturebench.spec import load_spec
+
+# The longest answer scored: a model that never stops (or a recorded 40 MB cell) is scored on
+# its first MAX_SCORED_CHARS characters, and the sample says so (``scored_chars``). The
+# papers' answers are at most a few hundred tokens (200 new tokens in BORSCH and WWD).
+MAX_SCORED_CHARS = 20_000
 
 
 def row_images(row: dict[str, Any]) -> tuple[bytes, ...]:
@@ -32,6 +40,23 @@ def load_prompts(dataset: str) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+def request_id(row_id: str, lang: str, template: int | str) -> str:
+    """The id of one request: ``<row>:<lang>:<template>`` (the template's index in the task's
+    prompt list). ``eval run`` and ``eval score`` both key samples by it."""
+    return f"{row_id}:{lang}:{template}"
+
+
+def job_id(request: str, seed: int | None) -> str:
+    """The id of one generation: the request id, ``@<seed>`` when a seed was set."""
+    return request if seed is None else f"{request}@{seed}"
+
+
+def split_job_id(job: str) -> tuple[str, str]:
+    """``(request id, seed text)`` of a generation id (seed text empty when it has none)."""
+    request, _, seed = job.partition("@")
+    return request, seed
+
+
 @dataclass(frozen=True)
 class TaskRequest:
     """A backend request plus what scoring needs (row id, language, gold answer, ...)."""
@@ -41,10 +66,20 @@ class TaskRequest:
 
 
 class Task(ABC):
-    """One evaluation task of one dataset."""
+    """One evaluation task of one dataset: its prompts and its scoring.
 
-    dataset: ClassVar[str]
-    name: ClassVar[str]
+    A task that asks one question per row, language and template (the usual case) declares
+    its class attributes (``name``, ``config``, ``languages``, ``needs_images``) and fills the
+    templates of ``prompts.yaml`` through :meth:`fields`; :meth:`meta` adds what scoring
+    needs; :meth:`score` and :meth:`aggregate` turn outputs into metrics. Its ``dataset`` is
+    the folder it lives in. Everything the runner or the report calls is declared here: the
+    request loop (:meth:`build`), an optional LLM matcher (:meth:`judge_prompts`,
+    :meth:`apply_judgments`), report sections (:meth:`report_sections`) and the options that
+    only locate an input (``location_options``)."""
+
+    dataset: ClassVar[str] = DatasetName()  # type: ignore[assignment]  # its dataset folder's name
+    name: ClassVar[str]  # lowercase words joined by hyphens
+    aliases: ClassVar[tuple[str, ...]] = ()  # former names, still accepted (CHANGELOG)
     config: ClassVar[str]
     split: ClassVar[str] = "test"
     needs_images: ClassVar[bool] = False
@@ -116,15 +151,87 @@ class Task(ABC):
         when the inputs are published files outside any release."""
         return None
 
-    @abstractmethod
+    # --------------------------------------------------------------- the request loop
     def build(
         self, rows: Sequence[dict[str, Any]], langs: Sequence[str]
     ) -> tuple[list[TaskRequest], dict[str, int]]:
-        """Requests for ``rows`` in ``langs`` (fixed order) and counts of skipped rows by reason."""
+        """Requests for ``rows`` x ``langs`` x the language's templates, in that order, with
+        ids :func:`request_id`, and counts of skipped rows by reason. A task shapes its prompts
+        with the hooks :meth:`images`, :meth:`fields`, :meth:`meta` and :meth:`render`; it
+        overrides ``build`` only when its requests are not one per row, language and template."""
+        requests: list[TaskRequest] = []
+        skipped: dict[str, int] = defaultdict(int)
+        for row in rows:
+            images = self.images(row, skipped)
+            if images is None:
+                continue
+            for lang in langs:
+                fields = self.fields(row, lang)
+                if fields is None:
+                    skipped[f"no_{lang}_text"] += 1
+                    continue
+                extra = self.meta(row, lang)
+                for index, template in enumerate(self.templates(lang)):
+                    meta = {"row_id": row["id"], "lang": lang, "prompt_index": index, **extra}
+                    prompt = self.render(template, fields, lang)
+                    requests.append(
+                        TaskRequest(Request(request_id(row["id"], lang, index), prompt, images), meta)
+                    )
+        return requests, dict(skipped)
 
+    def images(self, row: dict[str, Any], skipped: dict[str, int]) -> tuple[bytes, ...] | None:
+        """The images sent with every prompt of ``row``: none unless the task ``needs_images``;
+        None skips the row (counting the reason in ``skipped``)."""
+        if not self.needs_images:
+            return ()
+        images = row_images(row)
+        if not images:
+            skipped["no image bytes"] += 1
+            return None
+        return images
+
+    def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any] | None:
+        """The values the ``lang`` templates are filled with (default: the row's columns);
+        None when the row cannot be asked in ``lang`` (skipped, counted ``no_<lang>_text``)."""
+        return row
+
+    def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        """What scoring needs of ``row`` besides its id, language and template index (the gold
+        answer, groups for the breakdowns); stored in every sample."""
+        return {}
+
+    def render(self, template: str, fields: dict[str, Any], lang: str) -> str:
+        """One prompt: ``template`` filled with ``fields``."""
+        return template.format(**fields)
+
+    # ------------------------------------------------------------------ scoring hooks
     @abstractmethod
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         """Per-sample scores for one output (stored in the sample line)."""
+
+    def scored_sample(self, item: TaskRequest, output: Any) -> dict[str, Any]:
+        """One sample: the request, the output and :meth:`score` of it. An output that is not
+        text (a recorded ``["A"]`` or ``12``) is the model's failure: scored as the empty
+        answer and flagged ``invalid_output`` (its JSON type), never read through ``str()``. A
+        very long answer is scored on its first :data:`MAX_SCORED_CHARS` characters (flagged
+        ``scored_chars``); the whole output is kept."""
+        flags: dict[str, Any] = {}
+        text = output
+        if not isinstance(output, str):
+            flags["invalid_output"] = _json_type(output)
+            text = ""
+        elif len(output) > MAX_SCORED_CHARS:
+            flags["scored_chars"] = MAX_SCORED_CHARS
+            text = output[:MAX_SCORED_CHARS]
+        return {
+            "id": item.request.id,
+            **item.meta,
+            "prompt": item.request.prompt,
+            "n_images": len(item.request.images),
+            "output": output,
+            **flags,
+            **self.score(item.meta, text),
+        }
 
     def unusable(self, samples: Sequence[dict[str, Any]]) -> str | None:
         """Why a finished run's samples give no result at all (e.g. a judge whose every answer
@@ -135,6 +242,36 @@ class Task(ABC):
     @abstractmethod
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Task metrics over all samples."""
+
+    # ------------------------------------------------------- optional: an LLM matcher
+    def judge_prompts(self, sample: dict[str, Any]) -> list[tuple[str, str]]:
+        """``(name, prompt)`` pairs a judge model answers for one scored sample
+        (``--matcher llm``); only tasks that :meth:`supports_judge` define it."""
+        from culturebench.errors import UsageError
+
+        raise UsageError(f"task {self.name!r} has no LLM matcher (--matcher llm)")
+
+    def apply_judgments(self, sample: dict[str, Any], answers: dict[str, str]) -> dict[str, Any]:
+        """``sample`` re-scored from the judge's ``answers`` (by prompt name); a sample whose
+        answers do not parse sets ``judge_parsed`` false and has no score."""
+        raise NotImplementedError
+
+    @classmethod
+    def supports_judge(cls) -> bool:
+        """Whether the task defines an LLM matcher (overrides :meth:`judge_prompts`)."""
+        return cls.judge_prompts is not Task.judge_prompts
+
+    # --------------------------------------------------------------- report sections
+    @classmethod
+    def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+        """Markdown lines the run report adds after the generic tables of one result of this
+        task (plots written into ``folder``, linked as ``rel/<file>``); none by default."""
+        return []
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "array", dict: "object", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 class AnalysisTask(Task):

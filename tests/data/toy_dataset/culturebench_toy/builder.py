@@ -9,8 +9,6 @@ from culturebench.buildlog import BuildLog
 
 
 class ToyBuilder(DatasetBuilder):
-    name = "toy"
-
     def generate(self, sources: SourceSet, log: BuildLog) -> Rows:
         src = sources["questions"]
         rows = [

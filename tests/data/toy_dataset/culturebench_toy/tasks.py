@@ -5,26 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from culturebench.eval.backends.base import Request
 from culturebench.eval.metrics import bootstrap_ci
-from culturebench.eval.tasks.base import Task, TaskRequest
+from culturebench.eval.tasks.base import Task
 
 
 class Capital(Task):
-    dataset = "toy"
     name = "capital"
     config = "default"
     languages: ClassVar[tuple[str, ...]] = ("en",)
 
-    def build(self, rows: Sequence[dict[str, Any]], langs: Sequence[str]):
-        requests = []
-        for row in rows:
-            for lang in langs:
-                for index, template in enumerate(self.templates(lang)):
-                    meta = {"row_id": row["id"], "lang": lang, "gold": row["capital"]}
-                    prompt = template.format(country=row["country"])
-                    requests.append(TaskRequest(Request(f"{row['id']}:{lang}:{index}", prompt), meta))
-        return requests, {}
+    def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        return {"gold": row["capital"]}
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return {"correct": float(meta["gold"].lower() in output.lower())}

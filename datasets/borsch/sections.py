@@ -1,22 +1,21 @@
-"""BORSCH report sections: the Figure-4 over-prediction summary and bars, and the multi-label
-confusion matrices over the post-Soviet countries (paper, Section 4). Headline metrics and
-the per-country tables come from the generic report."""
+"""BORSCH report sections, each declared by its task class (``Task.report_sections``): the
+Figure-4 over-prediction summary and the confusion matrices (§4, origin tasks), the §5
+reference frame and heat map (``description-scores``), Tables 3-4 and the scatter plots
+(``description-correlations``). Headline metrics and the per-country tables come from the
+generic report."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from culturebench.eval.plots import plot_confusion, plot_grouped_bars
 
 
-def sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
-    """Extra report lines for a BORSCH result (the generic tables come first)."""
-    task = results["provenance"].get("task")
-    if task == "description-scores":
-        return _description_sections(results, folder, rel)
-    if task == "description-correlations":
-        return _correlation_sections(results, folder, rel)
+def origin_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+    """§4 (country of origin): the Figure-4 over-prediction summary and bars, and one
+    multi-label confusion matrix over the post-Soviet countries per prompt language."""
     metrics = results["metrics"]
     if not metrics or not all(isinstance(m, dict) and "over_prediction" in m for m in metrics.values()):
         return []
@@ -57,15 +56,17 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _description_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
-    """§5: the reference frame and the Fig. 8 heat map (language x origin country)."""
-    from culturebench.datasets.borsch.tasks import POST_SOVIET
+def description_sections(
+    results: dict[str, Any], folder: Path, rel: str, countries_in_order: Sequence[str]
+) -> list[str]:
+    """§5: the reference frame and the Fig. 8 heat map (language x origin country, the
+    countries of ``countries_in_order`` that have scores)."""
     from culturebench.eval.plots import plot_heatmap
 
     metrics = results["metrics"]
     ref = metrics["reference"]
     langs = [k for k in ("ru", "uk") if isinstance(metrics.get(k), dict)]
-    countries = [c for c in POST_SOVIET if any(c in metrics[lang]["per_country"] for lang in langs)]
+    countries = [c for c in countries_in_order if any(c in metrics[lang]["per_country"] for lang in langs)]
     values = [
         [metrics[lang]["per_country"].get(c, {}).get("score_mean") for c in countries] for lang in langs
     ]
@@ -93,7 +94,7 @@ def _description_sections(results: dict[str, Any], folder: Path, rel: str) -> li
     ]
 
 
-def _correlation_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+def correlation_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
     """App. J: Table 4 (vs QA/VQA), Table 3 (vs human ratings) and the scatter plots."""
     import json
 

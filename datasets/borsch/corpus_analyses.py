@@ -1,4 +1,9 @@
-"""Analyses of a corpus count against evaluation runs (BORSCH §4.2-4.3, App. C):
+"""BORSCH §4.2-4.3 and App. C: analyses of a corpus count against evaluation runs.
+
+The shared engine (``culturebench.eval.corpus``: ``culturebench corpus count``) counts the
+names this dataset's ``corpus`` hook (:mod:`culturebench.datasets.borsch.corpus`) lists; these
+analyses read its tables; this dataset adds their ``culturebench corpus`` commands
+(:func:`culturebench.datasets.borsch.cli.register_corpus`):
 
 - :func:`code_mixing`: the share of dish-name occurrences that use the other language's
   name, and QA Jaccard / dish-name VQA accuracy per log-spaced bin of the occurrence
@@ -87,7 +92,7 @@ def _csv_text(path: Path) -> str:
 def per_dish_scores(run: Path, metric: str, lang: str | None = None) -> dict[str, float]:
     """Mean ``metric`` per dish (row id) over a run's samples (prompts and seeds), optionally
     only the prompts in ``lang``."""
-    from culturebench.eval.runner import SAMPLES, read_run, read_samples
+    from culturebench.eval.run_folder import SAMPLES, read_run, read_samples
 
     read_run(run)
     values: dict[str, list[float]] = defaultdict(list)

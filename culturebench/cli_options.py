@@ -1,0 +1,246 @@
+"""Option groups a command declares once: where the dataset comes from (``--revision``,
+``--repo``, ``--local``), which engine generates (``--backend``, ``--model`` and the
+sampling options), and the image stage of a build (``--images`` and its flags). A command
+takes one parameter (``source: DatasetSource``, ``engine: EngineChoice``, ``image_stage``)
+and the group's decorator adds the options to its signature, so every command spells them,
+and their help, the same way."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from culturebench.cli_support import (
+    AllowOption,
+    BaseUrlOption,
+    BatchSizeOption,
+    CommonsApiOption,
+    ConcurrencyOption,
+    GuidanceOption,
+    ImageMirrorOption,
+    ImagesOption,
+    MaxNewTokensOption,
+    ModelRevisionOption,
+    OfflineImagesOption,
+    TemperatureOption,
+    image_options,
+    or_exit,
+)
+
+
+def option_group(name: str, build: Callable[..., Any], options: dict[str, tuple[Any, Any]]) -> Callable:
+    """A decorator: the command's parameter ``name`` is replaced by ``options`` (parameter
+    name -> (``Annotated`` type, default)) and receives ``build(**their values)``."""
+
+    def decorate(command: Callable) -> Callable:
+        signature = inspect.signature(command)
+        if name not in signature.parameters:
+            raise TypeError(f"{command.__name__} has no parameter {name!r} for its option group")
+        hints = inspect.get_annotations(command, eval_str=True)  # typer reads the signature's
+        kept = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+        kept = [p for p in kept if p.name != name]
+        added = [
+            inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+            for key, (kind, default) in options.items()
+        ]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {key: kwargs.pop(key) for key in options if key in kwargs}
+            return command(*args, **kwargs, **{name: build(**values)})
+
+        wrapper.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {
+            **{k: v for k, v in hints.items() if k != name},
+            **{key: kind for key, (kind, _) in options.items()},
+        }
+        return wrapper
+
+    return decorate
+
+
+# ------------------------------------------------------------------------ dataset source
+@dataclass(frozen=True)
+class DatasetSource:
+    """Where a command reads a dataset: a Hub revision (pinned to its commit sha before use)
+    of ``repo`` (default ``culturebench/<dataset>``), or a local release folder."""
+
+    revision: str | None = None
+    repo: str | None = None
+    local: Path | None = None
+
+    def as_kwargs(self) -> dict[str, str | None]:
+        """``revision``/``local``/``repo`` as :func:`~culturebench.eval.dataset_ref.resolve_dataset`
+        and ``run_eval`` take them."""
+        return {
+            "revision": self.revision,
+            "local": str(self.local) if self.local else None,
+            "repo": self.repo,
+        }
+
+
+DEFAULT_SOURCE = DatasetSource()  # the parameter's placeholder; the decorator passes the real one
+
+RevisionOption = Annotated[
+    str | None, typer.Option("--revision", help="Dataset revision on the Hub (tag, branch, sha).")
+]
+RepoOption = Annotated[
+    str | None, typer.Option("--repo", help="Dataset repo id (default culturebench/<dataset>).")
+]
+LocalOption = Annotated[
+    Path | None, typer.Option("--local", help="A local release folder instead of the Hub.")
+]
+
+with_dataset_source = option_group(
+    "source",
+    DatasetSource,
+    {"revision": (RevisionOption, None), "repo": (RepoOption, None), "local": (LocalOption, None)},
+)
+
+
+# ---------------------------------------------------------------------------- engine
+@dataclass(frozen=True)
+class EngineChoice:
+    """The engine named on the command line and every option a backend may take; :meth:`make`
+    hands the ones the chosen backend takes to the backend registry (the one place a backend
+    is made from a name and options)."""
+
+    backend: str = "transformers"
+    model: str | None = None
+    model_revision: str | None = None
+    batch_size: int = 8
+    max_new_tokens: int = 200
+    seed: int = 0
+    temperature: float = 0.0
+    base_url: str | None = None
+    concurrency: int = 4
+    size: str = "512x512"
+    steps: int | None = None
+    guidance: float | None = None
+    dtype: str = "float32"
+    quality: str | None = None
+
+    @property
+    def makes_images(self) -> bool:
+        from culturebench.eval.backends import IMAGE_BACKENDS
+
+        return self.backend in IMAGE_BACKENDS
+
+    def make(self, model: str | None = None) -> Any:
+        """The backend (``model`` overrides ``--model``); a bad choice exits with one line."""
+        from culturebench.eval.backends import ImageParams, SamplingParams, make_backend
+        from culturebench.eval.backends.image_base import parse_size
+
+        def build() -> Any:
+            options: dict[str, Any] = {"revision": self.model_revision}
+            if self.makes_images:
+                width, height = parse_size(self.size)
+                options["sampling"] = ImageParams(
+                    width=width, height=height, steps=self.steps, guidance=self.guidance, seed=self.seed
+                )
+                if self.backend == "openai-images":
+                    options.update(base_url=self.base_url, concurrency=self.concurrency, quality=self.quality)
+                else:
+                    options.update(dtype=self.dtype, batch_size=self.batch_size)
+            else:
+                options["sampling"] = SamplingParams(
+                    max_new_tokens=self.max_new_tokens, seed=self.seed, temperature=self.temperature
+                )
+                if self.backend == "openai":
+                    options.update(base_url=self.base_url, concurrency=self.concurrency)
+                elif self.backend == "transformers":
+                    options.update(batch_size=self.batch_size)
+            return make_backend(self.backend, str(model or self.model), **options)
+
+        return or_exit(build)
+
+
+DEFAULT_ENGINE = EngineChoice()  # the parameter's placeholder; the decorator passes the real one
+
+_HELP = {
+    "backend": "transformers, vllm or openai; text-to-image tasks: diffusers or openai-images.",
+    "model": "Model id on the Hub or a local folder (analysis tasks: the model they use, if any).",
+    "seed": "Seed recorded and passed to the backend.",
+    "size": "Text-to-image: WIDTHxHEIGHT (paper: 512x512 SD 2.1 / DALL-E 2).",
+    "steps": "Text-to-image: denoising steps (default: the pipeline's).",
+    "dtype": "diffusers: float32, float16 or bfloat16.",
+    "quality": "openai-images: quality (e.g. standard, hd).",
+}
+
+
+def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:
+    default = EngineChoice()
+    text = {
+        "model": (Annotated[str | None, typer.Option(help=_HELP["model"])], None),
+        "backend": (Annotated[str, typer.Option(help=_HELP["backend"])], default.backend),
+        "model_revision": (ModelRevisionOption, None),
+        "batch_size": (BatchSizeOption, default.batch_size),
+        "max_new_tokens": (MaxNewTokensOption, default.max_new_tokens),
+        "seed": (Annotated[int, typer.Option(min=0, max=2**32 - 1, help=_HELP["seed"])], default.seed),
+        "base_url": (BaseUrlOption, None),
+        "concurrency": (ConcurrencyOption, default.concurrency),
+        "temperature": (TemperatureOption, default.temperature),
+    }
+    if not image:
+        return text
+    return {
+        **text,
+        "size": (Annotated[str, typer.Option(help=_HELP["size"])], default.size),
+        "steps": (Annotated[int | None, typer.Option(min=1, help=_HELP["steps"])], None),
+        "guidance": (GuidanceOption, None),
+        "dtype": (Annotated[str, typer.Option(help=_HELP["dtype"])], default.dtype),
+        "quality": (Annotated[str | None, typer.Option(help=_HELP["quality"])], None),
+    }
+
+
+def with_engine(*, image: bool = False) -> Callable:
+    """The engine option group (``engine: EngineChoice``); ``image`` adds the text-to-image
+    options (size, steps, guidance, dtype, quality)."""
+    return option_group("engine", EngineChoice, _engine_options(image))
+
+
+# ----------------------------------------------------------------------- image stage
+def _image_stage(
+    images: bool = False,
+    image_mirror: str | None = None,
+    offline_images: bool = False,
+    commons_api: str | None = None,
+    allow: list[str] | None = None,
+) -> Any:
+    return or_exit(lambda: image_options(images, image_mirror, offline_images, commons_api, allow))
+
+
+with_image_stage = option_group(
+    "image_stage",
+    _image_stage,
+    {
+        "images": (ImagesOption, False),
+        "image_mirror": (ImageMirrorOption, None),
+        "offline_images": (OfflineImagesOption, False),
+        "commons_api": (CommonsApiOption, None),
+        "allow": (AllowOption, None),
+    },
+)
+"""The image stage's options of ``build`` and ``release`` (``image_stage``: the
+:class:`~culturebench.images.stage.ImageOptions`, or None without ``--images``)."""
+
+
+__all__ = [
+    "DEFAULT_ENGINE",
+    "DEFAULT_SOURCE",
+    "DatasetSource",
+    "EngineChoice",
+    "LocalOption",
+    "RepoOption",
+    "RevisionOption",
+    "option_group",
+    "with_dataset_source",
+    "with_engine",
+    "with_image_stage",
+]

@@ -1,0 +1,302 @@
+"""A run folder, read and written in one place: ``run.json`` (what the run is: its
+identity), ``samples.jsonl`` (one scored sample per line, appended as they arrive),
+``results.json`` (metrics and provenance), ``images/`` of text-to-image runs; the checks that
+keep two runs from mixing in one folder, and earlier runs read as a later task's input. Where
+a folder may be written at all (markers, locks, refusals) is :mod:`culturebench.outputs`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from culturebench.errors import CultureBenchError
+from culturebench.eval.dataset_ref import DatasetRef
+from culturebench.hashing import sha256_file, sha256_text
+from culturebench.jsonsafe import json_text
+
+SAMPLES = "samples.jsonl"
+RUN = "run.json"
+RESULTS = "results.json"
+
+
+class RunMismatch(CultureBenchError):
+    """The output folder holds a different run (other dataset revision, model, prompts...)."""
+
+
+class SamplesError(CultureBenchError):
+    """``samples.jsonl`` has a corrupt line, or lines that belong to another run."""
+
+
+def git_sha() -> str | None:
+    """Commit of the culturebench checkout running this (None outside a git checkout)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(Path(__file__).resolve().parent), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return sha + ("-dirty" if dirty else "")
+
+
+def read_samples(
+    path: Path, *, run_key: str | None = None, expected_ids: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """Samples on disk, each id once (the first line of an id wins; later duplicates are
+    ignored). A torn last line (killed mid-write) is cut off the file. A corrupt line
+    elsewhere, a line of another run (other ``run`` key, or an id this run never asked
+    for) raise :class:`SamplesError` naming the file and line."""
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    keep = raw if raw.endswith(b"\n") or not raw else raw[: raw.rfind(b"\n") + 1]
+    if keep != raw:
+        with open(path, "r+b") as handle:
+            handle.truncate(len(keep))
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for line_no, line in enumerate(keep.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            raise SamplesError(
+                f"{path}, line {line_no}: corrupt sample (not JSON: {why}); delete the line to "
+                "regenerate that sample"
+            ) from None
+        if not isinstance(sample, dict) or not isinstance(sample.get("id"), str):
+            raise SamplesError(f"{path}, line {line_no}: not a sample (no string 'id')")
+        if run_key is not None and sample.get("run") != run_key:
+            raise SamplesError(
+                f"{path}, line {line_no}: sample {sample['id']!r} belongs to another run "
+                f"(run key {sample.get('run')!r}, this run {run_key!r}); use another --out"
+            )
+        if expected_ids is not None and sample["id"] not in expected_ids:
+            raise SamplesError(
+                f"{path}, line {line_no}: sample {sample['id']!r} is not a request of this run; "
+                "use another --out"
+            )
+        if sample["id"] in seen:
+            continue
+        seen.add(sample["id"])
+        out.append(sample)
+    return out
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    if not path.is_file():
+        raise CultureBenchError(f"{path.parent} is not {what} (no {path.name})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise CultureBenchError(f"{path}: corrupt ({why})") from None
+    if not isinstance(data, dict):
+        raise CultureBenchError(f"{path}: corrupt (not a JSON object)")
+    return data
+
+
+def read_run(folder: str | Path) -> dict[str, Any]:
+    """``run.json`` of a run folder; CultureBenchError when missing, corrupt or incomplete."""
+    run = read_json_object(Path(folder) / RUN, "an eval run folder")
+    if not isinstance(run.get("dataset"), dict) or "dataset" not in run["dataset"] or "task" not in run:
+        raise CultureBenchError(f"{Path(folder) / RUN}: incomplete (no dataset/task)")
+    run["task"] = _current_name(run["dataset"]["dataset"], run["task"])
+    return run
+
+
+def read_results(folder: str | Path) -> dict[str, Any]:
+    """``results.json`` of a finished run; CultureBenchError when missing or malformed."""
+    results = read_json_object(Path(folder) / RESULTS, "a finished eval run")
+    prov = results.get("provenance")
+    if (
+        not isinstance(prov, dict)
+        or not isinstance(prov.get("dataset"), dict)
+        or "task" not in prov
+        or not isinstance(results.get("metrics"), dict)
+    ):
+        raise CultureBenchError(f"{Path(folder) / RESULTS}: not a culturebench results file")
+    prov["task"] = _current_name(prov["dataset"].get("dataset"), prov["task"])
+    return results
+
+
+def _current_name(dataset: Any, task: Any) -> Any:
+    """A run recorded under a task's old name reads as the task's current name."""
+    from culturebench.eval.tasks import canonical_name
+
+    return canonical_name(dataset, task) if isinstance(dataset, str) and isinstance(task, str) else task
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output path that is a file, a release folder, or inside a release, run or
+    corpus-count folder (:func:`culturebench.outputs.check_parents`: a run would add files
+    they must not hold)."""
+    from culturebench.outputs import check_parents, protected_folder
+
+    if out.exists() and not out.is_dir():
+        raise CultureBenchError(f"--out {out} is a file, not a folder")
+    if protected_folder(out) == "release folder":
+        raise CultureBenchError(f"--out {out} is inside the release folder {out}; write runs elsewhere")
+    check_parents(out, "--out")
+
+
+def check_run_dir(out: Path) -> None:
+    """A run folder is new, empty, or holds a run (``run.json``, then checked by
+    :func:`_check_run`); a folder of anything else is refused, never written into."""
+    from culturebench.outputs import clean_leftovers
+
+    check_out_dir(out)
+    clean_leftovers(out)
+    if out.is_dir() and any(out.iterdir()) and not (out / RUN).is_file():
+        raise RunMismatch(
+            f"--out {out} holds files that are not a culturebench run (no {RUN}); refusing to write "
+            "into it (give a new or empty folder)"
+        )
+
+
+def identity(run_info: dict[str, Any]) -> dict[str, Any]:
+    """What determines a run's outputs: ``run_info`` without library versions and without the
+    task options that only locate an input whose content another option pins by sha256 (so a
+    copied or moved pipeline folder still resumes)."""
+    info = dict(run_info)
+    if isinstance(info.get("model"), dict):
+        info["model"] = {k: v for k, v in info["model"].items() if k != "versions"}
+    located = set(info.pop("location_options", []) or [])
+    if located and isinstance(info.get("task_options"), dict):
+        info["task_options"] = {k: v for k, v in info["task_options"].items() if k not in located}
+    return info
+
+
+def run_key(run_info: dict[str, Any]) -> str:
+    """Short fingerprint of :func:`identity`; every sample line carries it so lines of
+    another run are recognised."""
+    return sha256_text(json.dumps(identity(run_info), sort_keys=True, ensure_ascii=False))[:16]
+
+
+IMAGES = "images"
+
+
+def store_image(out: Path, job_id: str, png: bytes) -> tuple[str, str]:
+    """Write one generated image as ``images/<safe id>-<hash>.png`` (atomically) and return
+    (path relative to the run folder, sha256 of the bytes)."""
+    import re
+
+    from culturebench.atomic import write_bytes_atomic
+    from culturebench.hashing import sha256_bytes
+
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", job_id)[:80]
+    rel = f"{IMAGES}/{safe}-{sha256_text(job_id)[:8]}.png"
+    write_bytes_atomic(out / rel, png)
+    return rel, sha256_bytes(png)
+
+
+def check_images(out: Path, samples: Sequence[dict[str, Any]]) -> None:
+    """Every recorded image is on disk with the sha256 its sample line records; otherwise a
+    :class:`SamplesError` naming the sample (delete its line to regenerate it)."""
+    for sample in samples:
+        path = out / str(sample.get("output", ""))
+        if not path.is_file() or sha256_file(path) != sample.get("image_sha256"):
+            raise SamplesError(
+                f"{out / SAMPLES}: sample {sample['id']!r}: image {path} is missing or altered "
+                "(sha256 differs from the sample line); delete that line to regenerate it"
+            )
+
+
+def read_input_run(
+    folder: str | Path, *, dataset: str, tasks: Sequence[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(run.json, samples) of an earlier run used as a task's input: it must be a run of
+    ``dataset`` with one of ``tasks`` and hold samples; images it made are checked against the
+    sha256 their samples record. Errors name the folder."""
+    path = Path(folder)
+    run = read_run(path)
+    if run["dataset"].get("dataset") != dataset or run.get("task") not in tasks:
+        raise CultureBenchError(
+            f"{path} is a {run['dataset'].get('dataset')}/{run.get('task')} run, not {dataset} "
+            f"{' or '.join(tasks)}"
+        )
+    samples = read_samples(path / SAMPLES)
+    if not samples:
+        raise CultureBenchError(f"{path}: no samples yet ({SAMPLES} is empty)")
+    if any("image_sha256" in s for s in samples):
+        check_images(path, samples)
+    return run, samples
+
+
+def samples_sha256(folder: str | Path) -> str:
+    """sha256 of a run's ``samples.jsonl``: how a later stage pins the run it read."""
+    path = Path(folder) / SAMPLES
+    if not path.is_file():
+        raise CultureBenchError(f"{Path(folder)}: no {SAMPLES} (not a run folder, or not started)")
+    return sha256_file(path)
+
+
+def task_identity(ref: DatasetRef, task_name: str, task: Any) -> dict[str, Any]:
+    """What names a run's dataset revision and task (shared by ``eval run`` and ``eval score``)."""
+    out = {
+        "dataset": asdict(ref),
+        "task": task_name,
+        "task_options": task.task_options,
+        "config": task.config,
+        "split": task.split,
+    }
+    if task.location_options:
+        out["location_options"] = list(task.location_options)
+    return out
+
+
+def output_counts(samples: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many outputs were not text (scored as failures) and how many were scored only in
+    part (longer than :data:`MAX_SCORED_CHARS`): reported beside every run's metrics."""
+    return {
+        "invalid_outputs": sum("invalid_output" in s for s in samples),
+        "outputs_cut_for_scoring": sum("scored_chars" in s for s in samples),
+    }
+
+
+def check_run(path: Path, info: dict[str, Any]) -> bool:
+    """Refuse to mix runs: everything that determines the outputs must match to resume.
+    Returns whether ``path`` holds this very run (a resume)."""
+    if not path.exists():
+        return False
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(old, dict):
+            raise ValueError("not a JSON object")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise RunMismatch(
+            f"{path} is corrupt ({exc}); remove it (or the folder) or use another --out"
+        ) from None
+    keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256", "seeds")
+    diff = [k for k in keys if old.get(k) != info.get(k)]
+    old_model = {k: v for k, v in (old.get("model") or {}).items() if k != "versions"}
+    new_model = {k: v for k, v in info["model"].items() if k != "versions"}
+    if old_model != new_model:
+        diff.append("model")
+    if diff:
+        raise RunMismatch(
+            f"{path.parent} holds a different run (differs in: {', '.join(diff)}); use another --out"
+        )
+    return True
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    from culturebench.atomic import write_text_atomic
+
+    write_text_atomic(path, json_text(data, indent=2, sort_keys=True))
