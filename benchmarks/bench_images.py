@@ -84,7 +84,7 @@ def _decode(data: bytes) -> int:
 
 
 def _decode_and_hash(data: bytes) -> str:
-    from culturebench.images.hashing import hash_image_bytes
+    from culturebench.images.phash import hash_image_bytes
 
     return hash_image_bytes(data, max_bytes=30_000_000, max_pixels=40_000_000)["phash"]
 
@@ -151,7 +151,7 @@ def _index_bench(rng: np.random.Generator, threshold: int) -> None:
 
 
 def threshold_study(images: dict[str, Image.Image]) -> None:
-    from culturebench.images.hashing import hamming, perceptual_hashes
+    from culturebench.images.phash import hamming, perceptual_hashes
 
     base = {name: perceptual_hashes(img)["phash"] for name, img in images.items()}
     copies = {

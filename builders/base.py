@@ -46,7 +46,7 @@ class BuildResult:
     folder: Path
     manifest: dict[str, Any]
     log: BuildLog
-    report: Any  # culturebench.validation.report.ValidationReport
+    report: Any  # culturebench.validation.findings.ValidationReport
 
 
 def library_versions() -> dict[str, str]:

@@ -604,7 +604,7 @@ def eval_run_cmd(
 def _print_headlines(title: str, metrics: dict) -> None:
     """The run's headline metrics as a table: value with its 95% CI (or ± SEM) and n; a run
     whose results are all breakdowns (e.g. per continent x model) prints those instead."""
-    from culturebench.eval.report import breakdowns, headlines
+    from culturebench.eval.run_report import breakdowns, headlines
 
     items = headlines(metrics)
     if not items:
@@ -620,7 +620,7 @@ def _print_headlines(title: str, metrics: dict) -> None:
 
 
 def _print_breakdown(title: str, rows: dict, limit: int = 40) -> None:
-    from culturebench.eval.report import cell_text
+    from culturebench.eval.run_report import cell_text
 
     columns = list(dict.fromkeys(k for row in rows.values() for k in row if cell_text(row[k])))
     table = Table(title=title)
@@ -798,7 +798,7 @@ def eval_tiny_model_cmd(
     mark = OutputKind(f"tiny-model-{kind}")
     if path.is_dir() and kind_of(path) == mark.name:
         recorded = json.loads((path / MARKER).read_text(encoding="utf-8")).get("seed")
-        if recorded == seed:  # a rerun (the README builds /tmp/tiny in two sections)
+        if recorded == seed:  # a rerun (the docs build /tmp/tiny in two sections)
             console.print(f"tiny {kind} model already in {path} (seed {seed}); nothing to do")
             return
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
@@ -828,7 +828,7 @@ def eval_report_cmd(
     overwrite: FileOverwriteOption = False,
 ) -> None:
     """Write one Markdown report (tables with 95% CIs, plots) over several runs."""
-    from culturebench.eval.report import write_report
+    from culturebench.eval.run_report import write_report
 
     claim_file(out, overwrite, folders)
     missing = [str(f) for f in folders if not (f / "results.json").is_file()]
@@ -851,7 +851,7 @@ def eval_paper_cmd(
         list[str] | None,
         typer.Option(
             "--input",
-            help="Other files an item reads, KEY=PATH (e.g. human=RATINGS.csv; README: eval paper).",
+            help="Other files an item reads, KEY=PATH (e.g. human=RATINGS.csv; docs/paper-reports.md).",
         ),
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an earlier paper report at --out.")] = False,

@@ -7,8 +7,11 @@ and its code, named in ``dataset.yaml``::
       builder: builder:BorschBuilder   # module:class, a DatasetBuilder
       checks: checks                   # SCHEMAS (+ CROSS_CHECKS, cross_checks(frames))
       tasks: tasks, description        # TASKS: {name: Task class}, merged from each module
-      report: report                   # optional: sections(results, folder, rel) -> lines
-      cli: cli                         # optional: register(eval_app) adds commands
+      paper: paper_report              # optional: the functions paper.yaml's items name
+      cli: cli                         # optional: register(eval_app) adds `eval` commands,
+                                       #   register_corpus(corpus_app) `corpus` commands
+      corpus: corpus                   # optional: which names a corpus count looks for
+      report: report                   # optional: summary_files(results, out) for `eval score`
 
 Modules are relative to the dataset's code package. Built-in datasets live in
 ``datasets/<name>/`` (package ``culturebench.datasets.<name>``); a separate package
@@ -19,9 +22,12 @@ the import name of a package holding ``dataset.yaml`` and the modules, e.g. in i
     [project.entry-points."culturebench.datasets"]
     toy = "culturebench_toy"
 
-Discovery checks that every declared module exists; a missing piece is an error then,
-naming the dataset, not a warning in the middle of a run. Shared code asks the registry and
-never names a dataset.
+A dataset's name is its folder's (or its entry point's) and is written nowhere else: task
+classes and the builder read it (:class:`DatasetName`), and a ``dataset.yaml`` ``name``, a
+task or a builder that says otherwise is refused, as is a task name that is not lowercase
+words joined by hyphens. Discovery checks that every declared module exists; a missing piece
+is an error then, naming the dataset, not a warning in the middle of a run. Shared code asks
+the registry and never names a dataset.
 """
 
 from __future__ import annotations

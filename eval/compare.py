@@ -64,7 +64,7 @@ def paired_difference_ci(
 
 def compare_runs(run_a: Path, run_b: Path) -> list[dict[str, Any]]:
     """One row per headline metric the two runs share."""
-    from culturebench.eval.report import headlines
+    from culturebench.eval.run_report import headlines
 
     results_a, samples_a = _read_run(run_a)
     results_b, samples_b = _read_run(run_b)

@@ -176,7 +176,7 @@ def run_eval(
             "metrics": task.aggregate(samples),
         }
         write_json(out / RESULTS, results)
-        from culturebench.eval.report import write_report
+        from culturebench.eval.run_report import write_report
 
         write_report([out], out / "report.md")
         problem = task.unusable(samples)
@@ -278,7 +278,7 @@ def _run_analysis(
         "metrics": metrics,
     }
     write_json(out / RESULTS, results)
-    from culturebench.eval.report import write_report
+    from culturebench.eval.run_report import write_report
 
     write_report([out], out / "report.md")
     return results

@@ -360,8 +360,8 @@ def write_scoring(
     """Score ``prepared`` into ``out_dir``: ``run.json``, ``samples.jsonl``, ``results.json``
     and ``report.md`` (each written atomically; an earlier score there is replaced)."""
     from culturebench.atomic import write_text_atomic
-    from culturebench.eval.report import write_report
     from culturebench.eval.run_folder import RESULTS, RUN, SAMPLES, output_counts, task_identity, write_json
+    from culturebench.eval.run_report import write_report
 
     task, used = prepared.task, prepared.files
     out = Path(out_dir)

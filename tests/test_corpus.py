@@ -407,7 +407,7 @@ def test_image_contamination_at_scale_equals_the_validation_check(
     import pyarrow.parquet as pq
 
     from culturebench.eval.corpus.contamination import corpus_contamination, release_hashes
-    from culturebench.images.hashing import to_array
+    from culturebench.images.phash import to_array
     from culturebench.validation.images import stream_reference_matches
 
     records = release_hashes(borsch_image_release.folder)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from culturebench.eval.countries import default_extractor
+from culturebench.eval.country_extractor import default_extractor
 from culturebench.eval.metrics import (
     bootstrap_ci,
     contains_within_edits,

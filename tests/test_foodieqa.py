@@ -158,7 +158,7 @@ def test_tasks_build_four_templates_per_language_with_images(foodie_release) -> 
 
     ref = resolve_dataset("foodieqa", revision=None, local=str(foodie_release.folder), repo=None)
     multi = load_rows(ref, "multi_image", "test", None)  # as the runner reads them: encoded bytes
-    reqs, skipped = get_task("foodieqa", "multi_image").build(multi, ["zh", "en"])
+    reqs, skipped = get_task("foodieqa", "multi-image").build(multi, ["zh", "en"])
     assert len(reqs) == 8 * 2 * 4 and skipped == {}
     assert all(len(r.request.images) == 4 for r in reqs)
     assert reqs[0].request.prompt.endswith("答案为：图") and reqs[4].request.prompt.endswith("Option (")
@@ -198,7 +198,7 @@ def test_text_task_runs_on_the_tiny_model(foodie_release, tiny_model: Path, tmp_
     assert block["unparseable"] == sum(p["unparseable"] for p in block["per_prompt"].values())
 
 
-@pytest.mark.parametrize(("task", "n_images"), [("multi_image", 4), ("single_image", 1)])
+@pytest.mark.parametrize(("task", "n_images"), [("multi-image", 4), ("single-image", 1)])
 def test_image_tasks_run_on_the_tiny_vision_language_model(
     foodie_release, tiny_vlm: Path, tmp_path: Path, task: str, n_images: int
 ) -> None:

@@ -229,7 +229,7 @@ def test_contamination_fails_the_gate_unless_waived(image_world, tmp_path: Path,
     import pandas as pd
     import yaml
 
-    from culturebench.images.hashing import perceptual_hashes
+    from culturebench.images.phash import perceptual_hashes
 
     w = image_world
     datasets = tmp_path / "datasets"
@@ -362,7 +362,7 @@ def test_reference_lists_stream_in_batches_with_recall_one(tmp_path: Path, monke
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from culturebench.images.hashing import to_array
+    from culturebench.images.phash import to_array
     from culturebench.validation import images as checks
 
     rng = np.random.default_rng(7)

@@ -80,7 +80,10 @@ def test_wheel_has_a_single_top_level_package(wheel: Path) -> None:
         "images/stage.py",
         "urlcheck/checker.py",
         *(f"datasets/{name}/{part}.py" for name in DATASETS for part in ("builder", "checks", "tasks")),
-        "datasets/borsch/report.py",
+        "datasets/borsch/sections.py",
+        "eval/run_folder.py",
+        "eval/dataset_ref.py",
+        "cli_options.py",
         "datasets/rubin/cli.py",
         "datasets/ash/cli.py",
     ):
@@ -89,6 +92,12 @@ def test_wheel_has_a_single_top_level_package(wheel: Path) -> None:
     assert not any(
         n.startswith(("culturebench/builders/borsch", "culturebench/eval/tasks/borsch")) for n in names
     )
+    # every package below the installed folders was found (setup.py), none listed by hand,
+    # with the data files of its non-package sub-folders
+    for folder in ("eval/corpus", "eval/backends", "eval/tasks", "datasets/wwd"):
+        assert f"culturebench/{folder}/__init__.py" in names
+    for data in ("cards/templates/", "datasets/rubin/sample/", "datasets/wwd/test_suites/", "eval/data/"):
+        assert any(n.startswith(f"culturebench/{data}") for n in names), data
 
 
 def test_installed_wheel_discovers_every_dataset(wheel: Path, tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def test_rubin_tables_from_runs_beside_the_papers_numbers(
     model = "yandex/YandexGPT-5-Lite-8B-instruct"  # the paper's YandexGPT-8B, by the aliases
     backend = scripted_backend("<answer>A</answer>", model=model)
     run_eval("rubin", "mcqa", backend, tmp_path / "full", local=local)
-    run_eval("rubin", "mcqa_easy", backend, tmp_path / "easy", local=local)
+    run_eval("rubin", "mcqa-easy", backend, tmp_path / "easy", local=local)
     other = scripted_backend("не знаю", model="my/own-model")
     run_eval("rubin", "mcqa", other, tmp_path / "other", local=local)
     report = build_report(
@@ -89,7 +89,7 @@ def test_missing_runs_are_listed_not_skipped(rubin_release, scripted_backend, tm
     from culturebench.eval.paper_report import build_report
 
     local = str(rubin_release.folder)
-    run_eval("rubin", "mcqa_easy", scripted_backend("<answer>B</answer>"), tmp_path / "easy", local=local)
+    run_eval("rubin", "mcqa-easy", scripted_backend("<answer>B</answer>"), tmp_path / "easy", local=local)
     report = build_report("rubin", [tmp_path / "easy"], tmp_path / "report")  # no release either
     assert (
         _item(report, "Table 5")["status"] == "missing inputs"
@@ -204,21 +204,21 @@ def test_foodieqa_variants_web_images_and_question_types(
         return "A" if "这道菜是" in prompt or "The dish is" in prompt else "B"
 
     backend = scripted_backend(answer, model=model)
-    run_eval("foodieqa", "single_image", backend, tmp_path / "plain", local=local)
+    run_eval("foodieqa", "single-image", backend, tmp_path / "plain", local=local)
     run_eval(
         "foodieqa",
-        "single_image",
+        "single-image",
         backend,
         tmp_path / "web",
         local=local,
         task_options={"web": str(foodieqa_download)},
     )
     run_eval(
-        "foodieqa", "single_image", backend, tmp_path / "named", local=local, task_options={"dish_name": True}
+        "foodieqa", "single-image", backend, tmp_path / "named", local=local, task_options={"dish_name": True}
     )
     run_eval(
         "foodieqa",
-        "single_image",
+        "single-image",
         backend,
         tmp_path / "name_only",
         local=local,

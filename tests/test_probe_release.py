@@ -237,8 +237,8 @@ def test_validation_builds_no_per_row_series(release: Path, monkeypatch) -> None
     import pandas as pd
 
     from culturebench.spec import load_spec
+    from culturebench.validation.findings import ValidationReport
     from culturebench.validation.release import _check_data
-    from culturebench.validation.report import ValidationReport
 
     def refuse(self):
         raise AssertionError("iterrows() in validation (quadratic with attrs, slow without)")

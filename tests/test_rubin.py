@@ -190,11 +190,11 @@ def test_metrics_accuracy_na_and_position_bias(
         if 1970 <= (json.loads(line)["year"] or 0) < 1980
     )
     assert set(m["per_category"]) == {"Proverbs", "Riddles", "Twisters", "Poems", "Films", "Cartoons"}
-    na = run_eval("rubin", "mcqa_easy", ScriptedBackend("не знаю"), tmp_path / "b", local=local)["metrics"]
+    na = run_eval("rubin", "mcqa-easy", ScriptedBackend("не знаю"), tmp_path / "b", local=local)["metrics"]
     assert na["na_rate"] == 1.0 and na["accuracy"] == 0.0
 
 
-@pytest.mark.parametrize(("task", "config"), [("mcqa", "full"), ("mcqa_easy", "easy")])
+@pytest.mark.parametrize(("task", "config"), [("mcqa", "full"), ("mcqa-easy", "easy")])
 def test_mcqa_runs_on_the_tiny_model(
     rubin_sample_release, tiny_model: Path, tmp_path: Path, task: str, config: str
 ) -> None:
@@ -301,3 +301,20 @@ def test_bad_annotator_age_names_row_and_field(tmp_path: Path) -> None:
     (folder / "human_answers.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(SourceError, match=r"human_answers.csv, row 6, field 'annotator_age'"):
         get_builder("rubin").build(source=str(folder), out_root=tmp_path / "dist")
+
+
+def test_an_old_task_name_still_works_with_a_warning(tmp_path: Path) -> None:
+    """`mcqa_easy` was renamed `mcqa-easy` (CHANGELOG): the old name finds the task, with a
+    FutureWarning, and a run folder recorded under it reads under the new name."""
+    import json
+
+    from culturebench.eval.run_folder import read_run
+    from culturebench.eval.tasks import canonical_name, registry, task_class
+
+    assert "mcqa-easy" in registry()["rubin"] and "mcqa_easy" not in registry()["rubin"]
+    with pytest.warns(FutureWarning, match="now called 'mcqa-easy'"):
+        assert task_class("rubin", "mcqa_easy").name == "mcqa-easy"
+    assert canonical_name("rubin", "mcqa_easy") == "mcqa-easy"
+    assert canonical_name("rubin", "no-such-task") == "no-such-task"
+    (tmp_path / "run.json").write_text(json.dumps({"dataset": {"dataset": "rubin"}, "task": "mcqa_easy"}))
+    assert read_run(tmp_path)["task"] == "mcqa-easy"

@@ -16,12 +16,12 @@ import pandas as pd
 from culturebench.errors import CultureBenchError
 from culturebench.hashing import sha256_bytes
 from culturebench.images.decode import ImageError
-from culturebench.images.hashing import hamming, hash_image_bytes, to_array
 from culturebench.images.index import HashIndex
 from culturebench.images.licenses import allowed
+from culturebench.images.phash import hamming, hash_image_bytes, to_array
 from culturebench.images.policy import ImagePolicy, load_policy
 from culturebench.spec import DatasetSpec
-from culturebench.validation.report import Finding, ValidationReport
+from culturebench.validation.findings import Finding, ValidationReport
 from culturebench.validation.rows import iter_rows
 
 CHECKS = ("images:integrity", "images:licence_policy", "images:near_duplicates", "images:contamination")

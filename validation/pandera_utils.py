@@ -9,7 +9,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaError, SchemaErrors
 
-from culturebench.validation.report import Finding
+from culturebench.validation.findings import Finding
 
 
 def each(predicate: Callable[[Any], bool], name: str, error: str) -> pa.Check:

@@ -14,8 +14,8 @@ from culturebench.errors import CultureBenchError
 from culturebench.hashing import sha256_file
 from culturebench.manifest import MANIFEST_NAME, data_files, read_manifest
 from culturebench.spec import DatasetSpec, load_spec
+from culturebench.validation.findings import Finding, ValidationReport
 from culturebench.validation.pandera_utils import run_schema
-from culturebench.validation.report import Finding, ValidationReport
 from culturebench.validation.rows import Frames
 
 logger = logging.getLogger("culturebench.validation")

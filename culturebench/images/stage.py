@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 from culturebench.buildlog import BuildLog
 from culturebench.images.decode import ImageError
 from culturebench.images.fetch import FetchRequest, ImageCache, default_cache, fetch_images
-from culturebench.images.hashing import hash_image_bytes
 from culturebench.images.licenses import UNKNOWN, CommonsClient, LicenseInfo, allowed, commons_title
+from culturebench.images.phash import hash_image_bytes
 from culturebench.images.policy import ImagePolicy
 
 

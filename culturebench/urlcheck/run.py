@@ -18,7 +18,7 @@ from culturebench.urlcheck.history import (
     save_history,
     update_history,
 )
-from culturebench.urlcheck.report import write_reports
+from culturebench.urlcheck.run_files import write_reports
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
-from culturebench.validation.report import Finding
+from culturebench.validation.findings import Finding
 from culturebench.validation.rows import iter_rows
 
 CATEGORY_SIZES = {"regional": 30, "religious": 6, "historical": 4}

@@ -15,8 +15,8 @@ import pandera.pandas as pa
 
 from culturebench.countries import is_iso_alpha2
 from culturebench.text import normalize_name
+from culturebench.validation.findings import Finding
 from culturebench.validation.pandera_utils import each
-from culturebench.validation.report import Finding
 from culturebench.validation.rows import iter_rows
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")

@@ -95,7 +95,7 @@ class OriginTask(_BorschTask):
         return origin_sections(results, folder, rel)
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
-        from culturebench.eval.countries import default_extractor
+        from culturebench.eval.country_extractor import default_extractor
 
         predicted = default_extractor().extract(output, meta["lang"])
         gold = meta["gold_origins"]

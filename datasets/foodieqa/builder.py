@@ -121,7 +121,7 @@ class FoodieQABuilder(DatasetBuilder):
 
     def _image(self, rec: _Record, root: Path, rel: Any, field: str) -> dict[str, Any]:
         from culturebench.images.decode import ImageError
-        from culturebench.images.hashing import hash_image_bytes
+        from culturebench.images.phash import hash_image_bytes
 
         if not isinstance(rel, str) or not rel.strip():
             raise SourceError(rec.loc(field), f"image path {rel!r} is not a file name")

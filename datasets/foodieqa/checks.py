@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
+from culturebench.validation.findings import Finding
 from culturebench.validation.pandera_utils import each
-from culturebench.validation.report import Finding
 from culturebench.validation.rows import iter_rows
 
 CROSS_CHECKS = ("cross:english_complete", "cross:images_present")

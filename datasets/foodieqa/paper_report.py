@@ -1,5 +1,5 @@
-"""FoodieQA's tables and figures from `multi_image` / `single_image` / `text` runs (with the
-§6 options of `single_image`) and from the release (``culturebench eval paper foodieqa``)."""
+"""FoodieQA's tables and figures from `multi-image` / `single-image` / `text` runs (with the
+§6 options of `single-image`) and from the release (``culturebench eval paper foodieqa``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from culturebench.eval.paper_report import (
     unit_mean,
 )
 
-TASKS = ("multi_image", "single_image", "text")
+CONFIGS = ("multi_image", "single_image", "text")  # release configs (the tasks: multi-image, ...)
 LANGS = ("zh", "en")
 
 
@@ -51,9 +51,9 @@ def table3_accuracy(ctx: Context) -> Item:
     """Best-of-four-prompts accuracy per model, task and language, as the paper reports it
     (the CI is that of the best prompt, over questions)."""
     published = ctx.results("table3") or {}
-    runs = [r for t in ("multi_image", "single_image") for r in _plain(ctx, t)]
+    runs = [r for t in ("multi-image", "single-image") for r in _plain(ctx, t)]
     if not runs:
-        return missing(ctx.ref, "`multi_image` and/or `single_image` runs")
+        return missing(ctx.ref, "`multi-image` and/or `single-image` runs")
     rows = []
     for run in runs:
         model = ctx.model_label(run)
@@ -71,12 +71,12 @@ def table3_accuracy(ctx: Context) -> Item:
 def table4_web_images(ctx: Context) -> Item:
     """Mean-of-four-prompts accuracy with the private photos and with web images, on the
     questions that have a web image (the private run is restricted to them)."""
-    web = {r.model: r for r in ctx.runs_of("single_image") if r.options.get("web")}
-    private = {r.model: r for r in _plain(ctx, "single_image")}
+    web = {r.model: r for r in ctx.runs_of("single-image") if r.options.get("web")}
+    private = {r.model: r for r in _plain(ctx, "single-image")}
     models = sorted(set(web) & set(private))
     if not models:
         return missing(
-            ctx.ref, "a `single_image` run and one with `--option web=UPSTREAM_FOLDER`, of the same model"
+            ctx.ref, "a `single-image` run and one with `--option web=UPSTREAM_FOLDER`, of the same model"
         )
     published = ctx.results("table4") or {}
     rows = []
@@ -100,8 +100,8 @@ def table4_web_images(ctx: Context) -> Item:
 
 
 def _named(ctx: Context) -> list[Run]:
-    """``single_image`` runs with the dish name and the photo."""
-    return [r for r in ctx.runs_of("single_image", dish_name=True) if not {"image", "web"} & set(r.options)]
+    """``single-image`` runs with the dish name and the photo."""
+    return [r for r in ctx.runs_of("single-image", dish_name=True) if not {"image", "web"} & set(r.options)]
 
 
 def _two_conditions(
@@ -125,17 +125,17 @@ def _two_conditions(
 
 def table5_name_only(ctx: Context) -> Item:
     """Single-image questions with the dish name and no image vs name + image, per prompt (zh)."""
-    only = ctx.runs_of("single_image", dish_name=True, image=False)
-    needs = "`single_image` runs with `--option dish_name=true` (and `--option image=false`)"
+    only = ctx.runs_of("single-image", dish_name=True, image=False)
+    needs = "`single-image` runs with `--option dish_name=true` (and `--option image=false`)"
     conditions = [(only, "dish name only", "name_only"), (_named(ctx), "+ dish image", "name_and_image")]
     return _two_conditions(ctx, "table5", conditions, needs)
 
 
 def table6_name_and_image(ctx: Context) -> Item:
     """Single-image questions with the image only vs image + dish name, per prompt (zh)."""
-    needs = "`single_image` runs without options and with `--option dish_name=true`"
+    needs = "`single-image` runs without options and with `--option dish_name=true`"
     conditions = [
-        (_plain(ctx, "single_image"), "image only", "image_only"),
+        (_plain(ctx, "single-image"), "image only", "image_only"),
         (_named(ctx), "+ dish name", "image_and_name"),
     ]
     return _two_conditions(ctx, "table6", conditions, needs)
@@ -158,7 +158,7 @@ def _prompt_figure(ctx: Context, task: str) -> Item:
 
 def figure6_multi_prompts(ctx: Context) -> Item:
     """Multi-image accuracy per prompt and language."""
-    return _prompt_figure(ctx, "multi_image")
+    return _prompt_figure(ctx, "multi-image")
 
 
 def figure7_text_prompts(ctx: Context) -> Item:
@@ -182,9 +182,9 @@ def _grouped(ctx: Context, runs: list[Run], key: str) -> list[Row]:
 
 def figure8_attributes(ctx: Context) -> Item:
     """Accuracy per question type, single- and multi-image (all prompts and languages)."""
-    runs = [*_plain(ctx, "single_image"), *_plain(ctx, "multi_image")]
+    runs = [*_plain(ctx, "single-image"), *_plain(ctx, "multi-image")]
     if not runs:
-        return missing(ctx.ref, "`single_image` and/or `multi_image` runs")
+        return missing(ctx.ref, "`single-image` and/or `multi-image` runs")
     return Item(
         ctx.ref, ctx.title, COMPUTED, _grouped(ctx, runs, "question_type"), unit="accuracy %; n = questions"
     )
@@ -192,9 +192,9 @@ def figure8_attributes(ctx: Context) -> Item:
 
 def figure9_categories(ctx: Context) -> Item:
     """Accuracy per food category (single-image) and cuisine type (text QA)."""
-    single, text = _plain(ctx, "single_image"), _plain(ctx, "text")
+    single, text = _plain(ctx, "single-image"), _plain(ctx, "text")
     if not single and not text:
-        return missing(ctx.ref, "`single_image` and/or `text` runs")
+        return missing(ctx.ref, "`single-image` and/or `text` runs")
     rows = _grouped(ctx, single, "food_type") + _grouped(ctx, text, "cuisine_type")
     return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="accuracy %; n = questions")
 
@@ -216,13 +216,13 @@ def table1_tasks(ctx: Context) -> Item:
 
     published = ctx.results("table1") or {}
     human_paper = ctx.results("table1_human") or {}
-    data = {task: ctx.release_rows(task) for task in TASKS}
-    rows = [Row(f"{task}: questions", float(len(data[task])), published.get(task)) for task in TASKS]
+    data = {task: ctx.release_rows(task) for task in CONFIGS}
+    rows = [Row(f"{task}: questions", float(len(data[task])), published.get(task)) for task in CONFIGS]
     note = _note(ctx)
     if "human" in ctx.inputs:
         gold = {r["id"]: int(r["label"]) for rows_ in data.values() for r in rows_}
         answers = read_human_answers(ctx.inputs["human"], gold)
-        for task, prefix in zip(TASKS, ("mivqa-", "sivqa-", "textqa-"), strict=True):
+        for task, prefix in zip(CONFIGS, ("mivqa-", "sivqa-", "textqa-"), strict=True):
             mine = [a for a in answers if a["question_id"].startswith(prefix) and a["answer"] is not None]
             if not mine:
                 continue
@@ -252,7 +252,7 @@ def table2_questions(ctx: Context) -> Item:
     images, per task. Multi-hop shares are not in the data."""
     published = ctx.results("table2") or {}
     rows = []
-    for task in TASKS:
+    for task in CONFIGS:
         data, paper = ctx.release_rows(task), published.get(task, {})
         if not data:
             continue
@@ -329,7 +329,7 @@ def figure5_regions(ctx: Context) -> Item:
 def figure10_answers(ctx: Context) -> Item:
     """Share of each answer position per task and question type."""
     rows = []
-    for task in TASKS:
+    for task in CONFIGS:
         groups: dict[str, list[int]] = defaultdict(list)
         for r in ctx.release_rows(task):
             groups[str(r.get("question_type") or "-")].append(int(r["label"]))

@@ -18,8 +18,8 @@ import pandera.pandas as pa
 from culturebench.datasets.rubin.builder import EASY_THRESHOLD, decade
 from culturebench.datasets.rubin.filters import option_problems
 from culturebench.mcq import LETTERS
+from culturebench.validation.findings import Finding
 from culturebench.validation.pandera_utils import each
-from culturebench.validation.report import Finding
 from culturebench.validation.rows import iter_rows
 
 POSITION_SHARE_WARNING = 0.4

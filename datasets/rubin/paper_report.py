@@ -1,4 +1,4 @@
-"""RuBIN's tables and figures from `mcqa` / `mcqa_easy` runs and the release
+"""RuBIN's tables and figures from `mcqa` / `mcqa-easy` runs and the release
 (``culturebench eval paper rubin RUN...``; the catalogue is ``paper.yaml`` ``items``)."""
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ def table3_accuracy(ctx: Context) -> Item:
     from culturebench.eval.compare import paired_difference_ci
 
     full = {ctx.model_label(r): r for r in ctx.runs_of("mcqa")}
-    easy = {ctx.model_label(r): r for r in ctx.runs_of("mcqa_easy")}
+    easy = {ctx.model_label(r): r for r in ctx.runs_of("mcqa-easy")}
     if not full and not easy:
-        return missing(ctx.ref, "`mcqa` and/or `mcqa_easy` runs")
+        return missing(ctx.ref, "`mcqa` and/or `mcqa-easy` runs")
     published = ctx.results("table3") or {}
     rows: list[Row] = []
     for model in sorted(set(full) | set(easy)):

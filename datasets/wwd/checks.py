@@ -14,8 +14,8 @@ import pandera.pandas as pa
 import pycountry
 
 from culturebench.countries import is_iso_alpha2
+from culturebench.validation.findings import Finding
 from culturebench.validation.pandera_utils import each
-from culturebench.validation.report import Finding
 from culturebench.validation.rows import Frames, iter_rows
 
 TIME_OF_DAY = {"breakfast", "lunch", "dinner", "snack", "anytime", "other"}

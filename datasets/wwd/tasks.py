@@ -145,7 +145,7 @@ class CountryTask(_WWDTask):
     metric = "correct"
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
-        from culturebench.eval.countries import default_extractor
+        from culturebench.eval.country_extractor import default_extractor
 
         named = default_extractor().extract(output, "en")
         return {"predicted": named, "correct": float(bool(named) and named[0] in meta["gold_countries"])}

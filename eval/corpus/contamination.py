@@ -58,8 +58,8 @@ def match_shard(shard: Any, hashes: list[str], threshold: int, parts_dir: str) -
     import hashlib
 
     from culturebench.eval.corpus.engine import has_part, part_path, write_part
-    from culturebench.images.hashing import to_array
     from culturebench.images.index import HashIndex
+    from culturebench.images.phash import to_array
     from culturebench.validation.images import match_reference_shard
 
     # the order of the hashes matters: matches name them by index
@@ -165,7 +165,7 @@ def _contamination(
     from culturebench.eval.corpus.shards import list_shards
     from culturebench.eval.dataset_ref import resolve_dataset
     from culturebench.eval.run_folder import git_sha
-    from culturebench.images.hashing import hamming
+    from culturebench.images.phash import hamming
     from culturebench.safe_http import redact
 
     ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)

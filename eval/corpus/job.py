@@ -43,7 +43,7 @@ def corpus_count(
     """Run the count job and return the ``count.json`` record."""
     from culturebench import registry
     from culturebench.eval.corpus.engine import check_scheduler
-    from culturebench.eval.countries import LANGUAGES
+    from culturebench.eval.country_extractor import LANGUAGES
     from culturebench.eval.run_folder import check_out_dir
 
     hooks = registry.get(dataset).module("corpus")
@@ -128,7 +128,7 @@ def _count(
 
 def read_count(folder: Path) -> dict[str, Any]:
     """``count.json`` of a finished count; CultureBenchError when missing or corrupt."""
-    from culturebench.eval.countries import LANGUAGES
+    from culturebench.eval.country_extractor import LANGUAGES
 
     path = Path(folder) / COUNT_JSON
     try:

@@ -258,7 +258,7 @@ def dish_terms(dishes: Iterable[tuple[str, str, str]]) -> list[Term]:
 
 def country_terms(lang: str) -> list[Term]:
     """Terms for every country name and alias in ``lang`` (CLDR + the extractor's aliases)."""
-    from culturebench.eval.countries import country_surface_names
+    from culturebench.eval.country_extractor import country_surface_names
 
     return [
         Term(("country", code), name) for code, names in country_surface_names(lang).items() for name in names

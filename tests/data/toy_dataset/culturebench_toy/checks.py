@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
-from culturebench.validation.report import Finding
+from culturebench.validation.findings import Finding
 
 SCHEMAS = {
     "default": pa.DataFrameSchema(
