@@ -40,10 +40,12 @@ from culturebench.eval.run_folder import (
     task_identity,
     write_json,
 )
+from culturebench.eval.run_report import write_report
 from culturebench.eval.tasks import AnalysisTask, TaskRequest, get_task
 from culturebench.eval.tasks.base import job_id
 from culturebench.hashing import sha256_text
 from culturebench.jsonsafe import json_text
+from culturebench.outputs import writer_lock
 
 
 def run_eval(
@@ -81,8 +83,6 @@ def run_eval(
         )
     out = Path(out_dir)
     check_run_dir(out)
-    from culturebench.outputs import writer_lock
-
     with writer_lock(out):  # one writer per run folder: a second run into --out stops here
         if task.needs_dataset:
             ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
@@ -92,97 +92,119 @@ def run_eval(
             rows = []
         if isinstance(task, AnalysisTask):
             return _run_analysis(task, task_name, ref, out, langs, rows, progress)
-        if backend is None:
-            raise UsageError(f"{dataset}/{task_name} needs a model: give --model")
-        kind = backend.output_kind
-        if kind != task.output_kind:
-            want = (
-                "a text-to-image backend (--backend diffusers or openai-images)"
-                if task.output_kind == "image"
-                else "a text or vision-language backend"
-            )
-            raise UsageError(f"{dataset}/{task_name} needs {want}; --backend {backend.name} makes {kind}")
+        _check_backend(task, backend)
         requests, skipped = task.build(rows, langs)
         if not task.needs_dataset and limit is not None:
             requests = requests[:limit]
         if not requests:  # a run of nothing is not a result: say why instead of exiting 0
             why = ", ".join(f"{n} {reason}" for reason, n in skipped.items()) if skipped else "no rows"
             raise CultureBenchError(
-                f"{dataset}/{task_name}: nothing to run ({len(rows)} rows, skipped: {why}); "
+                f"{task.dataset}/{task_name}: nothing to run ({len(rows)} rows, skipped: {why}); "
                 "for image tasks build the release with images first (culturebench build ... --images)"
             )
-        run_info = {
-            **task_identity(ref, task_name, task),
-            "languages": langs,
-            "limit": limit,
-            "model": backend.describe(),
-            "prompt_sha256": task.prompt_hashes(langs),
-            "requests": len(requests),
-            "requests_sha256": sha256_text(
-                "\n".join(r.request.id + "\t" + r.request.prompt for r in requests)
-            ),
-        }
-        base_sampling = backend.sampling
-        if seeds:
-            run_info["seeds"] = list(seeds)
-            run_info["sampling_per_seed"] = {
-                str(s): replace(base_sampling, seed=int(s)).to_dict() for s in seeds
-            }
-        jobs = [(r, s) for s in seeds for r in requests] if seeds else [(r, None) for r in requests]
-        resuming = check_run(out / RUN, run_info)
-        key = run_key(run_info)
-        if not resuming:
-            backend.load()  # a model that cannot load fails here, before run.json exists
-            out.mkdir(parents=True, exist_ok=True)
-            write_json(out / RUN, run_info)
-
-        samples_path = out / SAMPLES
-        ids = {job_id(r.request.id, s) for r, s in jobs}
-        existing = read_samples(samples_path, run_key=key, expected_ids=ids)
-        if task.output_kind == "image":
-            check_images(out, existing)
-        done = {s["id"] for s in existing}
-        pending = [(r, s) for r, s in jobs if job_id(r.request.id, s) not in done]
-        if resuming and pending:
-            backend.load()  # a finished run is re-aggregated without loading the model
-        if progress:
-            progress(len(jobs) - len(pending), len(jobs))
-        _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs))
-
-        order = {job_id(r.request.id, s): i for i, (r, s) in enumerate(jobs)}
-        samples = sorted(
-            read_samples(samples_path, run_key=key, expected_ids=ids),
-            key=lambda s: order.get(s["id"], len(order)),
-        )
+        run_info = _run_info(task, ref, backend, requests, langs, limit, seeds)
+        samples = _generate(task, backend, out, run_info, requests, seeds, batch_size, progress)
         results = {
-            "provenance": {
-                **run_info,
-                "culturebench_git": git_sha(),
-                "packages": package_versions(
-                    [
-                        "culturebench",
-                        "datasets",
-                        "huggingface_hub",
-                        "pyarrow",
-                        "pymorphy3",
-                        "babel",
-                        "rapidfuzz",
-                    ]
-                ),
-            },
+            "provenance": {**run_info, "culturebench_git": git_sha(), "packages": package_versions(PACKAGES)},
             "skipped_rows": skipped,
             "samples": len(samples),
             **output_counts(samples),
             "metrics": task.aggregate(samples),
         }
         write_json(out / RESULTS, results)
-        from culturebench.eval.run_report import write_report
-
         write_report([out], out / "report.md")
         problem = task.unusable(samples)
         if problem:
-            raise CultureBenchError(f"{dataset}/{task_name}: {problem}; the run's files are kept in {out}")
+            raise CultureBenchError(
+                f"{task.dataset}/{task_name}: {problem}; the run's files are kept in {out}"
+            )
         return results
+
+
+# the libraries whose versions a run's provenance records (the backend records its own)
+PACKAGES = ("culturebench", "datasets", "huggingface_hub", "pyarrow", "pymorphy3", "babel", "rapidfuzz")
+
+
+def _check_backend(task: Any, backend: Backend | ImageBackend | None) -> None:
+    """A model that makes what the task needs (text, or images for a text-to-image task)."""
+    from culturebench.errors import UsageError
+
+    if backend is None:
+        raise UsageError(f"{task.dataset}/{task.name} needs a model: give --model")
+    if backend.output_kind != task.output_kind:
+        want = (
+            "a text-to-image backend (--backend diffusers or openai-images)"
+            if task.output_kind == "image"
+            else "a text or vision-language backend"
+        )
+        raise UsageError(
+            f"{task.dataset}/{task.name} needs {want}; --backend {backend.name} makes {backend.output_kind}"
+        )
+
+
+def _run_info(
+    task: Any,
+    ref: DatasetRef,
+    backend: Any,
+    requests: Sequence[TaskRequest],
+    langs: Sequence[str],
+    limit: int | None,
+    seeds: Sequence[int] | None,
+) -> dict[str, Any]:
+    """``run.json``: everything that determines the run's outputs (its identity) and more."""
+    run_info = {
+        **task_identity(ref, task.name, task),
+        "languages": list(langs),
+        "limit": limit,
+        "model": backend.describe(),
+        "prompt_sha256": task.prompt_hashes(langs),
+        "requests": len(requests),
+        "requests_sha256": sha256_text("\n".join(r.request.id + "\t" + r.request.prompt for r in requests)),
+    }
+    if seeds:
+        run_info["seeds"] = list(seeds)
+        run_info["sampling_per_seed"] = {
+            str(s): replace(backend.sampling, seed=int(s)).to_dict() for s in seeds
+        }
+    return run_info
+
+
+def _generate(
+    task: Any,
+    backend: Any,
+    out: Path,
+    run_info: dict[str, Any],
+    requests: Sequence[TaskRequest],
+    seeds: Sequence[int] | None,
+    batch_size: int,
+    progress: Callable[[int, int], None] | None,
+) -> list[dict[str, Any]]:
+    """Start or resume the run in ``out`` (refusing another run's folder), generate what is
+    missing and return every sample in request order (seed by seed)."""
+    jobs = [(r, s) for s in seeds for r in requests] if seeds else [(r, None) for r in requests]
+    resuming = check_run(out / RUN, run_info)
+    key = run_key(run_info)
+    if not resuming:
+        backend.load()  # a model that cannot load fails here, before run.json exists
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(out / RUN, run_info)
+    samples_path = out / SAMPLES
+    ids = {job_id(r.request.id, s) for r, s in jobs}
+    existing = read_samples(samples_path, run_key=key, expected_ids=ids)
+    if task.output_kind == "image":
+        check_images(out, existing)
+    done = {s["id"] for s in existing}
+    pending = [(r, s) for r, s in jobs if job_id(r.request.id, s) not in done]
+    if resuming and pending:
+        backend.load()  # a finished run is re-aggregated without loading the model
+    if progress:
+        progress(len(jobs) - len(pending), len(jobs))
+    _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs))
+    order = {job_id(r.request.id, s): i for i, (r, s) in enumerate(jobs)}
+    return sorted(
+        read_samples(samples_path, run_key=key, expected_ids=ids),
+        key=lambda s: order.get(s["id"], len(order)),
+    )
 
 
 def _generate_pending(
@@ -278,7 +300,5 @@ def _run_analysis(
         "metrics": metrics,
     }
     write_json(out / RESULTS, results)
-    from culturebench.eval.run_report import write_report
-
     write_report([out], out / "report.md")
     return results
