@@ -85,13 +85,25 @@ def description_sections(
     return [
         f"Reference frame over the release's {ref['n_images']} images of {ref['n_dishes']} dishes: "
         f"intra-dish mean cosine {_num(ref['intra_dish'])} ({ref['pairs']['intra_dish']} pairs), inter-dish "
-        f"{_num(ref['inter_dish'])} ({ref['pairs']['inter_dish']} pairs); the paper: 0.52 and 0.07 with "
-        "DINOv2-giant. Rows without embedded images skipped: "
+        f"{_num(ref['inter_dish'])} ({ref['pairs']['inter_dish']} pairs); {_paper_frame()}. "
+        "Rows without embedded images skipped: "
         f"{metrics.get('n_skipped_no_ground_truth', 0)}. Per dish: `description_scores.csv`.",
         "",
         f"![description scores]({rel}/description_scores.png)",
         "",
     ]
+
+
+def _paper_frame() -> str:
+    """The paper's §5 reference frame, from ``paper.yaml`` (the one place it is written)."""
+    from culturebench import registry
+    from culturebench.cards.paper import read_catalogue
+
+    results = (read_catalogue(registry.get("borsch").folder) or {}).get("results") or {}
+    frame = results.get("reference_frame")
+    if not frame:
+        return "the paper's frame: not in paper.yaml"
+    return f"the paper: {frame['intra_dish']:.2f} and {frame['inter_dish']:.2f} with {frame['model']}"
 
 
 def correlation_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
