@@ -223,7 +223,8 @@ def test_image_tasks_run_on_the_tiny_vision_language_model(
     from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     ref = resolve_dataset("foodieqa", revision=None, local=str(foodie_release.folder), repo=None)
-    first = get_task("foodieqa", task).build(load_rows(ref, task, "test", 1), ["zh"])[0][0].request
+    asked = get_task("foodieqa", task)
+    first = asked.build(load_rows(ref, asked.config, "test", 1), ["zh"])[0][0].request
     inputs = engine.vision_inputs(first)
     image_token = engine._vision_model()[1].config.image_token_index
     assert tuple(inputs["pixel_values"].shape) == (n_images, 3, 32, 32)
