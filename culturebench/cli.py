@@ -524,7 +524,10 @@ def eval_list_cmd(
                 ",".join(cls.languages),
                 options,
             )
-            described.append((f"{dataset}/{name}", str((prompts.get(name) or {}).get("description", ""))))
+            text = str((prompts.get(name) or {}).get("description", ""))
+            if cls.aliases:  # renamed tasks: the old names still work until they are dropped
+                text += f" (formerly {', '.join(cls.aliases)})"
+            described.append((f"{dataset}/{name}", text))
     console.print(table)
     if long:
         for title, text in described:

@@ -318,3 +318,13 @@ def test_an_old_task_name_still_works_with_a_warning(tmp_path: Path) -> None:
     assert canonical_name("rubin", "no-such-task") == "no-such-task"
     (tmp_path / "run.json").write_text(json.dumps({"dataset": {"dataset": "rubin"}, "task": "mcqa_easy"}))
     assert read_run(tmp_path)["task"] == "mcqa-easy"
+
+
+def test_eval_list_names_a_renamed_tasks_old_name() -> None:
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "list", "--long"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "rubin/mcqa-easy: The same task on RuBIN-EASY. (formerly mcqa_easy)" in result.output
