@@ -536,6 +536,26 @@ def eval_list_cmd(
         console.print("descriptions: culturebench eval list --long", highlight=False)
 
 
+@eval_app.command("backends")
+def eval_backends_cmd(
+    backend: Annotated[str | None, typer.Argument(help="One backend (default: all).")] = None,
+) -> None:
+    """Each backend's options (--model-arg KEY=VALUE): type, default, and whether the option
+    changes the outputs (part of a run's identity) or only the speed."""
+    from culturebench.eval.backends import backend_names, backend_options
+
+    names = [backend] if backend else backend_names()
+    for name in names:
+        options = or_exit(lambda name=name: backend_options(name))
+        table = Table(title=f"--backend {name}")
+        for col in ("option", "type", "default", "changes", "help"):
+            table.add_column(col, overflow="fold")
+        for o in options:
+            default = "-" if o.default is None else json_text(o.default).strip()
+            table.add_row(o.name, o.kind, default, "outputs" if o.identity else "speed", o.help)
+        console.print(table)
+
+
 @eval_app.command("run")
 @with_dataset_source
 @with_engine(image=True)

@@ -125,6 +125,18 @@ class EngineChoice:
     guidance: float | None = None
     dtype: str = "float32"
     quality: str | None = None
+    model_arg: tuple[str, ...] = ()
+    model_args: tuple[str, ...] = ()
+
+    def checked_model_args(self) -> dict[str, Any]:
+        """``--model-arg``/``--model-args`` typed and checked against the chosen backend, before
+        anything loads; a one-line error (exit 2) lists the backend's options otherwise."""
+        from culturebench.eval.backends import check_model_args
+        from culturebench.eval.backends.options import split_model_args
+
+        return or_exit(
+            lambda: check_model_args(self.backend, split_model_args(self.model_arg, self.model_args))
+        )
 
     @property
     def makes_images(self) -> bool:
@@ -156,8 +168,9 @@ class EngineChoice:
                     options.update(base_url=self.base_url, concurrency=self.concurrency)
                 elif self.backend == "transformers":
                     options.update(batch_size=self.batch_size)
-            return make_backend(self.backend, str(model or self.model), **options)
+            return make_backend(self.backend, str(model or self.model), model_args=model_args, **options)
 
+        model_args = self.checked_model_args()
         return or_exit(build)
 
 
@@ -187,6 +200,24 @@ def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:
         "concurrency": (ConcurrencyOption, default.concurrency),
         "temperature": (TemperatureOption, default.temperature),
     }
+    text["model_arg"] = (
+        Annotated[
+            list[str] | None,
+            typer.Option(
+                "--model-arg",
+                help="Backend option KEY=VALUE (repeatable), e.g. tensor_parallel_size=4, "
+                "trust_remote_code=true; `culturebench eval backends` lists each backend's.",
+            ),
+        ],
+        None,
+    )
+    text["model_args"] = (
+        Annotated[
+            list[str] | None,
+            typer.Option("--model-args", help="Backend options as k=v,k=v (lm-evaluation-harness style)."),
+        ],
+        None,
+    )
     if not image:
         return text
     return {
@@ -199,10 +230,16 @@ def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:
     }
 
 
+def _engine(**values: Any) -> EngineChoice:
+    for key in ("model_arg", "model_args"):
+        values[key] = tuple(values.get(key) or ())
+    return EngineChoice(**values)
+
+
 def with_engine(*, image: bool = False) -> Callable:
     """The engine option group (``engine: EngineChoice``); ``image`` adds the text-to-image
     options (size, steps, guidance, dtype, quality)."""
-    return option_group("engine", EngineChoice, _engine_options(image))
+    return option_group("engine", _engine, _engine_options(image))
 
 
 # ----------------------------------------------------------------------- image stage

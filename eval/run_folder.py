@@ -21,6 +21,9 @@ from culturebench.jsonsafe import json_text
 SAMPLES = "samples.jsonl"
 RUN = "run.json"
 RESULTS = "results.json"
+# what a run records of its model that does not determine the outputs: library versions and
+# the speed-only engine options (parallel sizes, batch size, ...), free to change on resume
+SPEED_ONLY = ("versions", "runtime")
 
 
 class RunMismatch(CultureBenchError):
@@ -176,7 +179,7 @@ def identity(run_info: dict[str, Any]) -> dict[str, Any]:
     copied or moved pipeline folder still resumes)."""
     info = dict(run_info)
     if isinstance(info.get("model"), dict):
-        info["model"] = {k: v for k, v in info["model"].items() if k != "versions"}
+        info["model"] = {k: v for k, v in info["model"].items() if k not in SPEED_ONLY}
     located = set(info.pop("location_options", []) or [])
     if located and isinstance(info.get("task_options"), dict):
         info["task_options"] = {k: v for k, v in info["task_options"].items() if k not in located}
@@ -285,8 +288,8 @@ def check_run(path: Path, info: dict[str, Any]) -> bool:
         ) from None
     keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256", "seeds")
     diff = [k for k in keys if old.get(k) != info.get(k)]
-    old_model = {k: v for k, v in (old.get("model") or {}).items() if k != "versions"}
-    new_model = {k: v for k, v in info["model"].items() if k != "versions"}
+    old_model = {k: v for k, v in (old.get("model") or {}).items() if k not in SPEED_ONLY}
+    new_model = {k: v for k, v in info["model"].items() if k not in SPEED_ONLY}
     if old_model != new_model:
         diff.append("model")
     if diff:

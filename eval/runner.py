@@ -218,9 +218,12 @@ def _generate_pending(
     *,
     total: int,
 ) -> None:
-    """Generate the ``pending`` (request, seed) jobs in batches, seed by seed, appending each
-    scored sample to ``samples.jsonl`` (fsync per batch, so a killed run resumes from the last
-    batch); ``progress(done, total)`` after each batch. The backend's sampling is restored
+    """Generate the ``pending`` (request, seed) jobs seed by seed, in chunks of the size the
+    backend takes at once (:meth:`Backend.chunk_size`: thousands for vLLM, which schedules its
+    own batches; ``concurrency`` x 16 for an endpoint; ``batch_size`` x 16 for transformers,
+    which batches them by length), appending each scored sample to ``samples.jsonl`` (fsync per
+    chunk, so a killed run loses at most one chunk and resumes); ``progress(done, total)``
+    after each chunk. The backend's sampling is restored
     afterwards. A full disk names ``samples.jsonl`` and keeps what was written."""
     from culturebench.atomic import no_room_named
 
@@ -233,8 +236,9 @@ def _generate_pending(
             for seed in dict.fromkeys(s for _, s in pending):
                 backend.sampling = replace(base_sampling, seed=seed) if seed is not None else base_sampling
                 todo = [r for r, s in pending if s == seed]
-                for start in range(0, len(todo), batch_size):
-                    batch = todo[start : start + batch_size]
+                chunk = backend.chunk_size(batch_size)  # what the engine takes at once
+                for start in range(0, len(todo), chunk):
+                    batch = todo[start : start + chunk]
                     if task.output_kind == "image":
                         pngs = backend.generate_images([r.request for r in batch])
                         outputs = [

@@ -4,8 +4,11 @@ another: diffusers pipelines (CPU/GPU) and OpenAI-compatible ``images/generation
 
 from __future__ import annotations
 
+from typing import Any
+
 from culturebench.eval.backends.base import Backend, Request, SamplingParams
 from culturebench.eval.backends.image_base import ImageBackend, ImageParams
+from culturebench.eval.backends.options import BackendOption
 
 # The backend registry: name -> (module, class, what it makes). The one place a backend is
 # made from a name and options; a new engine is one line here (and its module).
@@ -45,23 +48,63 @@ def require_backend(name: str) -> None:
         )
 
 
+ENTRY_POINT_GROUP = "culturebench.backends"
+
+
+def _plugins() -> dict[str, Any]:
+    """Backends other packages register: entry points ``name = "package.module:Class"``."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _CLASSES}
+
+
+def backend_names() -> list[str]:
+    """Every backend: the built-in ones, then those of installed packages."""
+    return [*_CLASSES, *sorted(_plugins())]
+
+
 def backend_class(name: str) -> type:
     """The class of backend ``name`` (imports its heavy dependencies only then); a
     :class:`UsageError` naming the choices, or the extra to install."""
     import importlib
 
+    plugins = _plugins()
+    if name in plugins:
+        return plugins[name].load()
     if name not in _CLASSES:
         from culturebench.errors import UsageError
 
-        raise UsageError(f"unknown backend {name!r} (choose from {', '.join(_CLASSES)})")
+        raise UsageError(f"unknown backend {name!r} (choose from {', '.join(backend_names())})")
     require_backend(name)
     module, cls, _ = _CLASSES[name]
     return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
 
 
-def make_backend(name: str, model: str, **options) -> Backend | ImageBackend:
-    """Instantiate backend ``name`` for ``model`` with ``options`` (its constructor's)."""
-    return backend_class(name)(model, **options)
+def backend_options(name: str) -> tuple[BackendOption, ...]:
+    """The options backend ``name`` declares (read without importing its engine)."""
+    import importlib
+
+    if name in _CLASSES:
+        module = importlib.import_module(f"{__name__}.{_CLASSES[name][0]}")
+        return tuple(getattr(module, _CLASSES[name][1]).OPTIONS)
+    return tuple(backend_class(name).OPTIONS)
+
+
+def check_model_args(name: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """``--model-arg`` pairs typed and checked against backend ``name``'s options (before any
+    model loads); a one-line :class:`UsageError` lists the valid keys otherwise."""
+    from culturebench.eval.backends.options import parse_model_args
+
+    others = {other: backend_options(other) for other in _CLASSES if other != name}
+    return parse_model_args(name, backend_options(name), pairs, others=others)
+
+
+def make_backend(name: str, model: str, *, model_args: dict[str, Any] | None = None, **options) -> Any:
+    """Backend ``name`` for ``model``: ``options`` (the command's own flags) and ``model_args``
+    (checked ``--model-arg`` values, which win and are recorded in the run's provenance)."""
+    backend = backend_class(name)(model, **{**options, **(model_args or {})})
+    backend.model_args = dict(model_args or {})
+    return backend
 
 
 def make_image_backend(name: str, model: str, **options) -> ImageBackend:
@@ -75,13 +118,18 @@ def make_image_backend(name: str, model: str, **options) -> ImageBackend:
 
 __all__ = [
     "BACKENDS",
+    "ENTRY_POINT_GROUP",
     "IMAGE_BACKENDS",
     "Backend",
+    "BackendOption",
     "ImageBackend",
     "ImageParams",
     "Request",
     "SamplingParams",
     "backend_class",
+    "backend_names",
+    "backend_options",
+    "check_model_args",
     "make_backend",
     "make_image_backend",
 ]

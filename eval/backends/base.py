@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from culturebench.errors import CultureBenchError
+from culturebench.eval.backends.options import BackendOption
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,16 @@ class ModelIdentity:
     model: str
     revision: str | None
     sampling: Any
+    # the options this backend takes from --model-arg (types, defaults, help, identity)
+    OPTIONS: ClassVar[tuple[BackendOption, ...]] = ()
+    # the options given explicitly (by --model-arg or a dedicated flag), as typed values
+    model_args: dict[str, Any] = {}  # noqa: RUF012  (replaced per instance by make_backend)
+
+    def chunk_size(self, batch_size: int) -> int:
+        """How many requests the runner hands over at once (and checkpoints after): an engine
+        that schedules its own batches (vLLM) takes thousands, a client keeps its concurrency
+        busy; by default ``batch_size``."""
+        return batch_size
 
     def load(self) -> None:
         """Load (or check) the model now, raising :class:`ModelLoadError` with a one-line
@@ -108,7 +119,7 @@ class ModelIdentity:
 
     def describe(self) -> dict[str, Any]:
         """Model and backend identity for the results file."""
-        return {
+        out = {
             "backend": self.name,
             "model": self.model,
             "model_revision": self.revision,
@@ -116,6 +127,19 @@ class ModelIdentity:
             "sampling": self.sampling.to_dict(),
             "versions": self.versions(),
         }
+        identity = {o.name for o in self.OPTIONS if o.identity}
+        given = {k: v for k, v in self.model_args.items() if k in identity}
+        runtime = {k: v for k, v in self.model_args.items() if k not in identity}
+        if given:  # they change the outputs: part of the run's identity
+            out["model_args"] = given
+        if runtime:  # they change only the speed: recorded, and free to change on resume
+            out["runtime"] = runtime
+        out.update(self.provenance())
+        return out
+
+    def provenance(self) -> dict[str, Any]:
+        """More identity a backend knows (e.g. the model commit that supplied remote code)."""
+        return {}
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench"])

@@ -9,8 +9,16 @@ from typing import Any
 
 from culturebench.eval.backends.base import ModelLoadError, Request, package_versions
 from culturebench.eval.backends.image_base import ImageBackend, ImageParams, png_bytes
+from culturebench.eval.backends.options import BackendOption
 
 DTYPES = ("float32", "float16", "bfloat16")
+
+
+OPTIONS = (
+    BackendOption("dtype", "str", "float32", "float32, float16 or bfloat16.", identity=True),
+    BackendOption("batch_size", "int", 1, "Images per pipeline call."),
+    BackendOption("device", "str", None, "cuda, cpu, ... (default: cuda when available)."),
+)
 
 
 class DiffusersBackend(ImageBackend):
@@ -19,6 +27,8 @@ class DiffusersBackend(ImageBackend):
     device, so an image depends on (prompt, seed, settings) and not on the batch it ran in."""
 
     name = "diffusers"
+
+    OPTIONS = OPTIONS
 
     def __init__(
         self,

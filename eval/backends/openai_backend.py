@@ -12,11 +12,23 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions
+from culturebench.eval.backends.options import BackendOption
 from culturebench.http import retry_after_seconds
 from culturebench.safe_http import redact
 
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}  # other 4xx are the request's fault: never retried
 MAX_RETRY_AFTER_S = 60.0
+
+
+Opt = BackendOption
+CLIENT_OPTIONS = (
+    Opt("base_url", "str", None, "The server's base URL (…/v1); default $OPENAI_BASE_URL or 127.0.0.1:8000."),
+    Opt("api_key_env", "str", "OPENAI_API_KEY", "The environment variable holding the key (never the key)."),
+    Opt("concurrency", "int", 4, "Requests in flight."),
+    Opt("timeout", "float", 120.0, "Seconds per request."),
+    Opt("max_retries", "int", 5, "Retries on 429, 5xx and connection errors (with backoff)."),
+)  # fmt: skip
+CLIENT_CHUNK_PER_SLOT = 16  # requests handed over per call: 16 per slot in flight
 
 
 class EndpointError(CultureBenchError):
@@ -29,11 +41,19 @@ class EndpointClient:
     errors (``Retry-After`` honoured), credentials never shown in errors."""
 
     def _init_client(
-        self, base_url: str | None, *, concurrency: int, timeout_s: float, max_retries: int, backoff_s: float
+        self,
+        base_url: str | None,
+        *,
+        concurrency: int,
+        timeout_s: float,
+        max_retries: int,
+        backoff_s: float,
+        api_key_env: str = "OPENAI_API_KEY",
     ) -> None:
         self.base_url = _checked_base_url(
             base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1"
         )
+        self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -47,7 +67,7 @@ class EndpointClient:
         if self._session is None:
             self._session = requests.Session()
         headers = {"Content-Type": "application/json"}
-        key = os.environ.get("OPENAI_API_KEY")
+        key = os.environ.get(getattr(self, "api_key_env", "OPENAI_API_KEY"))
         if key:
             headers["Authorization"] = f"Bearer {key}"
         url = f"{self.base_url}/{path}"
@@ -85,6 +105,10 @@ class EndpointClient:
             f"{shown}: gave up after {self.max_retries + 1} attempts: {last} (request {request_id})"
         )
 
+    def chunk_size(self, batch_size: int) -> int:
+        """Enough requests to keep ``concurrency`` in flight between two checkpoints."""
+        return max(batch_size, self.concurrency * CLIENT_CHUNK_PER_SLOT)
+
     def map_concurrently(self, function: Any, items: Sequence[Any]) -> list[Any]:
         """``function`` over ``items`` on at most ``concurrency`` threads, results in order."""
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
@@ -92,9 +116,11 @@ class EndpointClient:
 
 
 class OpenAIBackend(EndpointClient, Backend):
-    """Calls ``POST {base_url}/chat/completions``; the API key comes from ``OPENAI_API_KEY``."""
+    """Calls ``POST {base_url}/chat/completions``; the API key comes from the environment
+    variable ``api_key_env`` names (``OPENAI_API_KEY``), never from the command line."""
 
     name = "openai"
+    OPTIONS = CLIENT_OPTIONS
 
     def __init__(
         self,
@@ -107,14 +133,17 @@ class OpenAIBackend(EndpointClient, Backend):
         timeout_s: float = 120.0,
         max_retries: int = 5,
         backoff_s: float = 1.0,
+        timeout: float | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
     ) -> None:
         Backend.__init__(self, model, revision=revision, sampling=sampling)
         self._init_client(
             base_url,
             concurrency=concurrency,
-            timeout_s=timeout_s,
+            timeout_s=timeout if timeout is not None else timeout_s,
             max_retries=max_retries,
             backoff_s=backoff_s,
+            api_key_env=api_key_env,
         )
 
     def payload(self, request: Request) -> dict[str, Any]:

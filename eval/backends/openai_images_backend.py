@@ -13,11 +13,13 @@ import base64
 import binascii
 import io
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from culturebench.eval.backends.base import Request, package_versions
 from culturebench.eval.backends.image_base import ImageBackend, ImageParams, png_bytes
-from culturebench.eval.backends.openai_backend import EndpointClient, EndpointError
+from culturebench.eval.backends.openai_backend import CLIENT_OPTIONS, EndpointClient, EndpointError
+from culturebench.eval.backends.options import BackendOption
 from culturebench.safe_http import redact
 
 MAX_IMAGE_BYTES = 64 << 20
@@ -29,6 +31,10 @@ class OpenAIImagesBackend(EndpointClient, ImageBackend):
     re-encoded as PNG so every run stores one format."""
 
     name = "openai-images"
+    OPTIONS = (
+        *(replace(o, default=2) if o.name == "concurrency" else o for o in CLIENT_OPTIONS),
+        BackendOption("quality", "str", None, "Image quality (standard, hd).", identity=True),
+    )
 
     def __init__(
         self,
@@ -42,14 +48,18 @@ class OpenAIImagesBackend(EndpointClient, ImageBackend):
         timeout_s: float = 120.0,
         max_retries: int = 5,
         backoff_s: float = 1.0,
+        timeout: float | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
     ) -> None:
         ImageBackend.__init__(self, model, revision=revision, sampling=sampling)
+        timeout_s = timeout if timeout is not None else timeout_s
         self._init_client(
             base_url,
             concurrency=concurrency,
             timeout_s=timeout_s,
             max_retries=max_retries,
             backoff_s=backoff_s,
+            api_key_env=api_key_env,
         )
         self.quality = quality
 

@@ -14,12 +14,29 @@ from culturebench.eval.backends.base import (
     SamplingParams,
     package_versions,
 )
+from culturebench.eval.backends.options import BackendOption
+
+Opt = BackendOption
+OPTIONS = (
+    Opt("dtype", "str", "auto", "Weights dtype: auto, bfloat16, float16, float32.", identity=True),
+    Opt("device_map", "str", None, "auto spreads the model over every visible GPU (and CPU if needed)."),
+    Opt("max_memory", "json", None, 'With device_map: memory per device, e.g. {"0": "70GiB"}.'),
+    Opt("trust_remote_code", "bool", False, "Run the model repo's own code (Qwen-VL, Yi-VL, Phi-3-vision).",
+        identity=True),
+    Opt("attn_implementation", "str", None, "eager, sdpa or flash_attention_2.", identity=True),
+    Opt("batch_size", "int", 8, "Prompts per generate() call (sorted by length within a chunk)."),
+    Opt("gguf_file", "str", None, "A GGUF file in the model folder or repo (dequantised on load).",
+        identity=True),
+    Opt("device", "str", None, "cuda, cpu, ... (default: cuda when available); ignored with device_map."),
+)  # fmt: skip
+CHUNKS_PER_CALL = 16  # the runner hands over batch_size x 16 prompts; they are batched by length
 
 
 class TransformersBackend(Backend):
     """Runs a Hugging Face model with ``generate``; loads it through ``from_pretrained``."""
 
     name = "transformers"
+    OPTIONS = OPTIONS
 
     def __init__(
         self,
@@ -30,6 +47,11 @@ class TransformersBackend(Backend):
         batch_size: int = 8,
         device: str | None = None,
         dtype: str = "auto",
+        device_map: str | None = None,
+        max_memory: dict[str, Any] | None = None,
+        trust_remote_code: bool = False,
+        attn_implementation: str | None = None,
+        gguf_file: str | None = None,
     ) -> None:
         super().__init__(model, revision=revision, sampling=sampling)
         import torch
@@ -37,9 +59,51 @@ class TransformersBackend(Backend):
         self.batch_size = batch_size
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.dtype = dtype
+        self.device_map = device_map
+        self.max_memory = max_memory
+        self.trust_remote_code = trust_remote_code
+        self.attn_implementation = attn_implementation
+        self.gguf_file = gguf_file
         self._text: tuple[Any, Any] | None = None
         self._vision: tuple[Any, Any] | None = None
         self._is_vlm: bool | None = None
+
+    def chunk_size(self, batch_size: int) -> int:
+        return self.batch_size * CHUNKS_PER_CALL
+
+    def _load_kwargs(self) -> dict[str, Any]:
+        """What every ``from_pretrained`` of the model gets (tokenizer/processor: the first three)."""
+        out: dict[str, Any] = {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
+        if self.gguf_file:
+            out["gguf_file"] = self.gguf_file
+        return out
+
+    def _model_kwargs(self) -> dict[str, Any]:
+        out = {**self._load_kwargs(), "dtype": self.dtype}
+        if self.device_map:
+            out["device_map"] = self.device_map
+            if self.max_memory:
+                out["max_memory"] = self.max_memory
+        if self.attn_implementation:
+            out["attn_implementation"] = self.attn_implementation
+        return out
+
+    def _place(self, model: Any) -> Any:
+        """The model on its device (``device_map`` placed it already)."""
+        return (model if self.device_map else model.to(self.device)).eval()
+
+    @property
+    def input_device(self) -> Any:
+        """Where inputs go: the first layer's device under ``device_map``."""
+        loaded = (self._text or self._vision or (None, None))[1]
+        return loaded.device if self.device_map and loaded is not None else self.device
+
+    def provenance(self) -> dict[str, Any]:
+        """With remote code: the commit of the Hub repo that supplied it (a local folder is
+        pinned by its weights' sha256 already)."""
+        if not self.trust_remote_code or Path(self.model).exists():
+            return {}
+        return {"remote_code_commit": remote_code_commit(self.model, self.revision)}
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
@@ -65,7 +129,7 @@ class TransformersBackend(Backend):
         if self._is_vlm is None:
             from transformers import AutoConfig
 
-            config = AutoConfig.from_pretrained(self.model, revision=self.revision)
+            config = AutoConfig.from_pretrained(self.model, **self._load_kwargs())
             self._is_vlm = getattr(config, "vision_config", None) is not None
         return self._is_vlm
 
@@ -73,25 +137,23 @@ class TransformersBackend(Backend):
         if self._text is None:
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
-            tokenizer = AutoTokenizer.from_pretrained(self.model, revision=self.revision)
+            tokenizer = AutoTokenizer.from_pretrained(self.model, **self._load_kwargs())
             tokenizer.padding_side = "left"
             if tokenizer.pad_token is None:
                 tokenizer.pad_token = tokenizer.eos_token
-            model = AutoModelForCausalLM.from_pretrained(self.model, revision=self.revision, dtype=self.dtype)
-            self._text = (tokenizer, model.to(self.device).eval())
+            model = AutoModelForCausalLM.from_pretrained(self.model, **self._model_kwargs())
+            self._text = (tokenizer, self._place(model))
         return self._text
 
     def _vision_model(self):
         if self._vision is None:
             from transformers import AutoModelForImageTextToText, AutoProcessor
 
-            processor = AutoProcessor.from_pretrained(self.model, revision=self.revision)
+            processor = AutoProcessor.from_pretrained(self.model, **self._load_kwargs())
             if getattr(processor, "tokenizer", None) is not None:
                 processor.tokenizer.padding_side = "left"
-            model = AutoModelForImageTextToText.from_pretrained(
-                self.model, revision=self.revision, dtype=self.dtype
-            )
-            self._vision = (processor, model.to(self.device).eval())
+            model = AutoModelForImageTextToText.from_pretrained(self.model, **self._model_kwargs())
+            self._vision = (processor, self._place(model))
         return self._vision
 
     # ------------------------------------------------------------------ prompts
@@ -126,23 +188,29 @@ class TransformersBackend(Backend):
     def generate(self, requests: Sequence[Request]) -> list[str]:
         import torch
 
-        outputs: list[str] = []
-        for start in range(0, len(requests), self.batch_size):
-            batch = requests[start : start + self.batch_size]
+        # batches of similar length pad less; answers go back in request order
+        order = sorted(range(len(requests)), key=lambda i: (len(requests[i].prompt), i))
+        answers: dict[int, str] = {}
+        for start in range(0, len(order), self.batch_size):
+            indices = order[start : start + self.batch_size]
+            batch = [requests[i] for i in indices]
             torch.manual_seed(self.sampling.seed)
             if any(r.images for r in batch) or self.is_vision_language():
                 # one request at a time: how processors batch images differs between models
-                outputs += [self._generate_vision(r) for r in batch]
+                texts = [self._generate_vision(r) for r in batch]
             else:
-                outputs += self._generate_text(batch)
-        return outputs
+                texts = self._generate_text(batch)
+            answers.update(zip(indices, texts, strict=True))
+        return [answers[i] for i in range(len(requests))]
 
     def _generate_text(self, batch: Sequence[Request]) -> list[str]:
         import torch
 
         tokenizer, model = self._text_model()
         prompts = [self.text_prompt(tokenizer, r) for r in batch]
-        enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(
+            self.input_device
+        )
         with torch.inference_mode():
             out = model.generate(**enc, **self._generate_kwargs(tokenizer.pad_token_id))
         new = out[:, enc["input_ids"].shape[1] :]
@@ -154,7 +222,7 @@ class TransformersBackend(Backend):
         processor, _ = self._vision_model()
         text = processor.apply_chat_template(self.vision_messages(request), add_generation_prompt=True)
         images = request.pil_images() or None
-        return processor(text=[text], images=images, return_tensors="pt").to(self.device)
+        return processor(text=[text], images=images, return_tensors="pt").to(self.input_device)
 
     def _generate_vision(self, request: Request) -> str:
         import torch
@@ -170,3 +238,13 @@ class TransformersBackend(Backend):
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench", "torch", "transformers", "tokenizers"])
+
+
+def remote_code_commit(model: str, revision: str | None) -> str | None:
+    """The commit sha of Hub repo ``model`` at ``revision`` (None when it cannot be asked)."""
+    try:
+        from huggingface_hub import HfApi
+
+        return HfApi().model_info(model, revision=revision).sha
+    except Exception:  # offline, gated: the run still records that remote code ran
+        return None

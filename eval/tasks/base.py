@@ -105,7 +105,7 @@ class Task(ABC):
             known = ", ".join(sorted(self.accepted_options())) or "none"
             raise UsageError(
                 f"--option {unknown[0]}: {self.dataset}/{self.name} has no option {unknown[0]!r} "
-                f"(its options: {known})"
+                f"(its options: {known}){_engine_hint(unknown[0])}"
             )
         self.task_options = options
 
@@ -267,6 +267,18 @@ class Task(ABC):
         """Markdown lines the run report adds after the generic tables of one result of this
         task (plots written into ``folder``, linked as ``rel/<file>``); none by default."""
         return []
+
+
+def _engine_hint(key: str) -> str:
+    """``; ... use --model-arg`` when ``key`` is an engine option (a task never reads those)."""
+    from culturebench.eval.backends import backend_names, backend_options
+
+    owners = [name for name in backend_names() if any(o.name == key for o in backend_options(name))]
+    return (
+        f"; {key} is an option of the {'/'.join(owners)} backend: give --model-arg {key}=..."
+        if owners
+        else ""
+    )
 
 
 def _json_type(value: Any) -> str:

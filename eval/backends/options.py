@@ -1,0 +1,155 @@
+"""Options a backend declares: name, type, default, help, and whether the option changes the
+outputs (part of a run's identity: dtype, quantization, remote code, a GGUF file) or only
+how fast they come (parallel sizes, batch size, concurrency: recorded, free to change on
+resume).
+
+The command line gives them as ``--model-arg KEY=VALUE`` (repeatable) or, as in
+lm-evaluation-harness, ``--model-args k=v,k=v``; :func:`parse_model_args` checks every key
+and value against the chosen backend before any model loads, so an unknown key, a wrong type
+or another backend's option is a one-line error listing the valid keys, never an option
+written into ``run.json`` that no engine saw.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from culturebench.errors import UsageError
+
+TRUE = {"true", "1", "yes", "on"}
+FALSE = {"false", "0", "no", "off"}
+
+
+@dataclass(frozen=True)
+class BackendOption:
+    """One option of a backend. ``kind``: ``int``, ``float``, ``bool``, ``str`` or ``json`` (a
+    JSON object or list, e.g. ``limit_mm_per_prompt={"image": 4}``)."""
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    identity: bool = False  # True: the option changes the outputs (part of the run's identity)
+    choices: tuple[str, ...] = ()
+
+    def parse(self, text: Any) -> Any:
+        """The typed value of ``text`` (a value already of the right type passes)."""
+        if not isinstance(text, str):
+            return self._check(text)
+        raw = text.strip()
+        if self.kind == "bool":
+            if raw.lower() in TRUE:
+                return True
+            if raw.lower() in FALSE:
+                return False
+            raise ValueError("true or false")
+        if self.kind in ("int", "float"):
+            try:
+                number = int(raw) if self.kind == "int" else float(raw)
+            except ValueError:
+                raise ValueError(f"{'an integer' if self.kind == 'int' else 'a number'}") from None
+            return self._check(number)
+        if self.kind == "json":
+            try:
+                value = json.loads(raw)
+            except json.JSONDecodeError:
+                raise ValueError('JSON, e.g. {"image": 4}') from None
+            if not isinstance(value, dict | list):
+                raise ValueError("a JSON object or list")
+            return value
+        if raw.lower() in ("none", "null", ""):
+            return None
+        return self._check(raw)
+
+    def _check(self, value: Any) -> Any:
+        expected = {"int": int, "float": (int, float), "bool": bool, "str": str, "json": (dict, list)}
+        wanted = expected[self.kind]
+        wrong = not isinstance(value, wanted) or (self.kind in ("int", "float") and isinstance(value, bool))
+        if value is not None and wrong:
+            raise ValueError(f"{self.kind}")
+        if self.choices and value is not None and value not in self.choices:
+            raise ValueError("one of " + ", ".join(self.choices))
+        return value
+
+    def describe(self) -> str:
+        """``name (kind, default X): help`` for listings."""
+        shown = "none" if self.default is None else json.dumps(self.default)
+        return f"{self.name} ({self.kind}, default {shown}): {self.help}"
+
+
+def split_model_args(repeated: Sequence[str] = (), joined: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """``(key, value)`` pairs from ``--model-arg K=V`` (repeatable; the value may hold commas
+    and ``=``) and ``--model-args k=v,k=v`` (a value with a comma must use ``--model-arg``).
+    A key given twice is an error."""
+    pairs: list[tuple[str, str, str]] = []
+    for item in repeated:
+        pairs.append((*_pair(item, "--model-arg"), "--model-arg"))
+    for group in joined:
+        for item in _split_top_level(group):
+            if item.strip():
+                pairs.append((*_pair(item, "--model-args"), "--model-args"))
+    seen: dict[str, str] = {}
+    for key, _, flag in pairs:
+        if key in seen:
+            raise UsageError(f"{flag} {key}: given twice")
+        seen[key] = flag
+    return [(k, v) for k, v, _ in pairs]
+
+
+def _split_top_level(text: str) -> list[str]:
+    """``a=1,b={"x": 1, "y": 2}`` -> two items: commas inside brackets or quotes stay."""
+    items, depth, quote, current = [], 0, "", []
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    items.append("".join(current))
+    return items
+
+
+def _pair(item: str, flag: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"{flag} {item!r}: expected KEY=VALUE")
+    return key.strip(), value
+
+
+def parse_model_args(
+    backend: str,
+    declared: Iterable[BackendOption],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    others: Mapping[str, Iterable[BackendOption]] | None = None,
+) -> dict[str, Any]:
+    """Typed values of ``pairs`` for ``backend``; a :class:`UsageError` naming the key and
+    the valid ones for a key the backend does not declare (and, when ``others`` holds the
+    other backends' options, which backend it belongs to) or a value of the wrong type."""
+    options = {o.name: o for o in declared}
+    out: dict[str, Any] = {}
+    for key, text in pairs:
+        option = options.get(key)
+        if option is None:
+            owners = sorted(name for name, opts in (others or {}).items() if any(o.name == key for o in opts))
+            hint = f"; it is an option of {', '.join(owners)}" if owners else ""
+            valid = ", ".join(sorted(options)) or "none"
+            raise UsageError(
+                f"--model-arg {key}: backend {backend} has no option {key!r}{hint} (its options: {valid})"
+            )
+        try:
+            out[key] = option.parse(text)
+        except ValueError as exc:
+            raise UsageError(f"--model-arg {key}={text}: {backend} expects {exc}") from None
+    return out
