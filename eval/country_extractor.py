@@ -63,18 +63,24 @@ class CountryExtractor:
                 for name in names:
                     self._add(str(name), code, lang)
 
-    def _lemmas(self, token: str, lang: str) -> list[str]:
-        """Candidate lemmas of one token (surface form first)."""
+    def _lemmas(self, token: str, lang: str, *, name: bool = False) -> list[str]:
+        """Candidate lemmas of one token (surface form first). For a country's name
+        (``name``): only noun readings in the name's own language, so that a name's key is
+        never the lemma of a common word of the other language (the Russian "Мали" read as
+        the Ukrainian verb "мали", lemma "мати", made every Ukrainian "має" name Mali)."""
         word = _clean(token)
         if not word:
             return []
         out = [word]
         if _CYRILLIC.search(word):
             langs = [lang] if lang in MORPH_LANGUAGES else list(MORPH_LANGUAGES)
-            langs += [other for other in MORPH_LANGUAGES if other not in langs]
+            if not name:
+                langs += [other for other in MORPH_LANGUAGES if other not in langs]
             for morph_lang in langs:
                 for parse in _morph(morph_lang).parse(word)[:MAX_PARSES]:
                     if parse.tag.POS in _FUNCTION_POS or "Apro" in str(parse.tag):
+                        continue
+                    if name and parse.tag.POS not in ("NOUN", "ADJF"):
                         continue
                     if parse.normal_form not in out:
                         out.append(parse.normal_form)
@@ -86,7 +92,7 @@ class CountryExtractor:
         tokens = _TOKEN.findall(name)
         if not tokens:
             return
-        lemmas = [self._lemmas(t, lang) for t in tokens]
+        lemmas = [self._lemmas(t, lang, name=True) for t in tokens]
         key = tuple(
             options[1] if len(options) > 1 else _clean(t) for t, options in zip(tokens, lemmas, strict=True)
         )

@@ -49,3 +49,16 @@ def test_country_names_come_from_cldr() -> None:
     assert country_names(["GE", "AM"], "ru") == ["Грузия", "Армения"]
     with pytest.raises(KeyError):
         country_name("XX", "en")
+
+
+def test_a_common_ukrainian_verb_is_not_mali() -> None:
+    """SmolLM2's real answers (tests/test_real_model.py) showed it: the Russian name "Мали" was
+    indexed under its Ukrainian verb reading ("мали", lemma "мати"), so every "має" ("has")
+    named Mali. A country's name is now indexed by its own language's noun readings."""
+    from culturebench.eval.country_extractor import default_extractor
+
+    extractor = default_extractor()
+    for answer in ("Какіѕ має страва Кулеш?", "Яка країна має таку страву?", "Ми мали борщ на обід."):
+        assert extractor.extract(answer, "uk") == []
+    assert extractor.extract("Ця страва з Малі.", "uk") == ["ML"]
+    assert extractor.extract("Это блюдо из Мали.", "ru") == ["ML"]

@@ -38,7 +38,7 @@ OPTIONS = (
     Opt("max_num_seqs", "int", None, "Sequences scheduled at once (vLLM's default when unset)."),
     Opt("kv_cache_dtype", "str", "auto", "KV cache dtype (auto, fp8, ...).", identity=True),
     Opt("seed", "int", None, "Engine seed (default: the run's --seed).", identity=True),
-    Opt("enable_prefix_caching", "bool", None, "Reuse the KV cache of shared prompt prefixes (vLLM default)."),
+    Opt("enable_prefix_caching", "bool", None, "Reuse the KV cache of shared prompt prefixes."),
     Opt("chunk_size", "int", CHUNK, "Requests handed to vLLM per call; samples are saved after each."),
 )  # fmt: skip
 DATA_PARALLEL = (
