@@ -685,6 +685,12 @@ def eval_score_cmd(
     judge_base_url: Annotated[
         str | None, typer.Option(help="--matcher llm, openai backend: base URL.")
     ] = None,
+    judge_model_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge-model-arg", help="--matcher llm: a judge backend option KEY=VALUE (repeatable)."
+        ),
+    ] = None,
 ) -> None:
     """Score generations recorded elsewhere with the same task code, metrics and report as
     `eval run`; several tasks at once write the dataset's summary files too."""
@@ -704,7 +710,12 @@ def eval_score_cmd(
         if not judge_model:
             err_console.print("[red]error:[/] --matcher llm needs --judge-model")
             raise typer.Exit(EXIT_BAD_INPUT)
-        judge = EngineChoice(backend=judge_backend, model=judge_model, base_url=judge_base_url).make()
+        judge = EngineChoice(
+            backend=judge_backend,
+            model=judge_model,
+            base_url=judge_base_url,
+            model_arg=tuple(judge_model_arg or ()),
+        ).make()
     unknown = [name for name in names if name not in tasks]
     if unknown:  # every task is checked before any is scored or anything is written
         err_console.print(

@@ -132,6 +132,14 @@ def test_cli_refuses_before_any_model_loads(tmp_path: Path) -> None:
     assert task_option.exit_code == 2
     assert "has no option 'tensor_parallel_size' (its options: config)" in task_option.output
     assert "--model-arg tensor_parallel_size" in task_option.output
+    judge = CliRunner().invoke(
+        app,
+        ["eval", "score", "wwd", "--generations", str(tmp_path / "g.jsonl"), "--matcher", "llm",
+         "--judge-model", "m", "--judge-model-arg", "tensor_parallel_size=2"],
+    )  # fmt: skip
+    assert (
+        judge.exit_code == 2 and "backend transformers has no option 'tensor_parallel_size'" in judge.output
+    )
     listed = CliRunner().invoke(app, ["eval", "backends", "vllm"], env={"COLUMNS": "200"})
     assert listed.exit_code == 0 and "tensor_parallel_size" in listed.output and "outputs" in listed.output
 
