@@ -210,3 +210,23 @@ def test_a_separate_package_adds_a_backend_with_an_entry_point(tmp_path: Path, m
     assert engine.describe()["model_args"] == {"suffix": "!"}
     with pytest.raises(UsageError, match="backend echo has no option 'dtype'"):
         check_model_args("echo", [("dtype", "float16")])
+
+
+def test_a_refused_engine_setting_says_what_to_do_from_the_command_line() -> None:
+    """vLLM's data_parallel_size is refused with the way to get data parallelism, at the
+    command line's check (before any engine) as in the constructor."""
+    result = CliRunner().invoke(
+        app,
+        ["eval", "run", "borsch", "--task", "origin-qa", "--backend", "vllm", "--model", "m",
+         "--model-arg", "data_parallel_size=2"],
+    )  # fmt: skip
+    assert result.exit_code == 2 and "vllm serve --data-parallel-size" in result.output
+
+
+def test_the_image_limit_of_a_prompt_follows_limit_mm_per_prompt() -> None:
+    from culturebench.eval.backends.base import Request
+    from culturebench.eval.backends.vllm_backend import VLLMBackend
+
+    engine = VLLMBackend("m", limit_mm_per_prompt={"image": 2})
+    with pytest.raises(ValueError, match="more than 2 images"):
+        engine.conversations([Request("x", "?", (b"a", b"b", b"c"))])

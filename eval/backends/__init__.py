@@ -80,14 +80,20 @@ def backend_class(name: str) -> type:
     return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
 
 
-def backend_options(name: str) -> tuple[BackendOption, ...]:
-    """The options backend ``name`` declares (read without importing its engine)."""
+def _declared_class(name: str) -> type:
+    """The class of backend ``name`` for its declarations (``OPTIONS``, ``REFUSED``): a
+    built-in one's module is imported without its engine (no torch, no vLLM)."""
     import importlib
 
     if name in _CLASSES:
-        module = importlib.import_module(f"{__name__}.{_CLASSES[name][0]}")
-        return tuple(getattr(module, _CLASSES[name][1]).OPTIONS)
-    return tuple(backend_class(name).OPTIONS)
+        module, cls, _ = _CLASSES[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+    return backend_class(name)
+
+
+def backend_options(name: str) -> tuple[BackendOption, ...]:
+    """The options backend ``name`` declares (read without importing its engine)."""
+    return tuple(_declared_class(name).OPTIONS)
 
 
 def check_model_args(name: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -95,8 +101,14 @@ def check_model_args(name: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
     model loads); a one-line :class:`UsageError` lists the valid keys otherwise."""
     from culturebench.eval.backends.options import parse_model_args
 
-    others = {other: backend_options(other) for other in _CLASSES if other != name}
-    return parse_model_args(name, backend_options(name), pairs, others=others)
+    cls = _declared_class(name)
+    return parse_model_args(
+        name,
+        cls.OPTIONS,
+        pairs,
+        refused=cls.REFUSED,
+        others=lambda: {other: backend_options(other) for other in _CLASSES if other != name},
+    )
 
 
 def make_backend(name: str, model: str, *, model_args: dict[str, Any] | None = None, **options) -> Any:

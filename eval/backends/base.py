@@ -102,6 +102,8 @@ class ModelIdentity:
     sampling: Any
     # the options this backend takes from --model-arg (types, defaults, help, identity)
     OPTIONS: ClassVar[tuple[BackendOption, ...]] = ()
+    # engine settings it refuses on purpose, with what to do instead (key -> one line)
+    REFUSED: ClassVar[dict[str, str]] = {}
     # the options given explicitly (by --model-arg or a dedicated flag), as typed values
     model_args: dict[str, Any] = {}  # noqa: RUF012  (replaced per instance by make_backend)
 

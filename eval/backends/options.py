@@ -13,7 +13,7 @@ written into ``run.json`` that no engine saw.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,19 +130,24 @@ def _pair(item: str, flag: str) -> tuple[str, str]:
 def parse_model_args(
     backend: str,
     declared: Iterable[BackendOption],
-    pairs: Sequence[tuple[str, str]],
+    pairs: Sequence[tuple[str, Any]],
     *,
-    others: Mapping[str, Iterable[BackendOption]] | None = None,
+    refused: Mapping[str, str] | None = None,
+    others: Callable[[], Mapping[str, Iterable[BackendOption]]] | None = None,
 ) -> dict[str, Any]:
-    """Typed values of ``pairs`` for ``backend``; a :class:`UsageError` naming the key and
-    the valid ones for a key the backend does not declare (and, when ``others`` holds the
-    other backends' options, which backend it belongs to) or a value of the wrong type."""
+    """Typed values of ``pairs`` for ``backend`` (text, or values already typed); a
+    :class:`UsageError` for a key the backend refuses (``refused``: key -> why, e.g. vLLM's
+    ``data_parallel_size``), for a key it does not declare (naming the valid ones and, from
+    ``others()``, the backends it belongs to), or for a value of the wrong type."""
     options = {o.name: o for o in declared}
     out: dict[str, Any] = {}
     for key, text in pairs:
+        if key in (refused or {}):
+            raise UsageError(f"--model-arg {key}: {refused[key]}")
         option = options.get(key)
         if option is None:
-            owners = sorted(name for name, opts in (others or {}).items() if any(o.name == key for o in opts))
+            elsewhere = others() if others else {}
+            owners = sorted(name for name, opts in elsewhere.items() if any(o.name == key for o in opts))
             hint = f"; it is an option of {', '.join(owners)}" if owners else ""
             valid = ", ".join(sorted(options)) or "none"
             raise UsageError(

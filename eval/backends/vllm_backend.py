@@ -10,10 +10,10 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from culturebench.eval.backends.base import Backend, ModelLoadError, Request, SamplingParams, package_versions
-from culturebench.eval.backends.options import BackendOption
+from culturebench.eval.backends.options import BackendOption, parse_model_args
 
 MAX_IMAGES_PER_PROMPT = 10  # BORSCH attaches all (up to 10) images of a dish
 CHUNK = 4096  # requests per LLM.chat call: vLLM batches them itself; samples are saved after each
@@ -53,6 +53,7 @@ class VLLMBackend(Backend):
 
     name = "vllm"
     OPTIONS = OPTIONS
+    REFUSED: ClassVar[dict[str, str]] = {"data_parallel_size": DATA_PARALLEL}
 
     def __init__(
         self,
@@ -63,18 +64,8 @@ class VLLMBackend(Backend):
         **options: Any,
     ) -> None:
         super().__init__(model, revision=revision, sampling=sampling)
-        declared = {o.name: o for o in OPTIONS}
-        if "data_parallel_size" in options:
-            from culturebench.errors import UsageError
-
-            raise UsageError(f"--model-arg data_parallel_size: {DATA_PARALLEL}")
-        unknown = sorted(set(options) - set(declared))
-        if unknown:
-            from culturebench.errors import UsageError
-
-            valid = ", ".join(sorted(declared))
-            raise UsageError(f"vllm has no option {unknown[0]!r} (its options: {valid})")
-        values = {name: options.get(name, o.default) for name, o in declared.items()}
+        given = parse_model_args(self.name, OPTIONS, list(options.items()), refused=self.REFUSED)
+        values = {o.name: given.get(o.name, o.default) for o in OPTIONS}
         self.chunk = int(values.pop("chunk_size"))
         if values["seed"] is None:
             values["seed"] = self.sampling.seed
@@ -97,12 +88,16 @@ class VLLMBackend(Backend):
             "seed": self.sampling.seed,
         }
 
-    @staticmethod
-    def conversations(requests: Sequence[Request]) -> list[list[dict[str, Any]]]:
-        """One chat conversation per request (images first, as data URLs)."""
-        too_many = [r.id for r in requests if len(r.images) > MAX_IMAGES_PER_PROMPT]
+    def conversations(self, requests: Sequence[Request]) -> list[list[dict[str, Any]]]:
+        """One chat conversation per request (images first, as data URLs), no more images
+        per request than the engine's ``limit_mm_per_prompt`` allows."""
+        limits = self.engine_kwargs.get("limit_mm_per_prompt")
+        limit = MAX_IMAGES_PER_PROMPT
+        if isinstance(limits, dict):
+            limit = limits.get("image", MAX_IMAGES_PER_PROMPT)
+        too_many = [r.id for r in requests if len(r.images) > limit]
         if too_many:
-            raise ValueError(f"more than {MAX_IMAGES_PER_PROMPT} images in {too_many[:3]}")
+            raise ValueError(f"more than {limit} images in {too_many[:3]}")
         return [r.messages() for r in requests]
 
     def load(self) -> None:
@@ -221,8 +216,11 @@ class engine_log:
             if stopping:
                 return
 
-    def text(self) -> str:
-        return os.pread(self._file.fileno(), 1 << 22, 0).decode("utf-8", errors="replace")
+    def text(self, tail: int = 1 << 22) -> str:
+        """The last ``tail`` bytes of the log (where a failure's root cause is)."""
+        size = os.fstat(self._file.fileno()).st_size
+        start = max(0, size - tail)
+        return os.pread(self._file.fileno(), size - start, start).decode("utf-8", errors="replace")
 
     def __exit__(self, *exc: object) -> None:
         sys.stderr.flush()
