@@ -176,36 +176,33 @@ def _checked(entry: DatasetEntry) -> DatasetEntry:
 BUILTIN_PACKAGE = "culturebench.datasets"
 
 
+def _package_candidates() -> list[Path]:
+    """Where built-in dataset folders may be: inside the package (installed from a wheel) or
+    the repository's top-level ``datasets/`` (a source checkout)."""
+    package = Path(__file__).resolve().parent
+    return [package / "datasets", package.parent / "datasets"]
+
+
+def _first_with_datasets(candidates: list[Path], what: str) -> Path:
+    for cand in candidates:
+        if any(cand.glob("*/dataset.yaml")):
+            return cand
+    raise CultureBenchError(f"{what} not found (looked in " + ", ".join(map(str, candidates)) + ")")
+
+
 def builtin_datasets_folder() -> Path:
     """Where the built-in dataset folders (declarations and code) are installed: inside the
     package when installed from a wheel, the repository's top-level ``datasets/`` in a
     source checkout."""
-    package = Path(__file__).resolve().parent
-    for cand in (package / "datasets", package.parent / "datasets"):
-        if any(cand.glob("*/dataset.yaml")):
-            return cand
-    raise CultureBenchError(
-        f"built-in datasets not found (looked in {package / 'datasets'}, {package.parent / 'datasets'})"
-    )
+    return _first_with_datasets(_package_candidates(), "built-in datasets")
 
 
 def datasets_root() -> Path:
-    """Folder holding ``<name>/dataset.yaml`` for every dataset.
-
-    Installed from a wheel, the declarations sit inside the package
-    (``culturebench/datasets``); in a source checkout (editable install) they are the
-    repository's top-level ``datasets/`` folder. ``$CULTUREBENCH_DATASETS`` overrides both.
-    """
+    """Folder holding ``<name>/dataset.yaml`` for every dataset: the built-in folder, unless
+    ``$CULTUREBENCH_DATASETS`` names another."""
     env = os.environ.get("CULTUREBENCH_DATASETS")
-    package = Path(__file__).resolve().parent
     candidates = [Path(env)] if env else []
-    candidates += [package / "datasets", package.parent / "datasets"]
-    for cand in candidates:
-        if any(cand.glob("*/dataset.yaml")):
-            return cand
-    raise CultureBenchError(
-        "dataset declarations not found (looked in " + ", ".join(map(str, candidates)) + ")"
-    )
+    return _first_with_datasets([*candidates, *_package_candidates()], "dataset declarations")
 
 
 def _builtin() -> dict[str, DatasetEntry]:

@@ -286,12 +286,9 @@ def check_run(path: Path, info: dict[str, Any]) -> bool:
         raise RunMismatch(
             f"{path} is corrupt ({exc}); remove it (or the folder) or use another --out"
         ) from None
-    keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256", "seeds")
-    diff = [k for k in keys if old.get(k) != info.get(k)]
-    old_model = {k: v for k, v in (old.get("model") or {}).items() if k not in SPEED_ONLY}
-    new_model = {k: v for k, v in info["model"].items() if k not in SPEED_ONLY}
-    if old_model != new_model:
-        diff.append("model")
+    keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256", "seeds", "model")
+    old_id, new_id = identity(old), identity(info)  # the model without versions and runtime
+    diff = [k for k in keys if old_id.get(k) != new_id.get(k)]
     if diff:
         raise RunMismatch(
             f"{path.parent} holds a different run (differs in: {', '.join(diff)}); use another --out"
