@@ -56,7 +56,7 @@ class BackendOption:
             try:
                 value = json.loads(raw)
             except json.JSONDecodeError:
-                raise ValueError('JSON, e.g. {"image": 4}') from None
+                raise ValueError("JSON (an object or a list)") from None
             if not isinstance(value, dict | list):
                 raise ValueError("a JSON object or list")
             return value
