@@ -556,6 +556,23 @@ def eval_backends_cmd(
         console.print(table)
 
 
+ShardOption = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        help="Run only part K of N, e.g. 2/4 (cut by dish or question; one per GPU or array task); "
+        "`culturebench eval merge` joins the N folders.",
+    ),
+]
+
+
+def parse_shard(text: str | None):
+    """``K/N`` -> :class:`~culturebench.eval.shards.Shard`; None when not given."""
+    from culturebench.eval.shards import Shard
+
+    return Shard.parse(text) if text is not None else None
+
+
 @eval_app.command("run")
 @with_dataset_source
 @with_engine(image=True)
@@ -581,15 +598,18 @@ def eval_run_cmd(
             "--option repeats=3. `culturebench eval list` shows each task's options.",
         ),
     ] = None,
+    shard: ShardOption = None,
 ) -> None:
     """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md.
-    Text-to-image tasks store one PNG per (item, seed) under images/."""
+    Text-to-image tasks store one PNG per (item, seed) under images/. With --shard K/N only
+    the K-th of N parts (cut by dish or question); `eval merge` joins the parts."""
     from culturebench.eval.runner import run_eval
     from culturebench.eval.tasks import AnalysisTask
     from culturebench.eval.tasks import task_class as find_task
 
     task_options = or_exit(lambda: parse_task_options(option or []))
     seed_list = or_exit(lambda: parse_seeds(seeds))
+    part = or_exit(lambda: parse_shard(shard))
     backend = None
     if issubclass(or_exit(lambda: find_task(dataset, task)), AnalysisTask):
         if engine.model:  # the analysis's own model (e.g. CLIP), passed as a task option
@@ -616,12 +636,31 @@ def eval_run_cmd(
                 progress=lambda done, total: bar.update(job, completed=done, total=total),
                 task_options=task_options,
                 seeds=seed_list,
+                shard=part,
             )
         )
-    console.print(
-        f"{results['samples']} samples; results: {out / 'results.json'}; report: {out / 'report.md'}"
-    )
+    what = f"{results['samples']} samples" + (f" (shard {part})" if part else "")
+    console.print(f"{what}; results: {out / 'results.json'}; report: {out / 'report.md'}")
     _print_headlines(f"{dataset}/{task}", results["metrics"])
+
+
+@eval_app.command("merge")
+def eval_merge_cmd(
+    folders: Annotated[list[Path], typer.Argument(help="The finished shard folders (every part 1..N once).")],
+    out: Annotated[Path, typer.Option(help="The merged run folder (new or empty).")],
+) -> None:
+    """Join the N shards of one run (`eval run --shard K/N`) into the folder one process
+    writes: same samples, results and report, byte for byte."""
+    from culturebench.eval.merge import merge_shards
+
+    results = or_exit(lambda: merge_shards(folders, out))
+    console.print(
+        f"merged {len(folders)} shards: {results['samples']} samples; results: {out / 'results.json'}; "
+        f"report: {out / 'report.md'}"
+    )
+    _print_headlines(
+        f"{results['provenance']['dataset']['dataset']}/{results['provenance']['task']}", results["metrics"]
+    )
 
 
 def _print_headlines(title: str, metrics: dict) -> None:

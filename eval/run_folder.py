@@ -177,7 +177,7 @@ def identity(run_info: dict[str, Any]) -> dict[str, Any]:
     """What determines a run's outputs: ``run_info`` without library versions and without the
     task options that only locate an input whose content another option pins by sha256 (so a
     copied or moved pipeline folder still resumes)."""
-    info = dict(run_info)
+    info = {k: v for k, v in run_info.items() if k != "shard"}  # a part of a run is the run
     if isinstance(info.get("model"), dict):
         info["model"] = {k: v for k, v in info["model"].items() if k not in SPEED_ONLY}
     located = set(info.pop("location_options", []) or [])
@@ -293,6 +293,7 @@ def check_run(path: Path, info: dict[str, Any]) -> bool:
         raise RunMismatch(
             f"{path.parent} holds a different run (differs in: {', '.join(diff)}); use another --out"
         )
+    check_shard(old, info, path.parent)  # the same part of it (a shard, or the whole run)
     return True
 
 
@@ -300,3 +301,23 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     from culturebench.atomic import write_text_atomic
 
     write_text_atomic(path, json_text(data, indent=2, sort_keys=True))
+
+
+def describe_shard(shard: Any) -> str:
+    return f"{shard['index']}/{shard['count']}" if isinstance(shard, dict) else "?"
+
+
+def check_shard(old: dict[str, Any], new: dict[str, Any], folder: Path) -> None:
+    """A folder resumes only as the part it is: the same shard, or the whole run."""
+    before, now = old.get("shard"), new.get("shard")
+    if before == now:
+        return
+    if before is None:
+        raise RunMismatch(
+            f"{folder} holds this run unsharded; resume it without --shard, or give another --out "
+            f"for shard {describe_shard(now)}"
+        )
+    hint = f"give --shard {describe_shard(before)} to resume it" + (
+        "" if now is None else f", or another --out for shard {describe_shard(now)}"
+    )
+    raise RunMismatch(f"{folder} holds shard {describe_shard(before)} of this run; {hint}")

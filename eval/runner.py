@@ -41,6 +41,7 @@ from culturebench.eval.run_folder import (
     write_json,
 )
 from culturebench.eval.run_report import write_report
+from culturebench.eval.shards import Shard, shard_jobs, unit_of, write_shard_file
 from culturebench.eval.tasks import AnalysisTask, TaskRequest, get_task
 from culturebench.eval.tasks.base import job_id
 from culturebench.hashing import sha256_text
@@ -63,8 +64,11 @@ def run_eval(
     progress: Callable[[int, int], None] | None = None,
     task_options: dict[str, Any] | None = None,
     seeds: Sequence[int] | None = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) one evaluation and return the results dict (also on disk).
+    ``shard``: generate only that part of the run (:mod:`culturebench.eval.shards`; the
+    folder is a partial run that ``eval merge`` joins with the other parts).
     ``seeds``: generate every request once per seed (sample ids ``<request>@<seed>``), with
     the backend's sampling seed set to it; metrics aggregate over all (item, seed) samples.
     ``task_options`` go to the task (e.g. ``{"generations": DIR, "repeats": 3}`` for ASH judge).
@@ -103,22 +107,37 @@ def run_eval(
                 "for image tasks build the release with images first (culturebench build ... --images)"
             )
         run_info = _run_info(task, ref, backend, requests, langs, limit, seeds)
-        samples = _generate(task, backend, out, run_info, requests, seeds, batch_size, progress)
-        results = {
-            "provenance": {**run_info, "culturebench_git": git_sha(), "packages": package_versions(PACKAGES)},
-            "skipped_rows": skipped,
-            "samples": len(samples),
-            **output_counts(samples),
-            "metrics": task.aggregate(samples),
-        }
-        write_json(out / RESULTS, results)
-        write_report([out], out / "report.md")
-        problem = task.unusable(samples)
-        if problem:
-            raise CultureBenchError(
-                f"{task.dataset}/{task_name}: {problem}; the run's files are kept in {out}"
-            )
-        return results
+        if shard is not None:
+            run_info["shard"] = shard.to_dict()
+        samples = _generate(task, backend, out, run_info, requests, seeds, batch_size, progress, shard)
+        return finish_run(task, out, run_info, samples, skipped)
+
+
+def finish_run(
+    task: Any, out: Path, run_info: dict[str, Any], samples: list[dict[str, Any]], skipped: dict[str, int]
+) -> dict[str, Any]:
+    """Aggregate a run's samples into ``results.json`` and ``report.md`` (``eval run`` at the
+    end of a run, ``eval merge`` for merged shards); a run the task cannot use (e.g. every
+    answer unparseable) raises after its files are written."""
+    results = {
+        "provenance": {
+            **{k: v for k, v in run_info.items() if k != "shard"},
+            "culturebench_git": git_sha(),
+            "packages": package_versions(PACKAGES),
+        },
+        "skipped_rows": skipped,
+        "samples": len(samples),
+        **output_counts(samples),
+        "metrics": task.aggregate(samples),
+    }
+    if run_info.get("shard"):  # a part of a run: its metrics cover only that part
+        results["shard"] = "{index}/{count}".format(**run_info["shard"])
+    write_json(out / RESULTS, results)
+    write_report([out], out / "report.md")
+    problem = task.unusable(samples)
+    if problem:
+        raise CultureBenchError(f"{task.dataset}/{task.name}: {problem}; the run's files are kept in {out}")
+    return results
 
 
 # the libraries whose versions a run's provenance records (the backend records its own)
@@ -178,16 +197,31 @@ def _generate(
     seeds: Sequence[int] | None,
     batch_size: int,
     progress: Callable[[int, int], None] | None,
+    shard: Shard | None = None,
 ) -> list[dict[str, Any]]:
     """Start or resume the run in ``out`` (refusing another run's folder), generate what is
-    missing and return every sample in request order (seed by seed)."""
+    missing and return every sample in request order (seed by seed); with ``shard``, only
+    that part's samples."""
     jobs = [(r, s) for s in seeds for r in requests] if seeds else [(r, None) for r in requests]
     resuming = check_run(out / RUN, run_info)
+    positions: list[int] = []
+    if shard is not None:
+        total = len(jobs)
+        jobs, positions = shard_jobs(jobs, shard)
+        if not jobs:
+            from culturebench.errors import UsageError
+
+            units = len({unit_of(r) for r in requests})
+            raise UsageError(
+                f"--shard {shard}: nothing to do (the run has {units} units); use at most {units} shards"
+            )
     key = run_key(run_info)
     if not resuming:
         backend.load()  # a model that cannot load fails here, before run.json exists
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / RUN, run_info)
+    if shard is not None:
+        write_shard_file(out, shard, [job_id(r.request.id, s) for r, s in jobs], positions, total)
     samples_path = out / SAMPLES
     ids = {job_id(r.request.id, s) for r, s in jobs}
     existing = read_samples(samples_path, run_key=key, expected_ids=ids)
