@@ -644,6 +644,164 @@ def eval_run_cmd(
     _print_headlines(f"{dataset}/{task}", results["metrics"])
 
 
+@eval_app.command("reproduce")
+@with_dataset_source
+@with_engine(image=True)
+def eval_reproduce_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset whose paper to reproduce.")],
+    source: DatasetSource = DEFAULT_SOURCE,
+    engine: EngineChoice = DEFAULT_ENGINE,
+    out: Annotated[
+        Path | None, typer.Option(help="Reproduction folder: one run folder per cell, paper/ report.")
+    ] = None,
+    only: Annotated[
+        str | None, typer.Option(help="Only these cells or tasks, e.g. country,utensils.")
+    ] = None,
+    skip: Annotated[str | None, typer.Option(help="Leave out these cells or tasks.")] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option(help="Cells for this kind of model: text, vision, image (default: the backend's)."),
+    ] = None,
+    plan_only: Annotated[
+        bool,
+        typer.Option("--plan", help="Count the work (requests, tokens, GPU-hours) and stop: no model loads."),
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N rows of every cell (a smoke run).")
+    ] = None,
+    shard: ShardOption = None,
+    throughput: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001, help="Tokens (prompt + new) one GPU processes per second, for --plan's GPU-hours."
+        ),
+    ] = None,
+    throughput_file: Annotated[
+        Path,
+        typer.Option(help="The throughput benchmark's --save file, read when --throughput is not given."),
+    ] = Path("out/bench/throughput.json"),
+) -> None:
+    """Run the paper's whole grid for one model (every task, language, template and seed the
+    paper used, with its sampling; `grid:` in the dataset's paper.yaml), then write the
+    `eval paper` report with the model beside the paper's models. Cells resume; a rerun does
+    no new work. The grid's sampling replaces --max-new-tokens and --temperature."""
+    from culturebench.eval import reproduce as rep
+    from culturebench.eval.grid import DEFAULT_KINDS, load_grid
+
+    grid = or_exit(lambda: load_grid(dataset))
+    out = out or Path("out/reproduce") / dataset
+    kinds = tuple(kind or DEFAULT_KINDS["image" if engine.makes_images else "text"])
+    cells = or_exit(lambda: grid.select(only=_names(only), skip=_names(skip), kinds=kinds))
+    part = or_exit(lambda: parse_shard(shard))
+    model_args = engine.checked_model_args() if engine.model else {}
+    rate = rep.Throughput.choose(throughput, throughput_file, engine.backend)
+    with progress_bar() as bar:
+        job = bar.add_task("counting the work", total=len(cells))
+        plans = or_exit(
+            lambda: rep.plan(
+                grid, cells, out=out, source=source.as_kwargs(), limit=limit, model=engine.model,
+                model_revision=engine.model_revision, model_args=model_args, throughput=rate,
+                progress=lambda name: bar.update(job, advance=1, description=f"counting {name}"),
+            )
+        )  # fmt: skip
+    tokenizer = any(p.prompt_tokens is not None for p in plans)
+    document = rep.plan_document(dataset, plans, rate, engine.model, tokenizer)
+    _print_plan_table(document, grid)
+    if plan_only:
+        path = out / "plan.json"
+        or_exit(lambda: _write_plan(path, document))
+        console.print(f"wrote {path}")
+        return
+    or_exit(lambda: rep.check_runnable(plans))
+    if not engine.model:
+        err_console.print(f"[red]error:[/] eval reproduce {dataset} needs --model (or --plan)")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    backend = engine.make()
+    or_exit(lambda: rep.write_record(out, dataset, engine.model, [c.name for c in cells], part))
+    with progress_bar() as bar:
+
+        def on_cell(cell):
+            job = bar.add_task(f"{dataset}/{cell.name}", total=None)
+            return lambda done, total: bar.update(job, completed=done, total=total)
+
+        or_exit(
+            lambda: rep.run_cells(
+                grid, cells, backend, out, source=source.as_kwargs(), limit=limit,
+                batch_size=engine.batch_size, shard=part, on_cell=on_cell,
+            )
+        )  # fmt: skip
+    if part:
+        console.print(
+            f"shard {part} of {len(cells)} cells in {out}; when every shard is done: "
+            f"culturebench eval merge SHARD_FOLDERS... --out MERGED, then this command with --out MERGED"
+        )
+        return
+    _reproduce_report(dataset, grid, out, source)
+
+
+def _names(text: str | None) -> list[str]:
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
+def _write_plan(path: Path, document: dict) -> None:
+    from culturebench.atomic import write_text_atomic
+    from culturebench.jsonsafe import json_text
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json_text(document, indent=2))
+
+
+def _print_plan_table(document: dict, grid) -> None:
+    """The plan as a table: per cell the requests, images, prompt size, new tokens, GPU-hours."""
+    estimated = document["tokens"] != "the model's tokenizer"
+    table = Table(
+        title=f"{document['dataset']}: the paper's grid"
+        + (f" for {document['model']}" if document["model"] else "")
+    )
+    heads = ("cell", "kind", "langs", "units", "requests", "seeds", "generations", "img/req",
+             "prompt tok" + (" (est.)" if estimated else ""), "max new", "GPU-h")  # fmt: skip
+    for head in heads:
+        table.add_column(head, justify="left" if head in ("cell", "kind", "langs") else "right")
+
+    def num(value, digits: int = 0) -> str:
+        return "-" if value is None else f"{value:,.{digits}f}"
+
+    for p in document["cells"]:
+        tokens = p["prompt_tokens"] if not estimated else (
+            None if p["prompt_chars"] is None else p["prompt_chars"] / 4
+        )  # fmt: skip
+        seeds = str(len(p["seeds"])) if p["seeds"] else "1"
+        table.add_row(
+            p["cell"], p["kind"], ",".join(p["langs"]), num(p["units"]), num(p["requests"]), seeds,
+            num(p["generations"]), num(p["images_per_request"], 2), num(tokens), str(p["max_new_tokens"]),
+            num(p["gpu_hours"], 2),
+        )  # fmt: skip
+    total = document["total"]
+    table.add_row("total", "", "", "", num(total["requests"]), "", num(total["generations"]), "", "", "",
+                  num(total["gpu_hours"], 2))  # fmt: skip
+    console.print(table)
+    for p in document["cells"]:
+        if p["note"]:
+            console.print(f"  {p['cell']}: {p['note']}")
+    console.print(f"Prompt tokens: {document['tokens']}.")
+    console.print(f"GPU-hours: {document['throughput_source']}; {document['gpu_hours_assume']}.")
+    if grid.why:
+        console.print(f"Grid: {grid.why}")
+
+
+def _reproduce_report(dataset: str, grid, out: Path, source: DatasetSource) -> None:
+    from culturebench.eval.paper_report import build_report
+    from culturebench.eval.reproduce import PAPER, report_folders
+
+    folders = report_folders(out, grid)
+    report = or_exit(
+        lambda: build_report(dataset, folders, out / PAPER, **source.as_kwargs(), overwrite=True)
+    )
+    counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)
+    console.print(f"{len(folders)} cell runs; paper report: {len(report['items'])} items ({counts}); "
+                  f"wrote {out / PAPER / 'paper_report.md'}")  # fmt: skip
+
+
 @eval_app.command("merge")
 def eval_merge_cmd(
     folders: Annotated[list[Path], typer.Argument(help="The finished shard folders (every part 1..N once).")],
@@ -651,8 +809,16 @@ def eval_merge_cmd(
 ) -> None:
     """Join the N shards of one run (`eval run --shard K/N`) into the folder one process
     writes: same samples, results and report, byte for byte."""
-    from culturebench.eval.merge import merge_shards
+    from culturebench.eval.merge import merge_reproductions, merge_shards
+    from culturebench.eval.reproduce import read_record
 
+    if all(read_record(f) for f in folders):
+        cells = or_exit(lambda: merge_reproductions(folders, out))
+        console.print(
+            f"merged {len(folders)} shards of {len(cells)} cells into {out}; the paper report: "
+            f"culturebench eval reproduce DATASET --model M --out {out}"
+        )
+        return
     results = or_exit(lambda: merge_shards(folders, out))
     console.print(
         f"merged {len(folders)} shards: {results['samples']} samples; results: {out / 'results.json'}; "

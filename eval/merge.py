@@ -144,3 +144,27 @@ def _finish(
 
     task = get_task(run_info["dataset"]["dataset"], run_info["task"], **(run_info.get("task_options") or {}))
     return finish_run(task, out, run_info, samples, skipped)
+
+
+def merge_reproductions(folders: Sequence[str | Path], out: str | Path) -> list[str]:
+    """Merge the shard folders of one ``eval reproduce --shard K/N`` cell by cell into ``out``
+    (a reproduction folder whose cells are whole runs); returns the merged cell names."""
+    from culturebench.eval.reproduce import read_record, write_record
+
+    records = [(Path(f), read_record(Path(f)) or {}) for f in folders]
+    datasets = {r.get("dataset") for _, r in records}
+    if len(datasets) != 1:
+        raise MergeError(
+            f"the reproduction folders are of different datasets ({', '.join(map(str, datasets))})"
+        )
+    cells = list(dict.fromkeys(c for _, r in records for c in r["cells"]))
+    for folder, record in records:
+        lacking = [c for c in cells if c not in record["cells"]]
+        if lacking:
+            raise MergeError(f"{folder} has no cell {lacking[0]!r} (run that shard with the same cells)")
+    out = Path(out)
+    for cell in cells:
+        merge_shards([folder / cell for folder, _ in records], out / cell)
+    first = records[0][1]
+    write_record(out, str(first["dataset"]), first.get("model"), cells, None)
+    return cells

@@ -189,3 +189,21 @@ def test_cli_runs_shards_and_merges(borsch_release, tiny_model: Path, tmp_path: 
     assert bad.exit_code == 2 and "K must be between 1 and N" in bad.output
     missing = cli.invoke(app, ["eval", "merge", str(tmp_path / "s1"), "--out", str(tmp_path / "m2")])
     assert missing.exit_code != 0 and "missing shard 2 of 2" in missing.output
+
+
+def test_sampling_does_not_depend_on_the_batch(tiny_model: Path) -> None:
+    """transformers samples each request from its own random stream (run seed + request id):
+    alone or batched with others, a request gets the same tokens, so sampled runs shard and
+    resume exactly; another seed samples differently."""
+    from culturebench.eval.backends.base import Request
+
+    requests = [Request(f"r{i}", f"Which country is dish number {i} from?" + " really" * i) for i in range(5)]
+
+    def sample(seed: int, batch_size: int, todo=requests) -> list[str]:
+        hot = SamplingParams(max_new_tokens=12, temperature=1.0, seed=seed)
+        return TransformersBackend(str(tiny_model), sampling=hot, batch_size=batch_size).generate(todo)
+
+    together = sample(0, 5)
+    assert together == sample(0, 1)
+    assert together[2:] == sample(0, 2, requests[2:])
+    assert sample(1, 5) != together

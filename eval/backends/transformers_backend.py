@@ -173,15 +173,22 @@ class TransformersBackend(Backend):
         content.append({"type": "text", "text": request.prompt})
         return [{"role": "user", "content": content}]
 
-    def _generate_kwargs(self, pad_token_id: int | None) -> dict[str, Any]:
+    def _generate_kwargs(self, pad_token_id: int | None, batch: Sequence[Request]) -> dict[str, Any]:
+        """Greedy decoding, or sampling at the temperature with one random stream per request
+        (:class:`RequestSampler`): a request's answer does not depend on which others share its
+        batch, so a resumed or sharded run samples exactly what one process samples."""
         kwargs: dict[str, Any] = {
             "max_new_tokens": self.sampling.max_new_tokens,
             "pad_token_id": pad_token_id,
+            "do_sample": False,  # sampled runs pick the argmax of Gumbel-perturbed logits
         }
-        if self.sampling.greedy:
-            kwargs["do_sample"] = False
-        else:
-            kwargs.update(do_sample=True, temperature=self.sampling.temperature)
+        if not self.sampling.greedy:
+            from transformers import LogitsProcessorList
+
+            sampler = RequestSampler(
+                self.sampling.temperature, [request_seed(self.sampling.seed, r.id) for r in batch]
+            )
+            kwargs["logits_processor"] = LogitsProcessorList([sampler])
         return kwargs
 
     # ------------------------------------------------------------------ generation
@@ -194,7 +201,7 @@ class TransformersBackend(Backend):
         for start in range(0, len(order), self.batch_size):
             indices = order[start : start + self.batch_size]
             batch = [requests[i] for i in indices]
-            torch.manual_seed(self.sampling.seed)
+            torch.manual_seed(self.sampling.seed)  # for anything else random in the model
             if any(r.images for r in batch) or self.is_vision_language():
                 # one request at a time: how processors batch images differs between models
                 texts = [self._generate_vision(r) for r in batch]
@@ -212,7 +219,7 @@ class TransformersBackend(Backend):
             self.input_device
         )
         with torch.inference_mode():
-            out = model.generate(**enc, **self._generate_kwargs(tokenizer.pad_token_id))
+            out = model.generate(**enc, **self._generate_kwargs(tokenizer.pad_token_id, batch))
         new = out[:, enc["input_ids"].shape[1] :]
         return [t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True)]
 
@@ -231,7 +238,7 @@ class TransformersBackend(Backend):
         inputs = self.vision_inputs(request)
         tokenizer = getattr(processor, "tokenizer", processor)
         with torch.inference_mode():
-            out = model.generate(**inputs, **self._generate_kwargs(tokenizer.pad_token_id))
+            out = model.generate(**inputs, **self._generate_kwargs(tokenizer.pad_token_id, [request]))
         return processor.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)[
             0
         ].strip()
@@ -248,3 +255,33 @@ def remote_code_commit(model: str, revision: str | None) -> str | None:
         return HfApi().model_info(model, revision=revision).sha
     except Exception:  # offline, gated: the run still records that remote code ran
         return None
+
+
+def request_seed(seed: int, request_id: str) -> int:
+    """The seed of one request's random stream: the run's seed and the request's id."""
+    from culturebench.hashing import sha256_text
+
+    return int(sha256_text(f"{seed}:{request_id}")[:15], 16)
+
+
+class RequestSampler:
+    """A logits processor that turns greedy decoding into sampling at ``temperature`` with a
+    random stream per batch row: the argmax of ``logits / T + Gumbel noise`` is a draw from
+    ``softmax(logits / T)`` (the Gumbel-max trick). Each row draws its noise from its own
+    generator, seeded by :func:`request_seed`, one vector per step, so a request samples the
+    same tokens in any batch. No top-k or top-p: plain temperature sampling, as vLLM and the
+    OpenAI API do by default."""
+
+    def __init__(self, temperature: float, seeds: Sequence[int]) -> None:
+        import torch
+
+        self.temperature = temperature
+        self.generators = [torch.Generator().manual_seed(s) for s in seeds]
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        vocab = scores.shape[-1]
+        uniform = torch.stack([torch.rand(vocab, generator=g, dtype=torch.float64) for g in self.generators])
+        gumbel = -torch.log(-torch.log(uniform.clamp(1e-300, 1.0 - 1e-16)))
+        return scores.float() / self.temperature + gumbel.to(device=scores.device, dtype=torch.float32)

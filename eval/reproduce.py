@@ -1,0 +1,315 @@
+"""``culturebench eval reproduce <dataset> --model M``: the paper's whole grid
+(:mod:`culturebench.eval.grid`) for one model, then the ``eval paper`` report of its runs.
+
+Each cell is an ordinary run folder ``<out>/<cell>``, so a killed reproduction resumes and a
+rerun with the same settings does no new work; ``--shard K/N`` runs part K of every cell
+(``eval merge`` joins reproduction folders cell by cell). Before any model loads, every cell's
+requests are built from the release (:func:`plan`): a cell with nothing to run stops the
+reproduction with one line saying what to build first, and ``--plan`` prints only this
+count of the work (requests, images, prompt characters and tokens, new tokens, GPU-hours)
+and writes it to ``plan.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from culturebench.errors import CultureBenchError
+from culturebench.eval.grid import Cell, Grid
+
+REPRODUCE = "reproduce.json"  # what a reproduction folder holds: dataset, model, cells, shard
+PAPER = "paper"  # the report's folder inside the reproduction folder
+CHARS_PER_TOKEN = 4.0  # the estimate used when no tokenizer of the model is at hand
+
+
+@dataclass
+class CellPlan:
+    """The work of one cell, counted without a model."""
+
+    cell: str
+    task: str
+    kind: str
+    langs: list[str]
+    seeds: list[int] | None
+    units: int | None  # dishes / questions
+    requests: int | None  # prompts (rows x languages x templates)
+    generations: int | None  # requests x seeds
+    images_per_request: float | None
+    prompt_chars: int | None  # over all generations
+    prompt_tokens: int | None  # over all generations, by the model's own tokenizer
+    max_new_tokens: int
+    temperature: float
+    gpu_hours: float | None
+    skipped: dict[str, int]
+    note: str = ""
+
+    @property
+    def tokens_estimated(self) -> bool:
+        return self.prompt_tokens is None and self.prompt_chars is not None
+
+
+class Throughput:
+    """Tokens (prompt and generated) one GPU processes per second: the user's number, or the
+    one ``benchmarks/bench_eval_throughput.py --save FILE`` measured for the backend."""
+
+    def __init__(self, tokens_per_s: float | None, source: str) -> None:
+        self.tokens_per_s = tokens_per_s
+        self.source = source
+
+    @classmethod
+    def choose(cls, given: float | None, saved: Path | None, backend: str) -> Throughput:
+        if given:
+            return cls(given, "given (--throughput)")
+        if saved and saved.is_file():
+            data = json.loads(saved.read_text(encoding="utf-8"))
+            entry = data.get(backend) or {}
+            rate = entry.get("tokens_per_s")
+            if rate:
+                return cls(
+                    float(rate), f"measured by the throughput benchmark ({saved}, {entry.get('model', '?')})"
+                )
+        return cls(None, "none given (--throughput TOKENS_PER_S, or the benchmark's --save file)")
+
+    def hours(self, tokens: float | None) -> float | None:
+        return None if tokens is None or not self.tokens_per_s else tokens / self.tokens_per_s / 3600
+
+
+def _tokenizer(model: str | None, revision: str | None, model_args: Mapping[str, Any]) -> Any:
+    """The model's tokenizer when it is on this machine (a folder, or the Hub cache), else None;
+    never downloads."""
+    if not model:
+        return None
+    try:
+        from transformers import AutoTokenizer
+
+        kwargs: dict[str, Any] = {"local_files_only": True, "revision": revision}
+        if model_args.get("gguf_file"):
+            kwargs["gguf_file"] = model_args["gguf_file"]
+        if model_args.get("trust_remote_code"):
+            kwargs["trust_remote_code"] = True
+        return AutoTokenizer.from_pretrained(model, **kwargs)
+    except Exception:  # no tokenizer at hand (or unreadable): the plan estimates from characters
+        return None
+
+
+def _count_tokens(tokenizer: Any, prompts: Sequence[str]) -> int:
+    from culturebench.eval.backends.base import Request
+    from culturebench.eval.backends.transformers_backend import TransformersBackend
+
+    texts = [TransformersBackend.text_prompt(tokenizer, Request("-", p)) for p in prompts]
+    return sum(len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"])
+
+
+def plan(
+    grid: Grid,
+    cells: Sequence[Cell],
+    *,
+    out: Path,
+    source: Mapping[str, Any],
+    limit: int | None = None,
+    model: str | None = None,
+    model_revision: str | None = None,
+    model_args: Mapping[str, Any] | None = None,
+    throughput: Throughput | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[CellPlan]:
+    """Count every cell's work from the release, without loading a model. A cell that reads
+    another cell's run is counted once that run exists in ``out``."""
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
+    from culturebench.eval.shards import unit_of
+    from culturebench.eval.tasks import get_task
+
+    tokenizer = _tokenizer(model, model_revision, model_args or {})
+    throughput = throughput or Throughput(None, "none")
+    folders = {c.name: out / c.name for c in grid.cells}
+    ref = None
+    rows_of: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    plans = []
+    for cell in cells:
+        if progress:
+            progress(cell.name)
+        waiting = [n for n in cell.needs if not (folders[n] / "results.json").is_file()]
+        base = {
+            "cell": cell.name, "task": cell.task, "kind": cell.kind, "langs": list(cell.langs),
+            "seeds": list(cell.seeds) if cell.seeds else None, "max_new_tokens": cell.max_new_tokens,
+            "temperature": cell.temperature,
+        }  # fmt: skip
+        if waiting:
+            plans.append(
+                CellPlan(
+                    **base,
+                    units=None,
+                    requests=None,
+                    generations=None,
+                    images_per_request=None,
+                    prompt_chars=None,
+                    prompt_tokens=None,
+                    gpu_hours=None,
+                    skipped={},
+                    note=f"counted once cell {', '.join(waiting)} has run",
+                )
+            )
+            continue
+        task = get_task(grid.dataset, cell.task, **cell.options_for(folders))
+        rows: list[dict[str, Any]] = []
+        if task.needs_dataset:
+            if ref is None:
+                ref = resolve_dataset(grid.dataset, **source)
+            key = (task.config, task.split)
+            if key not in rows_of:
+                rows_of[key] = load_rows(ref, task.config, task.split, limit)
+            rows = rows_of[key]
+        requests, skipped = task.build(rows, list(cell.langs))
+        if not task.needs_dataset and limit is not None:
+            requests = requests[:limit]
+        copies = cell.generations_per_request
+        prompts = [r.request.prompt for r in requests]
+        chars = sum(map(len, prompts)) * copies
+        tokens = _count_tokens(tokenizer, prompts) * copies if tokenizer is not None and prompts else None
+        generations = len(requests) * copies
+        work = (tokens if tokens is not None else chars / CHARS_PER_TOKEN) + generations * cell.max_new_tokens
+        images = sum(len(r.request.images) for r in requests)
+        plans.append(
+            CellPlan(
+                **base,
+                units=len({unit_of(r) for r in requests}),
+                requests=len(requests),
+                generations=generations,
+                images_per_request=round(images / len(requests), 2) if requests else 0.0,
+                prompt_chars=chars,
+                prompt_tokens=tokens,
+                gpu_hours=throughput.hours(work) if cell.kind in ("text", "vision") else None,
+                skipped=dict(skipped),
+                note=_nothing_to_run(grid.dataset, cell, len(rows), skipped) if not requests else "",
+            )
+        )
+    return plans
+
+
+def _nothing_to_run(dataset: str, cell: Cell, rows: int, skipped: Mapping[str, int]) -> str:
+    """What to build first when a cell has no request."""
+    if any("image" in reason for reason in skipped):
+        return (
+            f"no request: the release has no image bytes ({rows} rows, "
+            f"{', '.join(f'{n} {why}' for why, n in skipped.items())}); build it with images first: "
+            f"culturebench build {dataset} --images ..."
+        )
+    return f"no request ({rows} rows; skipped: {dict(skipped) or 'none'}); check the release and --limit"
+
+
+def plan_document(
+    dataset: str, plans: Sequence[CellPlan], throughput: Throughput, model: str | None, tokenizer: bool
+) -> dict[str, Any]:
+    """``plan.json``: the cells' counts, totals and what the GPU-hours assume."""
+
+    def total(field: str) -> float:
+        return sum(getattr(p, field) or 0 for p in plans)
+
+    return {
+        "dataset": dataset,
+        "model": model,
+        "tokens": "the model's tokenizer" if tokenizer else f"estimated as characters / {CHARS_PER_TOKEN:g}",
+        "throughput_tokens_per_s": throughput.tokens_per_s,
+        "throughput_source": throughput.source,
+        "gpu_hours_assume": (
+            "every generation runs to max_new_tokens; prompt and new tokens at the throughput given"
+        ),
+        "cells": [asdict(p) for p in plans],
+        "total": {
+            "requests": int(total("requests")),
+            "generations": int(total("generations")),
+            "prompt_tokens": int(total("prompt_tokens")) if tokenizer else None,
+            "prompt_chars": int(total("prompt_chars")),
+            "gpu_hours": round(total("gpu_hours"), 2) if throughput.tokens_per_s else None,
+        },
+    }
+
+
+def check_runnable(plans: Sequence[CellPlan]) -> None:
+    """Stop before any model loads when a cell would produce no sample."""
+    for p in plans:
+        if p.requests == 0:
+            raise CultureBenchError(f"cell {p.cell} ({p.task}): {p.note}")
+
+
+def run_cells(
+    grid: Grid,
+    cells: Sequence[Cell],
+    backend: Any,
+    out: Path,
+    *,
+    source: Mapping[str, Any],
+    limit: int | None = None,
+    batch_size: int = 8,
+    shard: Any = None,
+    on_cell: Callable[[Cell], Callable[[int, int], None] | None] | None = None,
+) -> list[Path]:
+    """Run (or resume) each cell into ``out/<cell>`` with the cell's sampling settings; returns
+    the cell folders. The backend loads once and serves every cell."""
+    from culturebench.eval.runner import run_eval
+
+    folders = {c.name: out / c.name for c in grid.cells}
+    base_sampling = backend.sampling
+    done = []
+    try:
+        for cell in cells:
+            if hasattr(base_sampling, "max_new_tokens"):  # text and vision models
+                backend.sampling = replace(
+                    base_sampling, max_new_tokens=cell.max_new_tokens, temperature=cell.temperature
+                )
+            run_eval(
+                grid.dataset,
+                cell.task,
+                backend,
+                folders[cell.name],
+                **source,
+                langs=list(cell.langs),
+                limit=limit,
+                batch_size=batch_size,
+                progress=on_cell(cell) if on_cell else None,
+                task_options=cell.options_for(folders),
+                seeds=list(cell.seeds) if cell.seeds else None,
+                shard=shard,
+            )
+            done.append(folders[cell.name])
+    finally:
+        backend.sampling = base_sampling
+    return done
+
+
+def write_record(out: Path, dataset: str, model: str | None, cells: Sequence[str], shard: Any) -> None:
+    """``reproduce.json``: which grid cells this folder holds (``eval merge`` reads it)."""
+    from culturebench.eval.run_folder import write_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / REPRODUCE
+    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    names = list(dict.fromkeys([*old.get("cells", []), *cells]))
+    write_json(
+        path, {"dataset": dataset, "model": model, "cells": names, "shard": str(shard) if shard else None}
+    )
+
+
+def read_record(folder: Path) -> dict[str, Any] | None:
+    """A reproduction folder's ``reproduce.json`` (None when the folder is not one)."""
+    path = Path(folder) / REPRODUCE
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) and isinstance(data.get("cells"), list) else None
+
+
+def report_folders(out: Path, grid: Grid) -> list[Path]:
+    """The finished, whole (not shard) cell runs in ``out``, for the paper report."""
+    found = []
+    for cell in grid.cells:
+        folder = out / cell.name
+        if (folder / "results.json").is_file():
+            results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+            if not results.get("shard"):
+                found.append(folder)
+    return found
