@@ -15,7 +15,8 @@ tiny Llama built here (head size 64, which vLLM's CPU attention takes) unless ``
 names another folder; with ``--load-format dummy`` a folder holding a real architecture's
 ``config.json`` and a tokenizer is measured on a GPU with random weights (no download).
 
-    python benchmarks/bench_eval_throughput.py [--prompts 64] [--tokens 64] [--batch 16]
+    python benchmarks/bench_eval_throughput.py [--prompts 64] [--tokens 64] [--batch 16] \
+        [--save out/bench/throughput.json]   # the file `eval reproduce --plan` reads
     .venv-vllm/bin/python benchmarks/bench_eval_throughput.py     # adds vLLM (CPU build)
 """
 
@@ -65,8 +66,9 @@ def _transformers_direct(backend: Any, requests: list[Any], batch: int) -> tuple
     start = time.perf_counter()
     for i in range(0, len(prompts), batch):
         enc = tokenizer(prompts[i : i + batch], return_tensors="pt", padding=True, add_special_tokens=False)
+        kwargs = backend._generate_kwargs(tokenizer.pad_token_id, requests[i : i + batch])
         with torch.inference_mode():
-            out = model.generate(**enc, **backend._generate_kwargs(tokenizer.pad_token_id))
+            out = model.generate(**enc, **kwargs)
         outputs += tokenizer.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
     return time.perf_counter() - start, outputs
 
@@ -105,6 +107,12 @@ def main() -> None:
     parser.add_argument("--skip-transformers", action="store_true")
     parser.add_argument("--load-format", default=None, help="vLLM load_format (dummy: random weights)")
     parser.add_argument("--max-model-len", default="1024")
+    parser.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        help="add the measured throughput to this JSON (eval reproduce --plan)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
 
@@ -183,6 +191,32 @@ def main() -> None:
         print(f"{name:18s} " + " ".join(f"{c:12.1f}" for c in cells) + f" {ratio:12.2f}")
     if not have_vllm:
         print("vLLM: not measured here (run with .venv-vllm/bin/python, see scripts/vllm_env.sh)")
+    if args.save:
+        prompt_tokens = _tokens(tokenizer, [r.prompt for r in requests])
+        _save(args.save, rows, prompt_tokens, str(model), len(requests), args.tokens)
+
+
+def _save(path: Path, rows: list[tuple], prompt_tokens: int, model: str, prompts: int, tokens: int) -> None:
+    """Add this run's throughput of ``eval run`` per backend to ``path`` (JSON): the tokens
+    (prompt + generated) per second that ``eval reproduce --plan`` turns into GPU-hours."""
+    import json
+    from datetime import datetime, timezone
+
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for name, _engine_s, _engine_tokens, ours_s, ours_tokens in rows:
+        backend = name.split(" ", 1)[0]
+        data[backend] = {
+            "tokens_per_s": round((prompt_tokens + ours_tokens) / ours_s, 1),
+            "generated_tokens_per_s": round(ours_tokens / ours_s, 1),
+            "engine": name,
+            "model": model,
+            "prompts": prompts,
+            "max_new_tokens": tokens,
+            "measured": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"saved to {path} (read by `culturebench eval reproduce --plan`)")
 
 
 if __name__ == "__main__":

@@ -680,6 +680,12 @@ def eval_reproduce_cmd(
         Path,
         typer.Option(help="The throughput benchmark's --save file, read when --throughput is not given."),
     ] = Path("out/bench/throughput.json"),
+    image_tokens: Annotated[
+        int,
+        typer.Option(
+            min=0, help="--plan: prompt tokens one image takes (576 for 336px LLaVA; model-dependent)."
+        ),
+    ] = 576,
 ) -> None:
     """Run the paper's whole grid for one model (every task, language, template and seed the
     paper used, with its sampling; `grid:` in the dataset's paper.yaml), then write the
@@ -701,11 +707,12 @@ def eval_reproduce_cmd(
             lambda: rep.plan(
                 grid, cells, out=out, source=source.as_kwargs(), limit=limit, model=engine.model,
                 model_revision=engine.model_revision, model_args=model_args, throughput=rate,
+                image_tokens=image_tokens,
                 progress=lambda name: bar.update(job, advance=1, description=f"counting {name}"),
             )
         )  # fmt: skip
     tokenizer = any(p.prompt_tokens is not None for p in plans)
-    document = rep.plan_document(dataset, plans, rate, engine.model, tokenizer)
+    document = rep.plan_document(dataset, plans, rate, engine.model, tokenizer, image_tokens)
     _print_plan_table(document, grid)
     if plan_only:
         path = out / "plan.json"
@@ -783,7 +790,9 @@ def _print_plan_table(document: dict, grid) -> None:
     for p in document["cells"]:
         if p["note"]:
             console.print(f"  {p['cell']}: {p['note']}")
-    console.print(f"Prompt tokens: {document['tokens']}.")
+    images = any(p["images_per_request"] for p in document["cells"])
+    per_image = f"; {document['image_tokens_per_image']} per image (--image-tokens)" if images else ""
+    console.print(f"Prompt tokens: {document['tokens']}{per_image}.")
     console.print(f"GPU-hours: {document['throughput_source']}; {document['gpu_hours_assume']}.")
     if grid.why:
         console.print(f"Grid: {grid.why}")

@@ -46,6 +46,7 @@ class CellPlan:
     gpu_hours: float | None
     skipped: dict[str, int]
     note: str = ""
+    runnable: bool = True  # False: the release lacks what the cell needs (note says what)
 
     @property
     def tokens_estimated(self) -> bool:
@@ -115,10 +116,12 @@ def plan(
     model_revision: str | None = None,
     model_args: Mapping[str, Any] | None = None,
     throughput: Throughput | None = None,
+    image_tokens: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> list[CellPlan]:
     """Count every cell's work from the release, without loading a model. A cell that reads
-    another cell's run is counted once that run exists in ``out``."""
+    another cell's run is counted once that run exists in ``out``. ``image_tokens``: the
+    prompt tokens one image takes (model-dependent; added to the prompt tokens)."""
     from culturebench.eval.dataset_ref import load_rows, resolve_dataset
     from culturebench.eval.shards import unit_of
     from culturebench.eval.tasks import get_task
@@ -166,13 +169,22 @@ def plan(
         requests, skipped = task.build(rows, list(cell.langs))
         if not task.needs_dataset and limit is not None:
             requests = requests[:limit]
+        runnable, note = bool(requests), ""
+        if not requests:
+            note = _nothing_to_run(grid.dataset, cell, len(rows), skipped)
+            if task.needs_images and any("image" in why for why in skipped):
+                requests, _ = _with_listed_images(task).build(rows, list(cell.langs))
+                note += "; counted here as if built with images"
         copies = cell.generations_per_request
         prompts = [r.request.prompt for r in requests]
         chars = sum(map(len, prompts)) * copies
         tokens = _count_tokens(tokenizer, prompts) * copies if tokenizer is not None and prompts else None
         generations = len(requests) * copies
-        work = (tokens if tokens is not None else chars / CHARS_PER_TOKEN) + generations * cell.max_new_tokens
         images = sum(len(r.request.images) for r in requests)
+        if tokens is not None:
+            tokens += images * copies * image_tokens
+        text = tokens if tokens is not None else chars / CHARS_PER_TOKEN + images * copies * image_tokens
+        work = text + generations * cell.max_new_tokens
         plans.append(
             CellPlan(
                 **base,
@@ -184,10 +196,23 @@ def plan(
                 prompt_tokens=tokens,
                 gpu_hours=throughput.hours(work) if cell.kind in ("text", "vision") else None,
                 skipped=dict(skipped),
-                note=_nothing_to_run(grid.dataset, cell, len(rows), skipped) if not requests else "",
+                note=note,
+                runnable=runnable,
             )
         )
     return plans
+
+
+def _with_listed_images(task: Any) -> Any:
+    """The task asking as if the release held every image it lists (one empty placeholder per
+    listed image): how many requests and images a release built with images gives."""
+
+    def images(row: dict[str, Any], skipped: dict[str, int]) -> tuple[bytes, ...] | None:
+        listed = [i for i in row.get("images") or [] if isinstance(i, dict)]
+        return tuple(b"" for _ in listed) or None
+
+    task.images = images
+    return task
 
 
 def _nothing_to_run(dataset: str, cell: Cell, rows: int, skipped: Mapping[str, int]) -> str:
@@ -202,7 +227,12 @@ def _nothing_to_run(dataset: str, cell: Cell, rows: int, skipped: Mapping[str, i
 
 
 def plan_document(
-    dataset: str, plans: Sequence[CellPlan], throughput: Throughput, model: str | None, tokenizer: bool
+    dataset: str,
+    plans: Sequence[CellPlan],
+    throughput: Throughput,
+    model: str | None,
+    tokenizer: bool,
+    image_tokens: int = 0,
 ) -> dict[str, Any]:
     """``plan.json``: the cells' counts, totals and what the GPU-hours assume."""
 
@@ -213,6 +243,7 @@ def plan_document(
         "dataset": dataset,
         "model": model,
         "tokens": "the model's tokenizer" if tokenizer else f"estimated as characters / {CHARS_PER_TOKEN:g}",
+        "image_tokens_per_image": image_tokens,
         "throughput_tokens_per_s": throughput.tokens_per_s,
         "throughput_source": throughput.source,
         "gpu_hours_assume": (
@@ -232,7 +263,7 @@ def plan_document(
 def check_runnable(plans: Sequence[CellPlan]) -> None:
     """Stop before any model loads when a cell would produce no sample."""
     for p in plans:
-        if p.requests == 0:
+        if not p.runnable:
             raise CultureBenchError(f"cell {p.cell} ({p.task}): {p.note}")
 
 

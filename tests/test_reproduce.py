@@ -165,3 +165,19 @@ def test_a_cell_with_nothing_to_run_stops_before_the_model_loads(
     assert result.exit_code != 0
     assert "build it with images first" in result.output
     assert not (tmp_path / "repro" / "origin-vqa").exists()
+
+
+def test_plan_reads_the_throughput_the_benchmark_saved(wwd_release, tmp_path: Path) -> None:
+    saved = tmp_path / "throughput.json"  # the shape benchmarks/bench_eval_throughput.py --save writes
+    saved.write_text(json.dumps({"transformers": {"tokens_per_s": 500.0, "model": "m"}}), encoding="utf-8")
+    out = tmp_path / "plan"
+    result = invoke(
+        "eval", "reproduce", "wwd", "--plan", "--only", "country", "--local", wwd_release.folder,
+        "--out", out, "--throughput-file", saved,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    cell = plan["cells"][0]
+    assert plan["throughput_tokens_per_s"] == 500.0 and "benchmark" in plan["throughput_source"]
+    work = cell["prompt_chars"] / 4 + cell["generations"] * cell["max_new_tokens"]
+    assert cell["gpu_hours"] == pytest.approx(work / 500 / 3600)
