@@ -25,7 +25,7 @@ JUDGMENTS = "judgments.jsonl"
 def _load_cache(path: Path) -> dict[str, str]:
     cache: dict[str, str] = {}
     if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):  # not splitlines(): U+2028
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:

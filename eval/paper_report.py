@@ -19,11 +19,19 @@ wwd) call :func:`run_item`, which runs the catalogue's function for that ref exa
 Each computed item is built from run folders (found by task name) and the release, never by
 hand: rows carry our number, the paper's number where it prints one, the difference, n and a
 95% bootstrap interval; an item whose runs are missing says which runs it needs.
+
+Which model a run is (:class:`ModelId`: model id, revision, weights sha256, identity
+options) decides what it is compared with: ``Context.paper_model`` maps it to the paper's
+name through the ``models:`` aliases, ``Context.printed`` gives the printed row only for that
+model, and ``Context.runs_by_model`` / ``Context.columns`` group runs by model, so that an
+item's :class:`Table` shows the printed models and each model with runs side by side. Two runs
+of one task and one model with the same setup are an error (:func:`check_duplicates`).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -69,6 +77,198 @@ class Item:
     missing: list[str] = field(default_factory=list)
     note: str = ""
     figures: list[str] = field(default_factory=list)
+    table: Table | None = None  # the models side by side (printed and ours)
+
+
+PAPER = "paper"  # a column of numbers the paper prints
+OURS = "ours"  # a column computed from runs
+
+
+@dataclass
+class Column:
+    """One model's column of a :class:`Table`: the numbers the paper prints for it
+    (``source`` ``paper``) or ours from its runs (``ours``), by row label; ``pm`` holds the ±
+    beside a cell where there is one (the paper's SEM, ours likewise)."""
+
+    label: str
+    source: str
+    cells: dict[str, float | None] = field(default_factory=dict)
+    pm: dict[str, float] = field(default_factory=dict)
+    model: str | None = None  # the paper's name of the model (for ours: when the run's model is one)
+    runs: list[str] = field(default_factory=list)  # ours: the run folders
+
+    @property
+    def heading(self) -> str:
+        return f"{self.label} ({self.source})"
+
+
+@dataclass
+class Table:
+    """Models side by side: one column per model the paper prints (from ``paper.yaml``) and
+    one per model that has runs, one row per cell of the paper's table. A run's column sits
+    beside the printed ones; it is compared with a printed column only in :class:`Row`\\s, and
+    only when the run's model is that printed model."""
+
+    rows: list[str] = field(default_factory=list)
+    columns: list[Column] = field(default_factory=list)
+    unit: str = ""
+    digits: int = 2
+
+    def add(
+        self,
+        label: str,
+        cells: Mapping[str, Any],
+        *,
+        source: str = OURS,
+        model: str | None = None,
+        runs: Sequence[Run] = (),
+    ) -> Column:
+        """Add a column: ``cells`` maps row labels to a number, None (not computed, not
+        printed) or ``[value, pm]``; new row labels are appended in the order given."""
+        column = Column(label, source, model=model, runs=[str(r.folder) for r in runs])
+        for row, cell in cells.items():
+            if row not in self.rows:
+                self.rows.append(row)
+            value, pm = (cell[0], cell[1]) if isinstance(cell, (list, tuple)) else (cell, None)
+            column.cells[row] = value
+            if pm is not None:
+                column.pm[row] = pm
+        self.columns.append(column)
+        return column
+
+    def add_printed(self, printed: Mapping[str, Mapping[str, Any]]) -> Table:
+        """A column for every model of a printed table (``{paper name: {row: cell}}``, in the
+        paper's order); returns the table."""
+        for name, cells in printed.items():
+            self.add(str(name), cells, source=PAPER, model=str(name))
+        return self
+
+
+@dataclass(frozen=True)
+class ModelId:
+    """Which model a run is, from its results' ``provenance.model`` (the backend's
+    ``describe()``): the model id (Hub id, local path, or for recorded outputs scored by ``eval
+    score`` the files' names), its revision, the sha256 of local weights, the backend, the
+    ``--model-arg`` options that change the outputs (e.g. ``gguf_file``) and, for recorded
+    outputs, the ``eval score --layout`` they were read with."""
+
+    model: str = "-"
+    revision: str | None = None
+    weights_sha256: str | None = None
+    backend: str | None = None
+    model_args: str = ""  # the identity options, as sorted JSON ("" when none)
+    layout: str | None = None
+
+    @classmethod
+    def from_provenance(cls, prov: Mapping[str, Any]) -> ModelId:
+        model = prov.get("model") or {}
+        if not isinstance(model, dict):
+            return cls(str(model or "-"))
+        args = model.get("model_args") or {}
+        backend = model.get("backend")
+        return cls(
+            str(model.get("model") or "-"),
+            model.get("model_revision"),
+            model.get("weights_sha256"),
+            backend,
+            json.dumps(args, sort_keys=True, default=str) if args else "",
+            prov.get("layout") if backend == RECORDED else None,
+        )
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What makes two runs one model: local weights by their sha256 (wherever the folder
+        is), a Hub id with its revision, recorded outputs by their layout (every task of one
+        `eval score --layout`); with the identity ``--model-arg`` options."""
+        if self.backend == RECORDED:
+            return (RECORDED, self.layout or self.model)
+        if self.weights_sha256:
+            return ("sha256", self.weights_sha256.lower(), self.model_args)
+        return ("id", self.model, self.revision, self.model_args)
+
+    @property
+    def name(self) -> str:
+        """The last part of the model's path or Hub id (recorded outputs: their layout)."""
+        if self.backend == RECORDED and self.layout:
+            return self.layout
+        return _base(self.model)
+
+    @property
+    def detail(self) -> str:
+        """What tells this model from another of the same name: a short weights sha256, the
+        revision, the full id or path, or the identity options."""
+        if self.weights_sha256:
+            return self.weights_sha256[:8]
+        parts = [p for p in (self.revision, self.model if self.model != self.name else "") if p]
+        return ", ".join(parts) or self.model_args or self.model
+
+    def matches(self, alias: Any) -> bool:
+        """Whether a ``models:`` alias names this model: a string is the last path part of a Hub
+        id or folder (case-insensitive); a mapping pins any of ``model`` (the same way),
+        ``revision``, ``weights_sha256`` and, for recorded outputs, ``layout``, all of which
+        must match."""
+        if isinstance(alias, str):
+            return _base(alias).lower() == _base(self.model).lower()
+        checks = {
+            "model": lambda v: _base(str(v)).lower() == _base(self.model).lower(),
+            "revision": lambda v: str(v) == str(self.revision),
+            "weights_sha256": lambda v: str(v).lower() == str(self.weights_sha256 or "").lower(),
+            "layout": lambda v: self.backend == RECORDED and str(v) == str(self.layout),
+        }
+        return all(checks[k](v) for k, v in alias.items())
+
+
+RECORDED = "recorded"  # the backend `eval score` records for outputs recorded elsewhere
+ALIAS_KEYS = ("model", "revision", "weights_sha256", "layout")
+
+
+def _base(model: str) -> str:
+    return model.rstrip("/").rsplit("/", 1)[-1]
+
+
+def model_aliases(paper: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """``paper.yaml`` ``models:``, checked: each of the paper's model names maps to a list of
+    aliases, each a Hub id (or its last part) or a mapping of :data:`ALIAS_KEYS`."""
+    models = paper.get("models") or {}
+    if not isinstance(models, dict):
+        raise CultureBenchError("paper.yaml models: expected a mapping of the paper's model names to aliases")
+    for name, aliases in models.items():
+        for alias in aliases if isinstance(aliases, list) else [aliases]:
+            if isinstance(alias, str):
+                continue
+            if not isinstance(alias, dict) or not alias or set(alias) - set(ALIAS_KEYS):
+                raise CultureBenchError(
+                    f"paper.yaml models: {name}: alias {alias!r} is neither a Hub id nor a mapping of "
+                    f"{', '.join(ALIAS_KEYS)}"
+                )
+    return {str(k): v if isinstance(v, list) else [v] for k, v in models.items()}
+
+
+def paper_name(identity: ModelId, paper: Mapping[str, Any]) -> str | None:
+    """The paper's name of a model (:meth:`Context.paper_model`), or None."""
+    for name, aliases in model_aliases(paper).items():
+        if identity.name.lower() == name.lower() or any(identity.matches(a) for a in aliases):
+            return name
+    return None
+
+
+def model_labels(runs: Sequence[Run], paper: Mapping[str, Any] | None) -> dict[tuple[Any, ...], str]:
+    """A label per model of ``runs`` (by :attr:`ModelId.key`): the paper's name where an alias
+    matches, else :attr:`ModelId.name`; models that would share a label are told apart by
+    :attr:`ModelId.detail` (``tiny (3fa2c1d0)``), and numbered if that is not enough."""
+    models: dict[tuple[Any, ...], ModelId] = {}
+    for run in runs:
+        models.setdefault(run.identity.key, run.identity)
+    plain = {k: paper_name(m, paper or {}) or m.name for k, m in models.items()}
+    shared = Counter(plain.values())
+    labels = {k: f"{v} ({models[k].detail})" if shared[v] > 1 else v for k, v in plain.items()}
+    still = Counter(labels.values())
+    seen: Counter[str] = Counter()
+    for key, label in labels.items():
+        if still[label] > 1:
+            seen[label] += 1
+            labels[key] = f"{label} #{seen[label]}"
+    return labels
 
 
 @dataclass
@@ -81,14 +281,18 @@ class Run:
     config: str | None
     results: dict[str, Any]
     _samples: list[dict[str, Any]] | None = field(default=None, repr=False)
+    identity: ModelId = field(default_factory=ModelId)  # which model it is
 
     @classmethod
     def from_results(cls, folder: Path, results: dict[str, Any]) -> Run:
         """A run from its ``results.json`` content (read from ``folder`` or just scored)."""
         prov = results["provenance"]
+        identity = ModelId.from_provenance(prov)
         model = prov.get("model") or {}
         name = model.get("model") if isinstance(model, dict) else model
-        return cls(Path(folder), prov["task"], str(name or "-"), prov.get("config"), results)
+        return cls(
+            Path(folder), prov["task"], str(name or "-"), prov.get("config"), results, identity=identity
+        )
 
     @classmethod
     def unread(cls, folder: Path, task: str) -> Run:
@@ -104,6 +308,45 @@ class Run:
     def options(self) -> dict[str, Any]:
         """The run's task options (``--option``)."""
         return dict(self.results.get("provenance", {}).get("task_options") or {})
+
+    @property
+    def setup(self) -> dict[str, Any]:
+        """What tells two runs of one task and one model apart (never duplicates): the task
+        options (without those that only locate an input), the languages, the config, the
+        matcher (``eval score --matcher llm``) and an analysis task's inputs."""
+        prov = self.results.get("provenance", {})
+        located = set(prov.get("location_options") or [])
+        out = {
+            "options": {k: v for k, v in self.options.items() if k not in located},
+            "languages": prov.get("languages"),
+            "config": self.config,
+            "inputs": prov.get("inputs"),
+        }
+        matcher = prov.get("matcher")
+        if isinstance(matcher, dict):
+            judge = matcher.get("judge") or {}
+            out["matcher"] = [matcher.get("matcher"), ModelId.from_provenance({"model": judge}).key]
+        return {k: v for k, v in out.items() if v}
+
+    @property
+    def variant(self) -> list[str]:
+        """:attr:`setup` in words, one part each (``dish_name=True``, ``languages=uk``)."""
+        setup = self.setup
+        parts = [f"{k}={v}" for k, v in sorted(setup.get("options", {}).items())]
+        if setup.get("languages"):
+            parts.append("languages=" + ",".join(map(str, setup["languages"])))
+        if setup.get("config"):
+            parts.append(f"config={setup['config']}")
+        if setup.get("matcher"):
+            judge = (self.results["provenance"]["matcher"].get("judge") or {}).get("model")
+            parts.append(f"matcher={setup['matcher'][0]}" + (f" ({_base(str(judge))})" if judge else ""))
+        if setup.get("inputs"):
+            from culturebench.hashing import sha256_text
+
+            parts.append(
+                "inputs " + sha256_text(json.dumps(setup["inputs"], sort_keys=True, default=str))[:8]
+            )
+        return parts
 
     def samples(self) -> list[dict[str, Any]]:
         if self._samples is None:
@@ -129,6 +372,7 @@ class Context:
     # What items computed beyond their rows (full tables, summaries), by name, for the commands
     # that write one item in their own layout (:func:`run_item`); not part of the report.
     data: dict[str, Any] = field(default_factory=dict)
+    _label_cache: dict[tuple[Any, ...], str] | None = field(default=None, init=False, repr=False)
 
     @property
     def ref(self) -> str:
@@ -153,22 +397,100 @@ class Context:
             and all(r.options.get(k) == v for k, v in options.items())
         ]
 
-    def paper_model(self, model: str) -> str | None:
-        """The paper's name for a run's model, by the ``models:`` aliases (the last path
-        part of a Hub id or folder, case-insensitive), or None."""
-        base = model.rstrip("/").rsplit("/", 1)[-1].lower()
-        for name, aliases in (self.paper.get("models") or {}).items():
-            if base == name.lower() or base in {a.rstrip("/").rsplit("/", 1)[-1].lower() for a in aliases}:
-                return name
-        return None
+    # ------------------------------------------------------------------ which model a run is
+    def paper_model(self, model: str | Run | ModelId) -> str | None:
+        """The paper's name for a run's model (a :class:`Run`, its :class:`ModelId`, or a model
+        id), by the ``models:`` aliases of ``paper.yaml`` (:meth:`ModelId.matches`: the last
+        path part of a Hub id or folder, case-insensitive, or a mapping that also pins a
+        revision, a weights sha256 or an `eval score` layout) or the paper's name itself; None
+        when it is none of the paper's models."""
+        identity = model.identity if isinstance(model, Run) else model
+        if isinstance(identity, str):
+            identity = ModelId(identity)
+        return paper_name(identity, self.paper)
+
+    def printed(self, table: Mapping[str, Any] | None, run: Run) -> Any:
+        """The printed row of ``table`` (``{paper name: row}``) for the run's model, or None
+        when its model is not one the table prints: a run is compared with a printed row only
+        when it is that model."""
+        name = self.paper_model(run)
+        return None if name is None or not table else table.get(name)
 
     def status(self, runs: Sequence[Run]) -> str:
         """``reproduced`` when one of the runs is of a model the paper names, else ``computed``."""
-        return REPRODUCED if any(self.paper_model(r.model) for r in runs) else COMPUTED
+        return REPRODUCED if any(self.paper_model(r) for r in runs) else COMPUTED
 
     def model_label(self, run: Run) -> str:
-        """The paper's name of the run's model, else the last part of the run's model path."""
-        return self.paper_model(run.model) or run.model.rstrip("/").rsplit("/", 1)[-1]
+        """The run's model in the report: the paper's name when an alias matches, else the last
+        part of its model path or id; two different models of one name among the runs are told
+        apart by a short weights sha256 (or revision, or full id): ``tiny (3fa2c1d0)``."""
+        labels = self._labels()
+        if run.identity.key not in labels:
+            return model_labels([run], self.paper)[run.identity.key]
+        return labels[run.identity.key]
+
+    def _labels(self) -> dict[tuple[Any, ...], str]:
+        if self._label_cache is None:
+            self._label_cache = model_labels(self.runs, self.paper)
+        return self._label_cache
+
+    def models(self) -> dict[str, ModelId]:
+        """Every model that has runs, by its label (:meth:`model_label`), in the order the
+        runs were given."""
+        out: dict[str, ModelId] = {}
+        for run in self.runs:
+            out.setdefault(self.model_label(run), run.identity)
+        return out
+
+    def task_of(self, run: Run) -> str:
+        """The run's task by its current name (an old name, :attr:`Task.aliases`, mapped)."""
+        from culturebench.eval.tasks import canonical_name
+
+        return canonical_name(self.dataset, run.task)
+
+    def group_by_model(self, runs: Sequence[Run]) -> dict[str, list[Run]]:
+        """``runs`` by model, ``{label: runs}`` in the order given: every run of one model under
+        its label (several runs of one task there differ in options, languages or matcher: runs
+        that do not are refused by :func:`load_runs`)."""
+        out: dict[str, list[Run]] = {}
+        for run in runs:
+            out.setdefault(self.model_label(run), []).append(run)
+        return out
+
+    def runs_by_model(self, *tasks: str, **options: Any) -> dict[str, list[Run]]:
+        """Runs of ``tasks`` (all runs when none is named) whose options include ``options``
+        (as :meth:`runs_of`), by model: ``{label: runs}`` (:meth:`group_by_model`)."""
+        runs = [r for t in tasks for r in self.runs_of(t, **options)] if tasks else list(self.runs)
+        return self.group_by_model([r for r in self.runs if any(r is x for x in runs)])
+
+    def columns(self, runs: Sequence[Run]) -> dict[str, list[Run]]:
+        """``runs`` as columns of a table, ``{label: runs}`` holding at most one run per task: a
+        model's runs, or, for a model with several runs of one task, one column per setup
+        (:attr:`Run.variant`, only the parts that differ: ``tiny [dish_name=True]``)."""
+        out: dict[str, list[Run]] = {}
+        for label, group in self.group_by_model(runs).items():
+            tasks = [self.task_of(r) for r in group]
+            if len(set(tasks)) == len(tasks):
+                out[label] = group
+                continue
+            common = set.intersection(*(set(r.variant) for r in group))
+            for run in group:
+                parts = [p for p in run.variant if p not in common]
+                out.setdefault(f"{label} [{', '.join(parts)}]" if parts else label, []).append(run)
+        return out
+
+    def table(
+        self, printed: Mapping[str, Mapping[str, Any]] | None = None, *, unit: str = "", digits: int = 2
+    ) -> Table:
+        """A :class:`Table` with a column for every model of ``printed`` (``{paper name: {row:
+        cell}}``), for :meth:`add_runs` to add ours beside."""
+        return Table(unit=unit, digits=digits).add_printed(printed or {})
+
+    def add_runs(self, table: Table, label: str, runs: Sequence[Run], cells: Mapping[str, Any]) -> Column:
+        """Our column for a model (``label``, e.g. a key of :meth:`columns`) from its ``runs``,
+        marked with the paper's name of the model when it is one the paper prints."""
+        model = next((m for r in runs if (m := self.paper_model(r))), None)
+        return table.add(label, cells, source=OURS, model=model, runs=runs)
 
     @property
     def sample_release(self) -> bool:
@@ -186,9 +508,10 @@ class Context:
         return published_table(self.paper, stat)
 
 
-def load_runs(folders: Sequence[Path], dataset: str) -> list[Run]:
+def load_runs(folders: Sequence[Path], dataset: str, paper: Mapping[str, Any] | None = None) -> list[Run]:
     """Finished runs of ``dataset``; a folder of another dataset or an unfinished run is an
-    error naming it."""
+    error naming it, and so are two runs of one task and one model with the same setup
+    (:func:`check_duplicates`; ``paper``: the catalogue, whose ``models:`` name the model)."""
     from culturebench.eval.run_folder import read_results
 
     runs = []
@@ -204,7 +527,27 @@ def load_runs(folders: Sequence[Path], dataset: str) -> list[Run]:
         if prov["dataset"].get("dataset") != dataset:
             raise CultureBenchError(f"{folder}: a run of {prov['dataset'].get('dataset')!r}, not {dataset!r}")
         runs.append(Run.from_results(folder, results))
+    check_duplicates(runs, dataset, paper)
     return runs
+
+
+def check_duplicates(runs: Sequence[Run], dataset: str, paper: Mapping[str, Any] | None = None) -> None:
+    """Two runs of one task and one model (:attr:`ModelId.key`) with the same options,
+    languages, config and matcher (:attr:`Run.setup`) would fill the same cell of a table:
+    an error naming both folders. Runs that differ in any of them are not duplicates."""
+    from culturebench.eval.tasks import canonical_name
+
+    seen: dict[tuple[Any, ...], Run] = {}
+    for run in runs:
+        task = canonical_name(dataset, run.task)
+        key = (task, run.identity.key, json.dumps(run.setup, sort_keys=True, default=str))
+        if key in seen:
+            label = model_labels(runs, paper)[run.identity.key]
+            of = f" of model {label}" if run.identity.model != "-" else ""
+            raise CultureBenchError(
+                f"{seen[key].folder} and {run.folder} are both {dataset}/{task}{of} (same options); give one"
+            )
+        seen[key] = run
 
 
 def load_catalogue(dataset: str) -> tuple[dict[str, Any], Any, Path]:
@@ -268,6 +611,7 @@ def run_item(
     spec = next((s for s in paper["items"] if str(s.get("ref")) == ref), None)
     if spec is None:
         raise CultureBenchError(f"{paper_path}: no item {ref!r}")
+    check_duplicates([r for r in runs if r.results], dataset, paper)  # (unread runs: the item checks)
     release_rows, release_ref = _release_reader(dataset, local, revision, repo)
     given = {k: Path(v) for k, v in (inputs or {}).items()}
     ctx = Context(dataset, list(runs), paper, Path(out), release_rows, release_ref, given)
@@ -293,7 +637,7 @@ def build_report(
 
     paper, module, paper_path = load_catalogue(dataset)
     catalogue = paper["items"]
-    runs = load_runs(folders, dataset)
+    runs = load_runs(folders, dataset, paper)
     release_rows, release_ref = _release_reader(dataset, local, revision, repo)
     out = Path(out)
     given = {k: Path(v) for k, v in (inputs or {}).items()}
@@ -304,7 +648,16 @@ def build_report(
         report = {
             "dataset": dataset,
             "paper": paper.get("paper"),
-            "runs": [{"folder": str(r.folder), "task": r.task, "model": r.model} for r in runs],
+            "runs": [
+                {
+                    "folder": str(r.folder),
+                    "task": r.task,
+                    "model": r.model,
+                    "label": ctx.model_label(r),
+                    "identity": asdict(r.identity),
+                }
+                for r in runs
+            ],
             "release": release_ref or None,
             "inputs": {k: str(v) for k, v in (inputs or {}).items()},
             "items": [asdict(i) for i in items],
@@ -429,6 +782,48 @@ def _cell(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _run_text(run: Mapping[str, Any]) -> str:
+    label = run.get("label") or run["model"]
+    return f"`{run['task']}` ({run['model']}" + (f", as {label}" if label != run["model"] else "") + ")"
+
+
+def _table_cell(column: Column, row: str, digits: int) -> str:
+    value = column.cells.get(row)
+    if value is None:
+        return "-"
+    text = str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+    pm = column.pm.get(row)
+    return text if pm is None else f"{text} ± {pm:.{digits}f}"
+
+
+def render_table(table: Table) -> list[str]:
+    """A :class:`Table` in Markdown: one line per row and a column per model, or, when there
+    are more models than rows, one line per model (``paper``: printed; ``ours``: from runs)."""
+    lines = [
+        "Models side by side" + (f" ({table.unit})" if table.unit else "")
+        + ": the paper's printed columns and ours from the runs.",
+        "",
+    ]  # fmt: skip
+    if len(table.columns) > len(table.rows):
+        lines += [
+            "| model | source | " + " | ".join(table.rows) + " |",
+            "| --- | --- |" + " ---: |" * len(table.rows),
+        ]
+        for c in table.columns:
+            cells = " | ".join(_table_cell(c, row, table.digits) for row in table.rows)
+            lines.append(f"| {c.label} | {c.source} | {cells} |")
+    else:
+        lines += [
+            "| | " + " | ".join(c.heading for c in table.columns) + " |",
+            "| --- |" + " ---: |" * len(table.columns),
+        ]
+        for row in table.rows:
+            lines.append(
+                f"| {row} | " + " | ".join(_table_cell(c, row, table.digits) for c in table.columns) + " |"
+            )
+    return [*lines, ""]
+
+
 def render(report: dict[str, Any], items: Sequence[Item]) -> str:
     """The report as Markdown: a status table, then each item with its rows."""
     lines = [
@@ -436,7 +831,7 @@ def render(report: dict[str, Any], items: Sequence[Item]) -> str:
         "",
         f"Paper: {report.get('paper') or '-'}",
         "",
-        "Runs: " + (", ".join(f"`{r['task']}` ({r['model']})" for r in report["runs"]) or "none given"),
+        "Runs: " + (", ".join(_run_text(r) for r in report["runs"]) or "none given"),
         "",
         "| item | status | what |",
         "| --- | --- | --- |",
@@ -455,6 +850,8 @@ def render(report: dict[str, Any], items: Sequence[Item]) -> str:
             lines += [item.note, ""]
         if item.missing:
             lines += ["Needs: " + "; ".join(item.missing), ""]
+        if item.table is not None and item.table.columns:
+            lines += render_table(item.table)
         if item.rows:
             lines += [
                 "| | ours | paper | difference | n | 95% CI | note |",

@@ -72,7 +72,9 @@ def read_samples(
             handle.truncate(len(keep))
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for line_no, line in enumerate(keep.decode("utf-8", errors="replace").splitlines(), start=1):
+    # split at "\n" only: str.splitlines() also splits at U+2028, U+0085 ..., which a model's
+    # answer may hold and json_text writes raw
+    for line_no, line in enumerate(keep.decode("utf-8", errors="replace").split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -154,6 +154,20 @@ def test_retries_on_429_and_5xx_then_succeeds(flaky) -> None:
     assert body["messages"] == [{"role": "user", "content": "Откуда борщ?"}]
 
 
+def test_sampled_requests_carry_their_own_seed() -> None:
+    """Sampling: each request's seed is the run's seed and its id (a repeat of one prompt under
+    another id samples independently; a request samples the same in any batch or shard)."""
+    from culturebench.eval.backends.base import SamplingParams, request_seed
+
+    hot = OpenAIBackend(
+        "m", base_url="http://127.0.0.1:9/v1", sampling=SamplingParams(temperature=0.8, seed=3)
+    )
+    a, b = hot.payload(Request("x:r0", "p")), hot.payload(Request("x:r1", "p"))
+    assert a["seed"] == request_seed(3, "x:r0") != b["seed"] == request_seed(3, "x:r1")
+    assert 0 <= a["seed"] < 2**31
+    assert request_seed(4, "x:r0") != a["seed"]
+
+
 def test_gives_up_and_does_not_retry_client_errors(flaky) -> None:
     server, url = flaky
     server.script[:] = [500, 500, 500]

@@ -569,12 +569,17 @@ def test_table_h9_csv_is_item_table_h9(tmp_path: Path) -> None:
     (path,) = summary_files(done, tmp_path)
     assert path == tmp_path / "table_h9.csv"
     table = read_published(path)
-    item, _ctx = run_item(
-        "wwd", "Table H.9", tmp_path / "x", runs=[Run.from_results(tmp_path / t, r) for t, r in done.items()]
-    )
-    assert {r.label: r.ours for r in item.rows} == {
-        f"{row}: {c}": v for row, cells in table.items() for c, v in cells.items()
+    runs = [Run.from_results(tmp_path / t, r) for t, r in done.items()]
+    item, ctx = run_item("wwd", "Table H.9", tmp_path / "x", runs=runs)
+    h10, _ctx = run_item("wwd", "Table H.10", tmp_path / "y", runs=runs)
+    written = {
+        row: {c: v for c, v in cells.items() if v is not None} for row, cells in ctx.data["table_h9"].items()
     }
+    assert {row: cells for row, cells in written.items() if cells} == table  # the one model's table: the CSV
+    assert {r.label: r.ours for r in [*item.rows, *h10.rows]} == {
+        f"m: {row}: {c}": v for row, cells in table.items() for c, v in cells.items() if v is not None
+    }
+    assert {r.label.split(": ")[1] for r in h10.rows} == {"apologize"}  # H.10: the failure modes
     assert table["country_acc"]["Africa"] == 0.25 and table["apologize"]["Asia"] == 50.0
     assert summary_files({"description": done["description"], "x": {}}, tmp_path / "none") == []
 

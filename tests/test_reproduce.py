@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.eval.grid import GridError, load_grid, parse_grid
+from culturebench.eval.run_folder import read_samples
 from culturebench.eval.tasks import task_class
 
 DATASETS = ("borsch", "wwd", "rubin", "foodieqa", "ash")
@@ -116,7 +117,7 @@ def test_reproduce_runs_cells_resumes_and_reports_beside_the_printed_models(
         run = json.loads((out / cell / "run.json").read_text(encoding="utf-8"))
         assert run["seeds"] == [0, 1, 2, 3, 4]
         assert run["model"]["sampling"]["temperature"] == 1.0  # the grid's, not --temperature's
-        assert len((out / cell / "samples.jsonl").read_text(encoding="utf-8").splitlines()) == 3 * 5
+        assert len(read_samples(out / cell / "samples.jsonl")) == 3 * 5
     report = (out / "paper" / "paper_report.md").read_text(encoding="utf-8")
     h9 = report[report.index("## Table H.9") :]
     header = next(line for line in h9.splitlines() if line.startswith("| |"))

@@ -16,7 +16,7 @@ from culturebench.errors import UsageError
 from culturebench.eval.backends.base import SamplingParams
 from culturebench.eval.backends.transformers_backend import TransformersBackend
 from culturebench.eval.merge import MergeError, merge_shards
-from culturebench.eval.run_folder import RunMismatch
+from culturebench.eval.run_folder import RunMismatch, read_samples
 from culturebench.eval.runner import run_eval
 from culturebench.eval.shards import Shard
 
@@ -43,7 +43,7 @@ def run(release, model: Path, out: Path, shard: Shard | None = None, backend=Non
 
 
 def lines(folder: Path) -> list[dict]:
-    return [json.loads(x) for x in (folder / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+    return read_samples(folder / "samples.jsonl")
 
 
 @pytest.fixture(scope="module")
@@ -207,3 +207,15 @@ def test_sampling_does_not_depend_on_the_batch(tiny_model: Path) -> None:
     assert together == sample(0, 1)
     assert together[2:] == sample(0, 2, requests[2:])
     assert sample(1, 5) != together
+
+
+def test_answers_with_unicode_line_separators_read_back(tmp_path: Path) -> None:
+    """A sampled answer may hold U+2028, U+0085 or U+001C, which ``str.splitlines`` treats as
+    line ends; a sample line holding them is still one sample (found by a sampled tiny run)."""
+    from culturebench.eval.run_folder import read_samples
+    from culturebench.jsonsafe import json_text
+
+    odd = "a\u2028b\x85c\x1cd\u2029e"
+    path = tmp_path / "samples.jsonl"
+    path.write_text(json_text({"id": "x", "output": odd}) + json_text({"id": "y", "output": "z"}), "utf-8")
+    assert [s["output"] for s in read_samples(path)] == [odd, "z"]

@@ -104,6 +104,11 @@ def test_seeds_give_their_own_samples_and_repeat(engine) -> None:
             engine.sampling = replace(base, temperature=1.0, seed=seed)
             answers.add(engine.generate(requests)[0])
         assert len(answers | {one[0]}) > 1  # and other seeds sample other answers
+        # each request has its own stream: alone or batched with others, the same answer
+        others = [Request(f"o{i}", "Назови страну." + " Подробно." * i) for i in range(3)]
+        engine.sampling = replace(base, temperature=1.0, seed=1)
+        assert engine.generate([*others, *requests])[-1] == one[0]
+        assert engine.generate(others) == engine.generate(others[::-1])[::-1]
     finally:
         engine.sampling = base
 

@@ -18,12 +18,10 @@ def _judge_runs(ctx: Context) -> list[Run]:
     return ctx.runs_of("judge")
 
 
-def _judge(run: Run) -> str:
-    return run.model.rstrip("/").rsplit("/", 1)[-1]
-
-
 def _samples(ctx: Context) -> list[dict[str, Any]]:
-    return [{**s, "judge": _judge(run)} for run in _judge_runs(ctx) for s in run.samples()]
+    """Every judge run's samples, each with its judge: the model's label in the report (the
+    paper's name where the run's model is one of the paper's judges)."""
+    return [{**s, "judge": ctx.model_label(run)} for run in _judge_runs(ctx) for s in run.samples()]
 
 
 def _item_means(samples: list[dict[str, Any]], criterion: str) -> dict[tuple[str, str], dict[str, float]]:
@@ -169,6 +167,9 @@ def table3_human_agreement(ctx: Context) -> Item:
     if not samples:
         return missing(ctx.ref, "`judge` runs of the rated recipes")
     published = ctx.results("table3") or {}
+    side = ctx.table(published, unit="mean absolute difference (rating points)", digits=3)
+    ours: dict[str, dict[str, float]] = {}
+    printed_as = {ctx.model_label(r): ctx.paper_model(r) for r in _judge_runs(ctx)}
     rows = []
     for criterion in CRITERIA:
         human: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
@@ -187,11 +188,12 @@ def table3_human_agreement(ctx: Context) -> Item:
                 [round(judged[k][judge]) for k in items], [round(human_mean[k]) for k in items]
             )
             note = f"Cohen's kappa {kappa:.2f}" if kappa is not None else "Cohen's kappa undefined"
+            ours.setdefault(judge, {})[criterion] = value
             rows.append(
                 Row(
                     f"{judge}: {criterion}",
                     value,
-                    published.get(judge, {}).get(criterion),
+                    (published.get(printed_as.get(judge) or "") or {}).get(criterion),
                     len(items),
                     (lo, hi),
                     note,
@@ -212,14 +214,19 @@ def table3_human_agreement(ctx: Context) -> Item:
             )
         )
         rows.append(Row(f"humans: {criterion}, Krippendorff's alpha (interval)", alpha, None, len(human)))
+    by_judge = ctx.group_by_model(_judge_runs(ctx))
+    for judge, cells in ours.items():
+        ctx.add_runs(side, judge, by_judge.get(judge, []), cells)
     status = REPRODUCED if any(r.paper is not None for r in rows) else COMPUTED
-    return Item(
+    item = Item(
         ctx.ref,
         ctx.title,
         status,
         rows,
         unit="mean absolute difference (rating points); n = recipes rated by humans",
     )
+    item.table = side
+    return item
 
 
 def figure4_judge_agreement(ctx: Context) -> Item:

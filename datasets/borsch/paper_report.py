@@ -251,17 +251,16 @@ def figure14_name_effect(ctx: Context) -> Item:
     from culturebench.eval.compare import paired_difference_ci
     from culturebench.eval.plots import plot_grouped_bars
 
-    without = {r.model: r for r in ctx.runs_of("origin-vqa")}
-    with_name = {r.model: r for r in ctx.runs_of("origin-vqa-dish")}
-    models = sorted(set(without) & set(with_name))
+    without = {label: run for label, (run,) in ctx.columns(ctx.runs_of("origin-vqa")).items()}
+    with_name = {label: run for label, (run,) in ctx.columns(ctx.runs_of("origin-vqa-dish")).items()}
+    models = [m for m in without if m in with_name]  # the same model (and setup) in both
     if not models:
         return missing(ctx.ref, "an `origin-vqa` and an `origin-vqa-dish` run of the same model")
     rows, figures = [], []
-    for model in models:
-        label = ctx.model_label(without[model])
+    for label in models:
         for lang in LANGS:
-            a = by_unit([s for s in without[model].samples() if s["lang"] == lang], lambda s: s["jaccard"])
-            b = by_unit([s for s in with_name[model].samples() if s["lang"] == lang], lambda s: s["jaccard"])
+            a = by_unit([s for s in without[label].samples() if s["lang"] == lang], lambda s: s["jaccard"])
+            b = by_unit([s for s in with_name[label].samples() if s["lang"] == lang], lambda s: s["jaccard"])
             dishes = sorted(set(a) & set(b))
             if not dishes:
                 continue
@@ -300,23 +299,35 @@ def figure14_name_effect(ctx: Context) -> Item:
 
 def table2_dish_name(ctx: Context) -> Item:
     """Dish-name VQA accuracy per post-Soviet country of origin and prompt language, beside the
-    paper's Llama-3.2-Vision and Qwen2-VL columns."""
+    paper's Llama-3.2-Vision and Qwen2-VL columns (side by side with one column per model that
+    has runs)."""
     runs = ctx.runs_of("dish-name-vqa")
     if not runs:
         return missing(ctx.ref, "`dish-name-vqa` runs")
     published = ctx.results("table2") or {}
+    side = ctx.table(
+        {
+            name: {f"{lang}: {code}": v for lang, per in langs.items() for code, v in per.items()}
+            for name, langs in published.items()
+        },
+        unit="accuracy (within one edit)",
+    )
     rows = []
-    for run in runs:
-        model = ctx.model_label(run)
-        paper = published.get(model, {})
+    for model, (run,) in ctx.columns(runs).items():
+        paper = ctx.printed(published, run) or {}
+        cells = {}
         for lang, group in _by_lang(run).items():
             for code in POST_SOVIET:
                 members = [s for s in group if code in s.get("gold_origins", [])]
                 if not members and code not in paper.get(lang, {}):
                     continue
                 mean, ci, n = unit_mean(members, lambda s: s["correct"])
+                cells[f"{lang}: {code}"] = mean
                 rows.append(Row(f"{model} {lang}: {code}", mean, paper.get(lang, {}).get(code), n, ci))
-    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy (within one edit); n = dishes")
+        ctx.add_runs(side, model, [run], cells)
+    item = Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy (within one edit); n = dishes")
+    item.table = side
+    return item
 
 
 # ---------------------------------------------------------------------- §5 descriptions

@@ -49,54 +49,73 @@ def _plain(ctx: Context, task: str) -> list[Run]:
 # ---------------------------------------------------------------------- from runs
 def table3_accuracy(ctx: Context) -> Item:
     """Best-of-four-prompts accuracy per model, task and language, as the paper reports it
-    (the CI is that of the best prompt, over questions)."""
+    (the CI is that of the best prompt, over questions); the printed models (and the human
+    row) and one column per model that has runs side by side."""
     published = ctx.results("table3") or {}
     runs = [r for t in ("multi-image", "single-image") for r in _plain(ctx, t)]
     if not runs:
         return missing(ctx.ref, "`multi-image` and/or `single-image` runs")
+    human = ctx.results("table3_human") or {}  # printed as the table's first row
+    printed = (
+        {"Human": {f"{c} {lang}": v for c, per in human.items() for lang, v in per.items()}} if human else {}
+    )
+    for config in CONFIGS:
+        for name, cells in (published.get(config) or {}).items():
+            printed.setdefault(name, {}).update({f"{config} {lang}": v for lang, v in cells.items()})
+    side = ctx.table(printed, unit="accuracy %, best of four prompts")
     rows = []
-    for run in runs:
-        model = ctx.model_label(run)
-        for lang in LANGS:
-            prompts = sorted({s["prompt_index"] for s in run.samples() if s["lang"] == lang})
-            if not prompts:
-                continue
-            scored = [(_prompt_accuracy(run, lang, p), p) for p in prompts]
-            (best, ci, n), p = max(scored, key=lambda x: x[0][0] or 0)
-            paper = published.get(run.config or run.task, {}).get(model, {}).get(lang)
-            rows.append(Row(f"{model} {run.task} {lang}", best, paper, n, ci, note=f"best: prompt {p + 1}"))
-    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy %; n = questions")
+    for model, group in ctx.columns(runs).items():
+        cells: dict[str, Any] = {}
+        for run in group:
+            for lang in LANGS:
+                prompts = sorted({s["prompt_index"] for s in run.samples() if s["lang"] == lang})
+                if not prompts:
+                    continue
+                scored = [(_prompt_accuracy(run, lang, p), p) for p in prompts]
+                (best, ci, n), p = max(scored, key=lambda x: x[0][0] or 0)
+                config = run.config or run.task
+                paper = (ctx.printed(published.get(config), run) or {}).get(lang)
+                cells[f"{config} {lang}"] = best
+                rows.append(
+                    Row(f"{model} {run.task} {lang}", best, paper, n, ci, note=f"best: prompt {p + 1}")
+                )
+        ctx.add_runs(side, model, group, cells)
+    item = Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy %; n = questions")
+    item.table = side
+    return item
 
 
 def table4_web_images(ctx: Context) -> Item:
     """Mean-of-four-prompts accuracy with the private photos and with web images, on the
     questions that have a web image (the private run is restricted to them)."""
-    web = {r.model: r for r in ctx.runs_of("single-image") if r.options.get("web")}
-    private = {r.model: r for r in _plain(ctx, "single-image")}
-    models = sorted(set(web) & set(private))
+    web = ctx.columns([r for r in ctx.runs_of("single-image") if r.options.get("web")])
+    private = ctx.columns(_plain(ctx, "single-image"))
+    models = [m for m in web if m in private]
     if not models:
         return missing(
             ctx.ref, "a `single-image` run and one with `--option web=UPSTREAM_FOLDER`, of the same model"
         )
     published = ctx.results("table4") or {}
+    side = ctx.table(
+        {name: {f"{k} images": v for k, v in cells.items()} for name, cells in published.items()},
+        unit="accuracy %, mean of the four prompts",
+    )
     rows = []
     for model in models:
-        label = ctx.model_label(web[model])
-        ids = {s["row_id"] for s in web[model].samples()}
-        for kind, run in (("private", private[model]), ("web", web[model])):
+        (web_run,), (private_run,) = web[model], private[model]
+        ids = {s["row_id"] for s in web_run.samples()}
+        paper = ctx.printed(published, web_run) or {}
+        cells = {}
+        for kind, run in (("private", private_run), ("web", web_run)):
             samples = [s for s in run.samples() if s["row_id"] in ids]
             mean, ci, n = unit_mean(samples, _correct)
-            rows.append(
-                Row(
-                    f"{label}: {kind} images",
-                    percent(mean),
-                    published.get(label, {}).get(kind),
-                    n,
-                    percent_ci(ci),
-                )
-            )
-    return Item(ctx.ref, ctx.title, ctx.status([web[m] for m in models]), rows,
+            cells[f"{kind} images"] = percent(mean)
+            rows.append(Row(f"{model}: {kind} images", percent(mean), paper.get(kind), n, percent_ci(ci)))
+        ctx.add_runs(side, model, [private_run, web_run], cells)
+    item = Item(ctx.ref, ctx.title, ctx.status([web[m][0] for m in models]), rows,
                 unit="accuracy %, mean of the four prompts; n = questions with a web image")  # fmt: skip
+    item.table = side
+    return item
 
 
 def _named(ctx: Context) -> list[Run]:
@@ -108,19 +127,40 @@ def _two_conditions(
     ctx: Context, table: str, conditions: list[tuple[list[Run], str, str]], needs: str
 ) -> Item:
     """Per-prompt accuracy (zh) of two conditions, each beside the paper's row for the model:
-    ``conditions`` = (runs, label, key of the paper's row)."""
+    ``conditions`` = (runs, label, key of the paper's row); the printed models and one column
+    per model that has runs side by side."""
     if not any(runs for runs, _, _ in conditions):
         return missing(ctx.ref, needs)
     published = ctx.results(table) or {}
+    side = ctx.table(
+        {
+            name: {
+                f"{label} p{p + 1}": (per.get(key) or [None] * 4)[p]
+                for _, label, key in conditions
+                for p in range(4)
+            }
+            for name, per in published.items()
+        },
+        unit="accuracy % (zh)",
+    )
     rows = []
+    ours: dict[str, tuple[list[Run], dict[str, Any]]] = {}
     for runs, label, key in conditions:
-        for run in runs:
-            paper = published.get(ctx.model_label(run), {}).get(key) or [None] * 4
+        for model, group in ctx.columns(runs).items():
+            run = group[0]
+            paper = (ctx.printed(published, run) or {}).get(key) or [None] * 4
+            column = ours.setdefault(model, ([], {}))
+            column[0].append(run)
             for p in range(4):
                 mean, ci, n = _prompt_accuracy(run, "zh", p)
-                rows.append(Row(f"{ctx.model_label(run)} {label} p{p + 1}", mean, paper[p], n, ci))
+                column[1][f"{label} p{p + 1}"] = mean
+                rows.append(Row(f"{model} {label} p{p + 1}", mean, paper[p], n, ci))
+    for model, (group, cells) in ours.items():
+        ctx.add_runs(side, model, group, cells)
     runs = [r for group, _, _ in conditions for r in group]
-    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy % (zh); n = questions")
+    item = Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy % (zh); n = questions")
+    item.table = side
+    return item
 
 
 def table5_name_only(ctx: Context) -> Item:

@@ -9,6 +9,7 @@ from typing import Any
 from culturebench.errors import CultureBenchError
 from culturebench.eval.paper_report import (
     COMPUTED,
+    OURS,
     Context,
     Item,
     Row,
@@ -26,40 +27,55 @@ def _correct(sample: dict[str, Any]) -> float:
     return float(bool(sample["correct"]))
 
 
+#: Table 3's columns, by the keys of ``results.table3``
+TABLE3 = {"acc": "Acc.", "acc_easy": "Acc. E", "delta": "Δ (E - full, pp)", "na": "NA"}
+
+
 def table3_accuracy(ctx: Context) -> Item:
     """Per model: accuracy on full and EASY (% with 95% CIs over questions), their difference
-    (EASY - full, with a paired bootstrap over the questions of both sets) and NA (%)."""
+    (EASY - full, with a paired bootstrap over the questions of both sets) and NA (%); the
+    printed models (``results.table3``) and one per model that has runs side by side."""
     from culturebench.eval.compare import paired_difference_ci
 
-    full = {ctx.model_label(r): r for r in ctx.runs_of("mcqa")}
-    easy = {ctx.model_label(r): r for r in ctx.runs_of("mcqa-easy")}
-    if not full and not easy:
+    columns = ctx.columns([*ctx.runs_of("mcqa"), *ctx.runs_of("mcqa-easy")])
+    if not columns:
         return missing(ctx.ref, "`mcqa` and/or `mcqa-easy` runs")
     published = ctx.results("table3") or {}
+    side = ctx.table(
+        {name: {TABLE3[k]: v for k, v in cells.items() if k in TABLE3} for name, cells in published.items()},
+        unit="%",
+    )
     rows: list[Row] = []
-    for model in sorted(set(full) | set(easy)):
-        paper = published.get(model, {})
-        f, e = full.get(model), easy.get(model)
-        accuracy = {}
+    for model, runs in columns.items():
+        paper = ctx.printed(published, runs[0]) or {}
+        f = next((r for r in runs if ctx.task_of(r) == "mcqa"), None)
+        e = next((r for r in runs if ctx.task_of(r) == "mcqa-easy"), None)
+        accuracy: dict[str, float | None] = {}
+        cells: dict[str, float | None] = {}
         for label, run, key in (("Acc.", f, "acc"), ("Acc. E", e, "acc_easy")):
             if run is not None:
                 accuracy[label], ci, n = unit_mean(run.samples(), _correct)
-                rows.append(
-                    Row(f"{model}: {label}", percent(accuracy[label]), paper.get(key), n, percent_ci(ci))
-                )
+                cells[label] = percent(accuracy[label])
+                rows.append(Row(f"{model}: {label}", cells[label], paper.get(key), n, percent_ci(ci)))
         if f is not None and e is not None:
             a, b = by_unit(f.samples(), _correct), by_unit(e.samples(), _correct)
             ours = percent(accuracy["Acc. E"] - accuracy["Acc."])
             ci = paired_difference_ci(a, b, over="union")
             units = len(set(a) | set(b))
+            cells[TABLE3["delta"]] = ours
             rows.append(Row(f"{model}: Δ (E - full, pp)", ours, paper.get("delta"), units, percent_ci(ci)))
         if f is not None:
             na, ci, n = unit_mean(f.samples(), lambda s: float(not s["parsed"]))
+            cells["NA"] = percent(na)
             rows.append(Row(f"{model}: NA", percent(na), paper.get("na"), n, percent_ci(ci)))
-    runs = [*full.values(), *easy.values()]
-    absent = sorted(set(published) - set(full) - set(easy))
-    note = "Paper models without a run here: " + ", ".join(absent) + "." if absent else ""
-    return Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="%; n = questions", note=note)
+        ctx.add_runs(side, model, runs, cells)
+    runs = [r for group in columns.values() for r in group]
+    ran = {c.model for c in side.columns if c.source == OURS}
+    absent = [name for name in published if name not in ran]
+    note = "Paper models without a run here: " + ", ".join(sorted(absent)) + "." if absent else ""
+    item = Item(ctx.ref, ctx.title, ctx.status(runs), rows, unit="%; n = questions", note=note)
+    item.table = side
+    return item
 
 
 def table4_categories(ctx: Context) -> Item:
@@ -68,16 +84,20 @@ def table4_categories(ctx: Context) -> Item:
     runs = ctx.runs_of("mcqa")
     published = ctx.results("table4") or {}
     cats = published.get("categories", {})
+    printed = {published["model"]: {c: v.get("accuracy") for c, v in cats.items()}} if cats else {}
+    side = ctx.table(printed, unit="accuracy (fraction)", digits=3)
     rows: list[Row] = []
-    for run in runs:
-        model = ctx.model_label(run)
+    for model, (run,) in ctx.columns(runs).items():
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for s in run.samples():
             groups[str(s.get("category"))].append(s)
+        cells = {}
         for cat in sorted(groups, key=lambda c: (cats.get(c, {}).get("accuracy", 2), c)):
             mean, ci, n = unit_mean(groups[cat], _correct)
-            paper = cats.get(cat, {}).get("accuracy") if model == published.get("model") else None
+            paper = (ctx.printed(printed, run) or {}).get(cat)
+            cells[cat] = mean
             rows.append(Row(f"{model}: {cat}", mean, paper, n, ci))
+        ctx.add_runs(side, model, [run], cells)
     note = ""
     try:
         sizes = Counter(str(r["category"]) for r in ctx.release_rows("full"))
@@ -102,9 +122,11 @@ def table4_categories(ctx: Context) -> Item:
         item = missing(ctx.ref, "`mcqa` runs", note)
         item.rows = rows
         return item
-    return Item(
+    item = Item(
         ctx.ref, ctx.title, ctx.status(runs), rows, unit="accuracy (fraction); n = questions", note=note
     )
+    item.table = side
+    return item
 
 
 def table5_wrong_slots(ctx: Context) -> Item:
@@ -113,13 +135,16 @@ def table5_wrong_slots(ctx: Context) -> Item:
     if not runs:
         return missing(ctx.ref, "`mcqa` runs")
     published = ctx.results("table5") or {}
+    printed = {published["model"]: published.get("share", {})} if published.get("model") else {}
+    side = ctx.table(printed, unit="% of wrong answers")
     rows = []
-    for run in runs:
-        model = ctx.model_label(run)
+    for model, (run,) in ctx.columns(runs).items():
         wrong = [s for s in run.samples() if s["parsed"] and not s["correct"]]
+        cells = {}
         for letter in LETTERS:
             share, ci, n = unit_mean(wrong, lambda s, letter=letter: float(s["pred"] == letter))
-            paper = published.get("share", {}).get(letter) if model == published.get("model") else None
+            paper = (ctx.printed(printed, run) or {}).get(letter)
+            cells[letter] = percent(share)
             rows.append(
                 Row(
                     f"{model}: {letter}",
@@ -130,9 +155,12 @@ def table5_wrong_slots(ctx: Context) -> Item:
                     note=f"{len(wrong)} wrong answers",
                 )
             )
-    return Item(
+        ctx.add_runs(side, model, [run], cells)
+    item = Item(
         ctx.ref, ctx.title, ctx.status(runs), rows, unit="% of wrong answers; n = questions answered wrongly"
     )
+    item.table = side
+    return item
 
 
 def figure5_decades(ctx: Context) -> Item:
@@ -143,8 +171,7 @@ def figure5_decades(ctx: Context) -> Item:
     from culturebench.eval.plots import plot_grouped_bars
 
     rows, series = [], {}
-    for run in runs:
-        model = ctx.model_label(run)
+    for model, (run,) in ctx.columns(runs).items():
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for s in run.samples():
             if s.get("decade"):

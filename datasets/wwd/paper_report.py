@@ -264,30 +264,108 @@ def figure8_clip(ctx: Context) -> Item:
                 note="The figure prints no numbers (README: the two readings of App. G.1).")  # fmt: skip
 
 
-def table_h9_llm(ctx: Context) -> Item:
-    """Table H.9/H.10 from runs (or `eval score` folders) of the six LLM tasks, beside the
-    authors' stats file when given (``--input h9=gpt35_dish_info_cleaned_stats.csv``). The
-    whole table (empty cells included) is kept as ``ctx.data["table_h9"]``: the
-    ``table_h9.csv`` that ``culturebench eval score wwd`` writes is this item."""
-    from culturebench.datasets.wwd.table_h9 import read_published, table_h9
+#: the printed row names of Tables H.9 and H.10, by the row keys of the authors' stats file
+ROW_NAMES = {
+    "count": "Dish count",
+    "country_acc": "Country",
+    "time_of_day_iou": "Time of day",
+    "type_of_dish_iou": "Type of meal",
+    "utensils_iou": "Utensils",
+    "ingredients_iou": "Ingredients",
+    "apologize": '"I apologize"',
+    "not known": '"Not known"',
+    "not real": '"Not a real dish"',
+    "take a guess": '"Take a guess"',
+}
+#: the model whose numbers the authors' stats file (``--input h9=``) holds
+H9_FILE_MODEL = "GPT 3.5"
 
-    by_task = {r.task: r.results for r in ctx.runs if r.task in LLM_TASKS}
-    if not by_task:
+
+def _side_cells(results_by_task: dict[str, dict[str, Any]], keys: list[str]) -> dict[str, Any]:
+    """One model's cells of Table H.9/H.10 as the paper prints them: % with ± SEM per row and
+    continent; the dish count is the country task's answers per continent over its seeds."""
+    from culturebench.datasets.wwd.table_h9 import CONTINENTS, FAILURE_ROWS, METRIC_ROWS
+
+    def en(task: str) -> dict[str, Any]:
+        return (results_by_task.get(task) or {}).get("metrics", {}).get("en", {})
+
+    cells: dict[str, Any] = {}
+    for key in keys:
+        if key == "count":
+            country = results_by_task.get("country") or {}
+            seeds = country.get("seeds") or (country.get("provenance") or {}).get("seeds") or [None]
+            per = en("country").get("per_continent", {})
+            for c in CONTINENTS:
+                cells[f"{ROW_NAMES[key]}: {c}"] = round(per[c]["n"] / len(seeds)) if c in per else None
+            continue
+        if key in METRIC_ROWS:
+            per = en(METRIC_ROWS[key][0]).get("per_continent", {})
+        else:
+            per = en("description").get("failure_modes", {}).get(FAILURE_ROWS[key], {})
+        for c in CONTINENTS:
+            block = per.get(c)
+            sem = None if block is None or block.get("sem") is None else 100 * block["sem"]
+            cells[f"{ROW_NAMES[key]}: {c}"] = None if block is None else (100 * block["mean"], sem)
+    return cells
+
+
+def _printed_cells(printed: dict[str, Any], keys: list[str]) -> dict[str, dict[str, Any]]:
+    """The printed table (``results.table_h9`` / ``table_h10``) as ``{model: {row: cell}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    models = [m for key in keys if key != "count" for m in printed.get(key) or {}]
+    for model in dict.fromkeys(models):
+        cells: dict[str, Any] = {}
+        for key in keys:
+            per = printed.get("dish_count") if key == "count" else (printed.get(key) or {}).get(model)
+            cells.update({f"{ROW_NAMES[key]}: {c}": v for c, v in (per or {}).items()})
+        out[model] = cells
+    return out
+
+
+def table_h9_llm(ctx: Context) -> Item:
+    """Table H.9 (item Table H.10: its failure-mode rows) from runs (or `eval score` folders)
+    of the six LLM tasks: the printed models (``results.table_h9`` / ``table_h10``) and one
+    column per model that has runs side by side, and our cells per model, beside the authors'
+    stats file when given (``--input h9=gpt35_dish_info_cleaned_stats.csv``; GPT 3.5's numbers,
+    so set beside GPT 3.5 runs only). Each model's whole table in the authors' layout (empty
+    cells included) is kept as ``ctx.data["table_h9_by_model"]`` and the first model's as
+    ``ctx.data["table_h9"]``: the ``table_h9.csv`` that ``culturebench eval score wwd`` writes
+    (one model) is this item."""
+    from culturebench.datasets.wwd.table_h9 import FAILURE_ROWS, METRIC_ROWS, read_published, table_h9
+
+    columns = ctx.columns([r for r in ctx.runs if ctx.task_of(r) in LLM_TASKS])
+    if not columns:
         return missing(
             ctx.ref,
             "runs of the WWD LLM tasks (country, time-of-day, meal-type, utensils, ingredients, description)",
         )
-    ours = ctx.data["table_h9"] = table_h9(by_task)
+    results = {label: {ctx.task_of(r): r.results for r in runs} for label, runs in columns.items()}
+    tables = ctx.data["table_h9_by_model"] = {label: table_h9(per) for label, per in results.items()}
+    ctx.data["table_h9"] = next(iter(tables.values()))
+    h10 = ctx.ref.strip().endswith("H.10")
+    keys = list(FAILURE_ROWS) if h10 else ["count", *METRIC_ROWS]
+    printed = ctx.results("table_h10" if h10 else "table_h9") or {}
+    unit = "% of descriptions ± SEM" if h10 else "% (accuracy for Country, IoU for the rest) ± SEM; dishes"
+    side = ctx.table(_printed_cells(printed, keys), unit=unit, digits=2 if h10 else 1)
     published = read_published(ctx.inputs["h9"]) if "h9" in ctx.inputs else {}
-    rows = []
-    for row, per in ours.items():
-        for continent, value in per.items():
-            if value is not None:
-                rows.append(Row(f"{row}: {continent}", value, (published.get(row) or {}).get(continent)))
-    status = REPRODUCED if published else COMPUTED
-    note = (
-        "" if published else "Give the authors' stats file with --input h9=CSV to set their numbers beside."
-    )
-    return Item(
-        ctx.ref, ctx.title, status, rows, unit="as the paper's table (IoU, accuracy, % of answers)", note=note
-    )
+    rows, compared = [], False
+    for label, runs in columns.items():
+        ctx.add_runs(side, label, runs, _side_cells(results[label], keys))
+        of_file = published if ctx.paper_model(runs[0]) == H9_FILE_MODEL else {}
+        compared = compared or bool(of_file)
+        for row in keys:
+            for continent, value in tables[label][row].items():
+                if value is not None:
+                    paper = (of_file.get(row) or {}).get(continent)
+                    rows.append(Row(f"{label}: {row}: {continent}", value, paper))
+    status = REPRODUCED if compared else ctx.status([r for runs in columns.values() for r in runs])
+    if not published:
+        note = "Give the authors' stats file with --input h9=CSV to set their GPT 3.5 numbers beside."
+    elif not compared:
+        note = f"The authors' stats file holds {H9_FILE_MODEL}'s numbers: no run here is of that model."
+    else:
+        note = f"The paper column of the rows is the authors' stats file ({H9_FILE_MODEL} runs only)."
+    note += " Rows: as the authors' stats file (IoU and accuracy 0-1, failure modes in %, count: answers)."
+    item = Item(ctx.ref, ctx.title, status, rows, unit="as the authors' stats file", note=note)
+    item.table = side
+    return item

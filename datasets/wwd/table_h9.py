@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -80,5 +81,8 @@ def summary_files(results_by_task: Mapping[str, dict[str, Any]], out_dir: Path) 
         return []
     out_dir = Path(out_dir)
     runs = [Run.from_results(out_dir / task, results) for task, results in results_by_task.items()]
+    # the tasks of one `eval score` (or one multi-task run) are one model's outputs, whatever
+    # file each task read: one model, one table
+    runs = [replace(run, identity=runs[0].identity) for run in runs]
     _item, ctx = run_item("wwd", "Table H.9", out_dir, runs=runs)
     return [write_table_h9(ctx.data["table_h9"], out_dir / "table_h9.csv")]

@@ -32,6 +32,16 @@ class SamplingParams:
         return asdict(self)
 
 
+def request_seed(seed: int, request_id: str) -> int:
+    """The seed of one request's random stream when sampling: the run's seed and the request's
+    id (31 bits, which every engine and API takes). Every backend seeds each request with it,
+    so a request samples the same answer in any batch, shard or resume, and repeats of one
+    prompt under different ids (CulinaryASH's judge repeats) sample independently."""
+    from culturebench.hashing import sha256_text
+
+    return int(sha256_text(f"{seed}:{request_id}")[:8], 16) & 0x7FFFFFFF
+
+
 @dataclass(frozen=True)
 class Request:
     """One prompt: a user message, optionally with images (encoded bytes, in order)."""

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from culturebench.errors import CultureBenchError
-from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions
+from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions, request_seed
 from culturebench.eval.backends.options import BackendOption
 from culturebench.http import retry_after_seconds
 from culturebench.safe_http import redact
@@ -147,13 +147,15 @@ class OpenAIBackend(EndpointClient, Backend):
         )
 
     def payload(self, request: Request) -> dict[str, Any]:
-        """The JSON body for one request (greedy: temperature 0, fixed seed)."""
+        """The JSON body for one request (greedy: temperature 0, the run's seed; sampling: the
+        request's own seed, :func:`~culturebench.eval.backends.base.request_seed`)."""
+        seed = self.sampling.seed if self.sampling.greedy else request_seed(self.sampling.seed, request.id)
         return {
             "model": self.model,
             "messages": request.messages(),
             "max_tokens": self.sampling.max_new_tokens,
             "temperature": self.sampling.temperature,
-            "seed": self.sampling.seed,
+            "seed": seed,
         }
 
     def _complete(self, request: Request) -> str:

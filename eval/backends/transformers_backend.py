@@ -13,6 +13,7 @@ from culturebench.eval.backends.base import (
     Request,
     SamplingParams,
     package_versions,
+    request_seed,
 )
 from culturebench.eval.backends.options import BackendOption
 
@@ -255,13 +256,6 @@ def remote_code_commit(model: str, revision: str | None) -> str | None:
         return HfApi().model_info(model, revision=revision).sha
     except Exception:  # offline, gated: the run still records that remote code ran
         return None
-
-
-def request_seed(seed: int, request_id: str) -> int:
-    """The seed of one request's random stream: the run's seed and the request's id."""
-    from culturebench.hashing import sha256_text
-
-    return int(sha256_text(f"{seed}:{request_id}")[:15], 16)
 
 
 class RequestSampler:

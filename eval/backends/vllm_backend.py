@@ -12,7 +12,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from culturebench.eval.backends.base import Backend, ModelLoadError, Request, SamplingParams, package_versions
+from culturebench.eval.backends.base import (
+    Backend,
+    ModelLoadError,
+    Request,
+    SamplingParams,
+    package_versions,
+    request_seed,
+)
 from culturebench.eval.backends.options import BackendOption, parse_model_args
 
 MAX_IMAGES_PER_PROMPT = 10  # BORSCH attaches all (up to 10) images of a dish
@@ -121,9 +128,15 @@ class VLLMBackend(Backend):
         from vllm import SamplingParams as VSamplingParams
 
         self.load()
-        outputs = self._llm.chat(
-            self.conversations(requests), VSamplingParams(**self.sampling_kwargs()), use_tqdm=False
-        )
+        kwargs = self.sampling_kwargs()
+        if self.sampling.greedy:
+            params: Any = VSamplingParams(**kwargs)
+        else:  # one random stream per request (request_seed): the same answer in any batch
+            params = [
+                VSamplingParams(**{**kwargs, "seed": request_seed(self.sampling.seed, r.id)})
+                for r in requests
+            ]
+        outputs = self._llm.chat(self.conversations(requests), params, use_tqdm=False)
         return [o.outputs[0].text.strip() for o in outputs]
 
     def versions(self) -> dict[str, str]:
