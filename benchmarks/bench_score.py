@@ -4,7 +4,7 @@ answers x 6 tasks) against the cost of just parsing the files.
 Baseline, measured in the same run: read the three CSV files and parse every list column
 with ``ast.literal_eval`` (what any scorer must do). Prints samples/s and the ratio.
 
-    python benchmarks/bench_score.py [--release dist/wwd/1.0.0] [--upstream ../shared/upstream/wwd]
+    python benchmarks/bench_score.py [--release dist/wwd/1.1.0] [--upstream ../shared/upstream/wwd]
 """
 
 from __future__ import annotations

@@ -13,14 +13,19 @@ for its authors' files in ``datasets/<name>/generations.yaml``::
       NAME:
         id: {column: id, format: "wwd-{}"}     # how a row names the dataset row
         seed: seed                             # optional seed column
-        list_outputs: [task-name, ...]         # columns that must hold Python list literals
+        list_outputs: [task-name, ...]         # columns that hold answers as Python list literals
         outputs: {task-name: column, ...}      # which column answers which task
         ids_from:                              # optional: ids/seeds live in a sibling file
           file: other.csv                      # aligned row by row ...
           check: [countries]                   # ... and these columns must agree
 
-Each (item, seed) is one sample, scored once; a duplicate (item, seed), an unknown id, an
-empty output or an unreadable file is an error naming file, row and column.
+Each (item, seed) is one sample, scored once. Only a structural fault is an error naming
+file, row and column: a missing or unknown id, a duplicate (item, seed), a bad seed, a missing
+output column, files whose rows do not line up, a file that is not CSV or JSON Lines. What a
+cell says is the model's output, read as it is and scored by the task with the same parser as
+``eval run``: an answer not in the asked form (prose or a refusal where a list was asked, an
+empty string, junk) is the model's failure, scored as the task defines it and counted (the
+WWD list tasks' ``n_unparsed``, the multiple-choice tasks' ``unparseable``).
 """
 
 from __future__ import annotations
@@ -107,29 +112,6 @@ def _header(path: Path) -> list[str]:
     return _table(path)[0]
 
 
-def _check_list_literal(text: str, where: Location) -> None:
-    """A column the layout declares as parsed lists must hold a Python list literal (text
-    after it is tolerated: one of the WWD authors' 3,825 answers reads
-    ``["Main dish - eaten with sides"] - United States of America (USA)``)."""
-    import ast
-    import re
-
-    candidates = [text.strip()]
-    match = re.match(r"\s*(\[[^\[\]]*\])", text)
-    if match:
-        candidates.append(match.group(1))
-    value = None
-    for candidate in candidates:
-        try:
-            value = ast.literal_eval(candidate)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if isinstance(value, list):
-            break
-    if not isinstance(value, list):
-        raise SourceError(where, f"not a Python list literal: {text[:60]!r}")
-
-
 def _seed(value: Any, where: Location) -> int | None:
     if value is None or value == "":
         return None
@@ -158,7 +140,6 @@ def read_generations(
         raise SourceError(
             Location(path.name, 1, output_column), f"no column {output_column!r} for task {task!r}"
         )
-    list_output = task in (layout.get("list_outputs") or [])
     out = []
     for number, record in records:
         raw_id = record.get(id_column)
@@ -166,11 +147,7 @@ def read_generations(
             raise SourceError(Location(path.name, number, id_column), "missing id")
         if output_column not in record:
             raise SourceError(Location(path.name, number, output_column), "no output")
-        output = record[output_column]
-        if isinstance(output, str) and output.strip() == "":
-            raise SourceError(Location(path.name, number, output_column), "empty output")
-        if list_output and isinstance(output, str):
-            _check_list_literal(output, Location(path.name, number, output_column))
+        output = record[output_column]  # read as it is: the task parses it (a list, a letter, ...)
         request_id, id_seed = split_job_id(str(raw_id).strip())  # `eval run` ids: <request>@<seed>
         seed_value = record.get(seed_column) if record.get(seed_column) not in (None, "") else id_seed
         out.append(

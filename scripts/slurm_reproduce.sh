@@ -1,10 +1,10 @@
 #!/bin/bash
 # One paper's grid for one model on a Slurm array: task K of N runs shard K/N of every cell
 # (cut by dish or question, so bootstrap units stay whole). Submit, then merge and report:
-#   sbatch --array=1-4 scripts/slurm_reproduce.sh wwd meta-llama/Meta-Llama-3-8B-Instruct dist/wwd/1.0.0
+#   sbatch --array=1-4 scripts/slurm_reproduce.sh wwd meta-llama/Meta-Llama-3-8B-Instruct dist/wwd/1.1.0
 #   culturebench eval merge out/reproduce/wwd-shard-{1,2,3,4} --out out/reproduce/wwd
 #   culturebench eval reproduce wwd --backend vllm --model meta-llama/Meta-Llama-3-8B-Instruct \
-#     --local dist/wwd/1.0.0 --out out/reproduce/wwd      # no new work: writes paper/
+#     --local dist/wwd/1.1.0 --out out/reproduce/wwd      # no new work: writes paper/
 # A killed or preempted task resumes where it stopped when resubmitted (--requeue is safe).
 #SBATCH --job-name=culturebench-reproduce
 #SBATCH --gres=gpu:1

@@ -263,15 +263,18 @@ def test_wwd_h9_groups_runs_by_model_and_compares_only_gpt35(wwd_runs) -> None:
     assert [c[:2] for c in _columns(h9)][3:] == [("GPT 3.5", "ours"), ("tiny", "ours")]
     assert h9["table"]["columns"][3]["model"] == "GPT 3.5" and h9["status"] == "reproduced"
     rows = {r["label"]: r for r in h9["rows"]}
-    africa = [k for k in rows if k.endswith("country_acc: Africa")]
-    assert sorted(africa) == ["GPT 3.5: country_acc: Africa", "tiny: country_acc: Africa"]
-    assert rows["GPT 3.5: country_acc: Africa"]["paper"] == 0.61
-    assert rows["tiny: country_acc: Africa"]["paper"] is None
+    africa = [k for k in rows if k.endswith("Country: Africa")]
+    assert sorted(africa) == ["GPT 3.5: Country: Africa", "tiny: Country: Africa"]
+    # the paper column is the print (GPT 3.5 only); the stats file stands in the note
+    assert rows["GPT 3.5: Country: Africa"]["paper"] == 61.0
+    assert "authors' stats file: 61.0" in rows["GPT 3.5: Country: Africa"]["note"]
+    assert rows["tiny: Country: Africa"]["paper"] is None
+    assert "stats file" not in rows["tiny: Country: Africa"]["note"]
     gpt_country = json.loads((folders["gpt"][0] / "results.json").read_text(encoding="utf-8"))
     tiny_country = json.loads((folders["tiny"][0] / "results.json").read_text(encoding="utf-8"))
     for label, results in (("GPT 3.5", gpt_country), ("tiny", tiny_country)):
         mean = results["metrics"]["en"]["per_continent"]["Africa"]["mean"]
-        assert rows[f"{label}: country_acc: Africa"]["ours"] == round(mean, 2)
+        assert rows[f"{label}: Country: Africa"]["ours"] == pytest.approx(100 * mean)
     assert {k["label"] for k in report["runs"]} == {"GPT 3.5", "tiny"}
 
 

@@ -566,8 +566,8 @@ def test_table_h9_csv_is_item_table_h9(tmp_path: Path) -> None:
         "utensils": results("utensils", {"per_continent": {"Oceania": {"mean": 0.333, "n": 3, "sem": 0}}}),
         "description": results("description", {"failure_modes": {"apologize": per}}),
     }
-    (path,) = summary_files(done, tmp_path)
-    assert path == tmp_path / "table_h9.csv"
+    path, printed_layout = summary_files(done, tmp_path)
+    assert path == tmp_path / "table_h9.csv" and printed_layout == tmp_path / "table_h9_paper.csv"
     table = read_published(path)
     runs = [Run.from_results(tmp_path / t, r) for t, r in done.items()]
     item, ctx = run_item("wwd", "Table H.9", tmp_path / "x", runs=runs)
@@ -576,11 +576,26 @@ def test_table_h9_csv_is_item_table_h9(tmp_path: Path) -> None:
         row: {c: v for c, v in cells.items() if v is not None} for row, cells in ctx.data["table_h9"].items()
     }
     assert {row: cells for row, cells in written.items() if cells} == table  # the one model's table: the CSV
-    assert {r.label: r.ours for r in [*item.rows, *h10.rows]} == {
-        f"m: {row}: {c}": v for row, cells in table.items() for c, v in cells.items() if v is not None
+    # the item's rows are the printed layout: percent, the printed row names
+    names = {
+        "count": "Dish count",
+        "country_acc": "Country",
+        "utensils_iou": "Utensils",
+        "apologize": '"I apologize"',
     }
-    assert {r.label.split(": ")[1] for r in h10.rows} == {"apologize"}  # H.10: the failure modes
+    scale = {"count": 1, "apologize": 1}
+    assert {r.label: r.ours for r in [*item.rows, *h10.rows]} == pytest.approx(
+        {
+            f"m: {names[row]}: {c}": v * scale.get(row, 100)
+            for row, cells in table.items()
+            for c, v in cells.items()
+            if v is not None
+        },
+        abs=0.5,  # the CSV rounds shares to two decimals
+    )
+    assert {r.label.split(": ")[1] for r in h10.rows} == {'"I apologize"'}  # H.10: the failure modes
     assert table["country_acc"]["Africa"] == 0.25 and table["apologize"]["Asia"] == 50.0
+    assert "Country,25.0±10.0,50.0±10.0" in printed_layout.read_text(encoding="utf-8")
     assert summary_files({"description": done["description"], "x": {}}, tmp_path / "none") == []
 
 

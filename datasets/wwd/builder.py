@@ -214,9 +214,23 @@ class WWDBuilder(DatasetBuilder):
 
     def controlled(self, row: SourceRow, field: str, vocab: list[str], log: BuildLog) -> list[str]:
         by_key = {v.lower().replace(" ", ""): v for v in vocab}
+        aliases: dict[str, str] = self.vocab.get("option_aliases", {}).get(field, {})
         out = []
         for item in parse_multi(row[field]):
             canonical = by_key.get(item.lower().replace(" ", ""))
+            if canonical is None and item.strip().lower() in aliases:
+                canonical = aliases[item.strip().lower()]
+                if canonical not in vocab:
+                    raise SourceError(
+                        Location("vocab.yaml", None, field), f"alias target {canonical!r} is not an option"
+                    )
+                log.quirk(
+                    f"{field}_option_alias",
+                    f"{item!r} is not a form option spelling",
+                    action=f"mapped to {canonical!r}",
+                    where=row.loc(field),
+                    severity="info",
+                )
             if canonical is None:
                 log.quirk(
                     f"{field}_unknown_option",

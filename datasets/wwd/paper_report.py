@@ -348,24 +348,56 @@ def table_h9_llm(ctx: Context) -> Item:
     unit = "% of descriptions ± SEM" if h10 else "% (accuracy for Country, IoU for the rest) ± SEM; dishes"
     side = ctx.table(_printed_cells(printed, keys), unit=unit, digits=2 if h10 else 1)
     published = read_published(ctx.inputs["h9"]) if "h9" in ctx.inputs else {}
-    rows, compared = [], False
+    digits = 2 if h10 else 1  # the printed precision
+    rows: list[Row] = []
+    equal: dict[str, list[int]] = {}  # model -> [cells equal at the printed precision, cells]
     for label, runs in columns.items():
-        ctx.add_runs(side, label, runs, _side_cells(results[label], keys))
-        of_file = published if ctx.paper_model(runs[0]) == H9_FILE_MODEL else {}
-        compared = compared or bool(of_file)
-        for row in keys:
-            for continent, value in tables[label][row].items():
-                if value is not None:
-                    paper = (of_file.get(row) or {}).get(continent)
-                    rows.append(Row(f"{label}: {row}: {continent}", value, paper))
+        cells = _side_cells(results[label], keys)
+        ctx.add_runs(side, label, runs, cells)
+        ctx.data.setdefault("table_h9_paper", cells)  # the first model's, for table_h9_paper.csv
+        name = ctx.paper_model(runs[0])  # the printed model this run is, if any
+        of_file = published if name == H9_FILE_MODEL else {}
+        for key in keys:
+            per_printed = printed.get("dish_count") if key == "count" else (printed.get(key) or {}).get(name)
+            for continent, value in tables[label][key].items():
+                cell = cells.get(f"{ROW_NAMES[key]}: {continent}")
+                if value is None or cell is None:
+                    continue
+                ours, sem = (cell, None) if key == "count" else cell
+                at = (per_printed or {}).get(continent) if name else None
+                paper = at[0] if isinstance(at, list) else at
+                note = "" if sem is None else f"± {sem:.{digits}f}"
+                if isinstance(at, list):
+                    note += f" (paper ± {at[1]:.{digits}f})"
+                    tally = equal.setdefault(label, [0, 0])
+                    tally[0] += round(ours, digits) == round(paper, digits)
+                    tally[1] += 1
+                csv_value = (of_file.get(key) or {}).get(continent)
+                if csv_value is not None:
+                    scale = 1 if key in FAILURE_ROWS or key == "count" else 100
+                    note += f"; authors' stats file: {scale * csv_value:.{digits}f}"
+                rows.append(Row(f"{label}: {ROW_NAMES[key]}: {continent}", ours, paper, note=note.strip()))
+    compared = bool(equal)
     status = REPRODUCED if compared else ctx.status([r for runs in columns.values() for r in runs])
-    if not published:
-        note = "Give the authors' stats file with --input h9=CSV to set their GPT 3.5 numbers beside."
-    elif not compared:
-        note = f"The authors' stats file holds {H9_FILE_MODEL}'s numbers: no run here is of that model."
+    if compared:
+        note = (
+            "The paper column is the print, for the runs of a printed model; "
+            + "; ".join(
+                f"{label}: {n} of {m} cells equal at the printed precision" for label, (n, m) in equal.items()
+            )
+            + "."
+        )
     else:
-        note = f"The paper column of the rows is the authors' stats file ({H9_FILE_MODEL} runs only)."
-    note += " Rows: as the authors' stats file (IoU and accuracy 0-1, failure modes in %, count: answers)."
-    item = Item(ctx.ref, ctx.title, status, rows, unit="as the authors' stats file", note=note)
+        note = "No run here is of a model the paper prints: its cells stand beside the printed columns."
+    if published:
+        note += (
+            " The authors' stats file (--input h9) is in the note column, scaled to %: it is not what "
+            "the paper prints (its utensils row is .47 .70 .80 .72 .27 .65; the print for GPT 3.5 "
+            "is 34.0 50.0 60.9 58.1 17.8 58.8)."
+        )
+    else:
+        note += " --input h9=CSV adds the authors' stats file (GPT 3.5 runs) to the note column."
+    unit_rows = "% of descriptions" if h10 else "% (accuracy for Country, IoU for the rest); dishes"
+    item = Item(ctx.ref, ctx.title, status, rows, unit=unit_rows, note=note)
     item.table = side
     return item

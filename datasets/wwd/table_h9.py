@@ -85,4 +85,28 @@ def summary_files(results_by_task: Mapping[str, dict[str, Any]], out_dir: Path) 
     # file each task read: one model, one table
     runs = [replace(run, identity=runs[0].identity) for run in runs]
     _item, ctx = run_item("wwd", "Table H.9", out_dir, runs=runs)
-    return [write_table_h9(ctx.data["table_h9"], out_dir / "table_h9.csv")]
+    return [
+        write_table_h9(ctx.data["table_h9"], out_dir / "table_h9.csv"),
+        write_table_h9_paper(ctx.data["table_h9_paper"], out_dir / "table_h9_paper.csv"),
+    ]
+
+
+def write_table_h9_paper(cells: Mapping[str, Any], path: Path) -> Path:
+    """Table H.9 in the printed layout: rows Country, Time of day, Type of meal, Utensils,
+    Ingredients; a column per continent; ``mean±sem`` in percent with one decimal (``cells``:
+    ``{"<row>: <continent>": (mean %, sem %)}`` as item Table H.9 computes them)."""
+    rows = ("Country", "Time of day", "Type of meal", "Utensils", "Ingredients")
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["", *CONTINENTS])
+        for row in rows:
+            out = []
+            for continent in CONTINENTS:
+                cell = cells.get(f"{row}: {continent}")
+                if cell is None:
+                    out.append("")
+                else:
+                    mean, sem = cell
+                    out.append(f"{mean:.1f}" + ("" if sem is None else f"±{sem:.1f}"))
+            writer.writerow([row, *out])
+    return path

@@ -18,12 +18,20 @@ _LIST = re.compile(r"\[[^\[\]]*\]", re.DOTALL)
 FUZZY_THRESHOLD = 80
 
 
-def parse_list(text: str) -> list[str] | None:
-    """The first Python-style list of strings in a model answer (None if there is none)."""
-    for candidate in _LIST.findall(text or ""):
+def parse_list(text: Any) -> list[str] | None:
+    """The first Python-style list of strings in a model answer (None if there is none).
+
+    The one parser of every WWD list answer, in ``eval run`` and ``eval score`` alike: text
+    around the list is tolerated (one of the authors' 3,825 answers reads ``["Main dish -
+    eaten with sides"] - United States of America (USA)``); an answer with no list (prose, a
+    refusal, an empty string, junk bytes, a value that is not text) is None: the model's
+    failure, scored 0 and counted as unparsed by the tasks, never an error."""
+    if not isinstance(text, str):
+        return None
+    for candidate in _LIST.findall(text):
         try:
             value = ast.literal_eval(candidate)
-        except (ValueError, SyntaxError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         if isinstance(value, list):
             return [str(v).strip() for v in value if str(v).strip()]
@@ -34,12 +42,19 @@ def _key(option: str) -> str:
     return re.sub(r"[^a-z]", "", option.lower())
 
 
-def choose(answer: str, options: Sequence[str]) -> list[str]:
-    """Options named in an answer: from its list when it has one, else by keyword matching."""
+def pick(items: Sequence[str], options: Sequence[str]) -> list[str]:
+    """The options named in a parsed list answer (by letters only, case-insensitive), in the
+    answer's order; items that are no option are dropped."""
     by_key = {_key(o): o for o in options}
+    return list(dict.fromkeys(by_key[_key(i)] for i in items if _key(i) in by_key))
+
+
+def choose(answer: str, options: Sequence[str]) -> list[str]:
+    """Options named in an answer: from its list when it has one, else by keyword matching.
+    (Scoring does not guess from prose: the tasks read only a list, :func:`parse_list`.)"""
     items = parse_list(answer)
     if items is not None:
-        return list(dict.fromkeys(by_key[_key(i)] for i in items if _key(i) in by_key))
+        return pick(items, options)
     lowered = (answer or "").lower()
     return [o for o in options if re.search(r"\b" + re.escape(o.lower()) + r"\b", lowered)]
 
@@ -95,6 +110,15 @@ def per_continent(samples: Sequence[dict[str, Any]], metric: str) -> dict[str, A
     }
 
 
+def _count_continents(samples: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many of ``samples`` fall in each continent (a dish counts for each of its own)."""
+    counts: dict[str, int] = defaultdict(int)
+    for sample in samples:
+        for continent in sample["continents"]:
+            counts[continent] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def _countries(row: dict[str, Any]) -> str:
     return ", ".join(c["name"] for c in row["countries"])
 
@@ -125,7 +149,12 @@ class _WWDTask(Task):
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         values = [float(s[self.metric]) for s in samples if s.get(self.metric) is not None]
         unparsed = sum(s.get("judge_parsed") is False for s in samples)
-        counts = {"n_judge_unparsed": unparsed} if unparsed else {}
+        counts: dict[str, Any] = {"n_judge_unparsed": unparsed} if unparsed else {}
+        if any("unparsed" in s for s in samples):  # the list tasks: answers not in the asked form
+            failed = [s for s in samples if s.get("unparsed")]
+            counts["n_unparsed"] = len(failed)
+            counts["unparsed_rate"] = len(failed) / len(samples)
+            counts["unparsed_per_continent"] = _count_continents(failed)
         return {
             "en": {
                 "n": len(values),
@@ -190,12 +219,17 @@ class _ChoiceTask(_WWDTask):
         """IoU of the chosen options with the gold ones. A dish whose gold answer is empty or
         only "other" gets no score (``iou`` null) and is left out of the means, as in the
         paper's Table H.9 (recomputing it from the authors' per-row file reproduces all six
-        published time-of-day cells only with this rule)."""
-        predicted = self.normalise(choose(output, self.options()))
+        published time-of-day cells only with this rule). An answer that is not a list
+        (prose, a refusal, empty, junk), or a list that names none of the options, is the
+        model's failure: ``unparsed``, nothing chosen, IoU 0."""
+        items = parse_list(output)
+        chosen = pick(items, self.options()) if items is not None else []
+        predicted = self.normalise(chosen)
         gold = self.normalise_gold(meta["gold"])
         return {
             "predicted": predicted,
-            "parsed_list": parse_list(output) is not None,
+            "parsed_list": items is not None,
+            "unparsed": items is None or (bool(items) and not chosen),
             "iou": iou(predicted, gold) if gold else None,
         }
 
@@ -239,20 +273,22 @@ class IngredientsTask(_WWDTask):
         return list(row["ingredients"])
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
+        """Fuzzy IoU of the first ten listed ingredients with the gold ones; an answer that is
+        not a list (prose, a refusal, empty, junk) is the model's failure: ``unparsed``, IoU 0."""
         items = parse_list(output)
-        predicted = (
-            items
-            if items is not None
-            else [s.strip(" -*•") for s in re.split(r"[\n,]", output or "") if s.strip(" -*•")]
-        )
+        if items is None:
+            return {"predicted": [], "parsed_list": False, "unparsed": True, "iou": 0.0}
         return {
-            "predicted": predicted[:10],
-            "parsed_list": items is not None,
-            "iou": fuzzy_iou(predicted[:10], meta["gold"]),
+            "predicted": items[:10],
+            "parsed_list": True,
+            "unparsed": False,
+            "iou": fuzzy_iou(items[:10], meta["gold"]),
         }
 
     # --matcher llm: the paper's GPT intersection and union of the two ingredient lists
     def judge_prompts(self, sample: dict[str, Any]) -> list[tuple[str, str]]:
+        if sample.get("unparsed"):
+            return []  # the model gave no list: nothing to match, IoU stays 0
         judge = self.prompt_file["judge"]
         fields = {"ingredients": ", ".join(sample["gold"]), "ingredients_llm": str(sample["predicted"])}
         return [
@@ -260,6 +296,8 @@ class IngredientsTask(_WWDTask):
         ]
 
     def apply_judgments(self, sample: dict[str, Any], answers: dict[str, str]) -> dict[str, Any]:
+        if sample.get("unparsed"):
+            return {**sample, "iou": 0.0, "matcher": "llm"}
         both = parse_list(answers.get("ingredients_intersect", ""))
         either = parse_list(answers.get("ingredients_union", ""))
         if both is None or either is None:
