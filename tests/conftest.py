@@ -208,3 +208,38 @@ def foodieqa_download(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def scripted_backend():
     """tests/scripted_backend.py: our Backend interface answering with fixed texts."""
     return _helper("scripted_backend").ScriptedBackend
+
+
+@pytest.fixture(scope="session")
+def wwd_probing(upstream_wwd: Path) -> Path:
+    """The WWD authors' LLM-probing files (GPT-3.5 answers, comparisons, stats)."""
+    folder = upstream_wwd / "llm_probing"
+    if not (folder / "gpt35_dish_info_cleaned_results.csv").is_file():
+        pytest.skip("the WWD probing files are not in this upstream snapshot")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def gpt35_scored(wwd_probing: Path, wwd_release, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The authors' GPT-3.5 files scored once by `eval score wwd --layout wwd-probing`."""
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    out = tmp_path_factory.mktemp("score") / "gpt35"
+    args = [
+        "eval",
+        "score",
+        "wwd",
+        "--layout",
+        "wwd-probing",
+        "--local",
+        str(wwd_release.folder),
+        "--out",
+        str(out),
+    ]
+    for name in ("cleaned_results", "cleaned_compared", "failures"):
+        args += ["--generations", str(wwd_probing / f"gpt35_dish_info_{name}.csv")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return out

@@ -25,35 +25,17 @@ PROBING = (
 
 
 @pytest.fixture(scope="module")
-def probing(upstream_wwd: Path) -> Path:
-    folder = upstream_wwd / "llm_probing"
-    if not (folder / PROBING[0]).is_file():
-        pytest.skip("the WWD probing files are not in this upstream snapshot")
-    return folder
+def probing(wwd_probing: Path) -> Path:
+    return wwd_probing
 
 
 @pytest.fixture(scope="module")
-def table(probing: Path, wwd_release, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    out = tmp_path_factory.mktemp("score") / "gpt35"
-    args = [
-        "eval",
-        "score",
-        "wwd",
-        "--layout",
-        "wwd-probing",
-        "--local",
-        str(wwd_release.folder),
-        "--out",
-        str(out),
-    ]
-    for name in PROBING:
-        args += ["--generations", str(probing / name)]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+def table(gpt35_scored: Path, wwd_probing: Path) -> dict:
+    """The authors' GPT-3.5 files scored by `eval score --layout wwd-probing` (conftest)."""
     return {
-        "ours": read_published(out / "table_h9.csv"),
-        "paper": read_published(probing / "gpt35_dish_info_cleaned_stats.csv"),
-        "out": out,
+        "ours": read_published(gpt35_scored / "table_h9.csv"),
+        "paper": read_published(wwd_probing / PROBING_STATS),
+        "out": gpt35_scored,
     }
 
 

@@ -13,29 +13,12 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
-PROBING = Path(__file__).resolve().parents[2] / "shared" / "upstream" / "wwd" / "llm_probing"
 TASKS = ("country", "description", "ingredients", "meal-type", "time-of-day", "utensils")
 
 
 @pytest.fixture(scope="module")
-def scored(wwd_release, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("gpt35") / "scored"
-    names = ("cleaned_results", "cleaned_compared", "failures")
-    files = [f"--generations={PROBING / f'gpt35_dish_info_{n}.csv'}" for n in names]
-    args = [
-        "eval",
-        "score",
-        "wwd",
-        "--layout",
-        "wwd-probing",
-        "--local",
-        str(wwd_release.folder),
-        "--out",
-        str(out),
-    ]
-    result = CliRunner().invoke(app, [*args, *files])
-    assert result.exit_code == 0, result.output
-    return out
+def scored(gpt35_scored: Path) -> Path:
+    return gpt35_scored
 
 
 def test_table_h9_paper_csv_is_the_printed_layout(scored: Path) -> None:
@@ -47,12 +30,12 @@ def test_table_h9_paper_csv_is_the_printed_layout(scored: Path) -> None:
     assert time_of_day == ["50.7", "52.0", "57.9", "55.3", "55.0", "49.2"]  # the printed GPT 3.5 row
 
 
-def test_items_compare_gpt35_with_the_print(scored: Path, tmp_path: Path) -> None:
+def test_items_compare_gpt35_with_the_print(scored: Path, wwd_probing: Path, tmp_path: Path) -> None:
     out = tmp_path / "paper"
     result = CliRunner().invoke(
         app,
         ["eval", "paper", "wwd", *(str(scored / t) for t in TASKS), "--out", str(out),
-         "--input", f"h9={PROBING / 'gpt35_dish_info_cleaned_stats.csv'}"],
+         "--input", f"h9={wwd_probing / 'gpt35_dish_info_cleaned_stats.csv'}"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     report = json.loads((out / "paper_report.json").read_text(encoding="utf-8"))
