@@ -700,7 +700,7 @@ def eval_reproduce_cmd(
     cells = or_exit(lambda: grid.select(only=_names(only), skip=_names(skip), kinds=kinds))
     part = or_exit(lambda: parse_shard(shard))
     model_args = engine.checked_model_args() if engine.model else {}
-    rate = rep.Throughput.choose(throughput, throughput_file, engine.backend)
+    rate = or_exit(lambda: rep.Throughput.choose(throughput, throughput_file, engine.backend))
     with progress_bar() as bar:
         job = bar.add_task("counting the work", total=len(cells))
         plans = or_exit(
@@ -711,8 +711,7 @@ def eval_reproduce_cmd(
                 progress=lambda name: bar.update(job, advance=1, description=f"counting {name}"),
             )
         )  # fmt: skip
-    tokenizer = any(p.prompt_tokens is not None for p in plans)
-    document = rep.plan_document(dataset, plans, rate, engine.model, tokenizer, image_tokens)
+    document = rep.plan_document(dataset, plans, rate, engine.model, image_tokens)
     _print_plan_table(document, grid)
     if plan_only:
         path = out / "plan.json"
@@ -760,7 +759,7 @@ def _write_plan(path: Path, document: dict) -> None:
 
 def _print_plan_table(document: dict, grid) -> None:
     """The plan as a table: per cell the requests, images, prompt size, new tokens, GPU-hours."""
-    estimated = document["tokens"] != "the model's tokenizer"
+    estimated = not document["tokens_counted"]
     table = Table(
         title=f"{document['dataset']}: the paper's grid"
         + (f" for {document['model']}" if document["model"] else "")
@@ -774,14 +773,11 @@ def _print_plan_table(document: dict, grid) -> None:
         return "-" if value is None else f"{value:,.{digits}f}"
 
     for p in document["cells"]:
-        tokens = p["prompt_tokens"] if not estimated else (
-            None if p["prompt_chars"] is None else p["prompt_chars"] / 4
-        )  # fmt: skip
         seeds = str(len(p["seeds"])) if p["seeds"] else "1"
         table.add_row(
             p["cell"], p["kind"], ",".join(p["langs"]), num(p["units"]), num(p["requests"]), seeds,
-            num(p["generations"]), num(p["images_per_request"], 2), num(tokens), str(p["max_new_tokens"]),
-            num(p["gpu_hours"], 2),
+            num(p["generations"]), num(p["images_per_request"], 2), num(p["prompt_tokens_planned"]),
+            str(p["max_new_tokens"]), num(p["gpu_hours"], 2),
         )  # fmt: skip
     total = document["total"]
     table.add_row("total", "", "", "", num(total["requests"]), "", num(total["generations"]), "", "", "",

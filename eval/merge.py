@@ -66,12 +66,12 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
         raise UsageError("eval merge: give the shard folders")
     shards = [(path, *_read_shard(path)) for path in paths]
     first_path, first_run = shards[0][0], shards[0][1]
-    whole = {k: v for k, v in first_run.items() if k != "shard"}
-    want = identity(whole)
+    whole = {k: v for k, v in first_run.items() if k != "shard"}  # the one-process run.json
+    want = identity(first_run)
     by_index: dict[int, Path] = {}
     count = first_run["shard"]["count"]
     for path, run, _results, _table in shards:
-        got = identity({k: v for k, v in run.items() if k != "shard"})
+        got = identity(run)  # the identity of a shard is the whole run's
         if got != want:
             diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
             raise MergeError(

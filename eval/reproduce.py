@@ -12,7 +12,6 @@ and writes it to ``plan.json``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -40,17 +39,15 @@ class CellPlan:
     generations: int | None  # requests x seeds
     images_per_request: float | None
     prompt_chars: int | None  # over all generations
-    prompt_tokens: int | None  # over all generations, by the model's own tokenizer
+    prompt_tokens: int | None  # over all generations, by the model's own tokenizer (+ image tokens)
+    # the prompt tokens the GPU-hours count: the tokenizer's, else characters / 4, + image tokens
+    prompt_tokens_planned: float | None
     max_new_tokens: int
     temperature: float
     gpu_hours: float | None
     skipped: dict[str, int]
     note: str = ""
     runnable: bool = True  # False: the release lacks what the cell needs (note says what)
-
-    @property
-    def tokens_estimated(self) -> bool:
-        return self.prompt_tokens is None and self.prompt_chars is not None
 
 
 class Throughput:
@@ -66,8 +63,9 @@ class Throughput:
         if given:
             return cls(given, "given (--throughput)")
         if saved and saved.is_file():
-            data = json.loads(saved.read_text(encoding="utf-8"))
-            entry = data.get(backend) or {}
+            from culturebench.eval.run_folder import read_json_object
+
+            entry = read_json_object(saved, "a throughput file").get(backend) or {}
             rate = entry.get("tokens_per_s")
             if rate:
                 return cls(
@@ -151,6 +149,7 @@ def plan(
                     images_per_request=None,
                     prompt_chars=None,
                     prompt_tokens=None,
+                    prompt_tokens_planned=None,
                     gpu_hours=None,
                     skipped={},
                     note=f"counted once cell {', '.join(waiting)} has run",
@@ -183,8 +182,8 @@ def plan(
         images = sum(len(r.request.images) for r in requests)
         if tokens is not None:
             tokens += images * copies * image_tokens
-        text = tokens if tokens is not None else chars / CHARS_PER_TOKEN + images * copies * image_tokens
-        work = text + generations * cell.max_new_tokens
+        planned = tokens if tokens is not None else chars / CHARS_PER_TOKEN + images * copies * image_tokens
+        work = planned + generations * cell.max_new_tokens
         plans.append(
             CellPlan(
                 **base,
@@ -194,6 +193,7 @@ def plan(
                 images_per_request=round(images / len(requests), 2) if requests else 0.0,
                 prompt_chars=chars,
                 prompt_tokens=tokens,
+                prompt_tokens_planned=planned,
                 gpu_hours=throughput.hours(work) if cell.kind in ("text", "vision") else None,
                 skipped=dict(skipped),
                 note=note,
@@ -231,10 +231,10 @@ def plan_document(
     plans: Sequence[CellPlan],
     throughput: Throughput,
     model: str | None,
-    tokenizer: bool,
     image_tokens: int = 0,
 ) -> dict[str, Any]:
     """``plan.json``: the cells' counts, totals and what the GPU-hours assume."""
+    tokenizer = any(p.prompt_tokens is not None for p in plans)  # the model's own was at hand
 
     def total(field: str) -> float:
         return sum(getattr(p, field) or 0 for p in plans)
@@ -243,6 +243,7 @@ def plan_document(
         "dataset": dataset,
         "model": model,
         "tokens": "the model's tokenizer" if tokenizer else f"estimated as characters / {CHARS_PER_TOKEN:g}",
+        "tokens_counted": tokenizer,
         "image_tokens_per_image": image_tokens,
         "throughput_tokens_per_s": throughput.tokens_per_s,
         "throughput_source": throughput.source,
@@ -318,7 +319,7 @@ def write_record(out: Path, dataset: str, model: str | None, cells: Sequence[str
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / REPRODUCE
-    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    old = read_record(out) or {}
     names = list(dict.fromkeys([*old.get("cells", []), *cells]))
     write_json(
         path, {"dataset": dataset, "model": model, "cells": names, "shard": str(shard) if shard else None}
@@ -327,20 +328,23 @@ def write_record(out: Path, dataset: str, model: str | None, cells: Sequence[str
 
 def read_record(folder: Path) -> dict[str, Any] | None:
     """A reproduction folder's ``reproduce.json`` (None when the folder is not one)."""
+    from culturebench.eval.run_folder import read_json_object
+
     path = Path(folder) / REPRODUCE
     if not path.is_file():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json_object(path, "a reproduction folder")  # corrupt: a one-line error
     return data if isinstance(data, dict) and isinstance(data.get("cells"), list) else None
 
 
 def report_folders(out: Path, grid: Grid) -> list[Path]:
     """The finished, whole (not shard) cell runs in ``out``, for the paper report."""
+    from culturebench.eval.run_folder import RESULTS, read_json_object
+
     found = []
     for cell in grid.cells:
         folder = out / cell.name
-        if (folder / "results.json").is_file():
-            results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-            if not results.get("shard"):
-                found.append(folder)
+        finished = (folder / RESULTS).is_file()
+        if finished and not read_json_object(folder / RESULTS, "a finished run").get("shard"):
+            found.append(folder)
     return found

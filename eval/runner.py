@@ -30,6 +30,7 @@ from culturebench.eval.run_folder import (
     check_images,
     check_run,
     check_run_dir,
+    describe_shard,
     git_sha,
     identity,
     output_counts,
@@ -131,7 +132,7 @@ def finish_run(
         "metrics": task.aggregate(samples),
     }
     if run_info.get("shard"):  # a part of a run: its metrics cover only that part
-        results["shard"] = "{index}/{count}".format(**run_info["shard"])
+        results["shard"] = describe_shard(run_info["shard"])
     write_json(out / RESULTS, results)
     write_report([out], out / "report.md")
     problem = task.unusable(samples)

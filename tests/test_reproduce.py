@@ -182,3 +182,14 @@ def test_plan_reads_the_throughput_the_benchmark_saved(wwd_release, tmp_path: Pa
     assert plan["throughput_tokens_per_s"] == 500.0 and "benchmark" in plan["throughput_source"]
     work = cell["prompt_chars"] / 4 + cell["generations"] * cell["max_new_tokens"]
     assert cell["gpu_hours"] == pytest.approx(work / 500 / 3600)
+
+
+def test_a_corrupt_throughput_file_is_one_line(wwd_release, tmp_path: Path) -> None:
+    saved = tmp_path / "throughput.json"
+    saved.write_text("{not json", encoding="utf-8")
+    result = invoke(
+        "eval", "reproduce", "wwd", "--plan", "--only", "country", "--local", wwd_release.folder,
+        "--out", tmp_path / "plan", "--throughput-file", saved,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "throughput.json: corrupt" in result.output and "Traceback" not in result.output
