@@ -886,7 +886,11 @@ def eval_score_cmd(
     ),
     option: Annotated[list[str] | None, typer.Option("--option", help="Task option KEY=VALUE.")] = None,
     matcher: Annotated[
-        str, typer.Option(help="deterministic (default) or llm: the paper's LLM string matcher.")
+        str,
+        typer.Option(
+            help="deterministic (default); llm: the paper's LLM string matcher run by --judge-model; "
+            "recorded: that matcher's answers as recorded beside the outputs (the layout's judgments)."
+        ),
     ] = "deterministic",
     judge_model: Annotated[str | None, typer.Option(help="--matcher llm: the judge model.")] = None,
     judge_backend: Annotated[
@@ -913,9 +917,13 @@ def eval_score_cmd(
     names = task or [name for name, cls in tasks.items() if cls.output_kind == "text" and cls.needs_dataset]
     options = or_exit(lambda: parse_task_options(option or []))
     judge = None
-    if matcher not in ("deterministic", "llm"):
-        err_console.print(f"[red]error:[/] --matcher {matcher!r}: deterministic or llm")
+    if matcher not in ("deterministic", "llm", "recorded"):
+        err_console.print(f"[red]error:[/] --matcher {matcher!r}: deterministic, llm or recorded")
         raise typer.Exit(EXIT_BAD_INPUT)
+    if matcher == "recorded":
+        from culturebench.eval.judge import RECORDED
+
+        judge = RECORDED  # tasks without a matcher to replay score as they always do
     if matcher == "llm":
         if not judge_model:
             err_console.print("[red]error:[/] --matcher llm needs --judge-model")

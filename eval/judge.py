@@ -1,10 +1,16 @@
-"""Score with an LLM matcher instead of the deterministic one (``--matcher llm``).
+"""Score with an LLM matcher instead of the deterministic one (``--matcher llm``), or replay
+a matcher's recorded answers (``--matcher recorded``).
 
 A task that supports it declares, per sample, the judge prompts it needs
-(``Task.judge_prompts``) and how to turn the judge's answers into scores
-(``Task.apply_judgments``). This module runs the prompts through any backend, in batches,
-with every answer cached by the prompt's sha256 in ``judgments.jsonl`` next to the samples:
-a rerun, or the same (dish, seed) answer scored twice, costs no second call.
+(``Task.judge_prompts``, answers named ``Task.judge_names``) and how to turn the judge's
+answers into scores (``Task.apply_judgments``). :func:`run_judge` runs the prompts through
+any backend, in batches, with every answer cached by the prompt's sha256 in
+``judgments.jsonl`` next to the samples: a rerun, or the same (dish, seed) answer scored
+twice, costs no second call. :func:`replay_judgments` takes the answers from where they were
+recorded (the WWD authors' GPT-3.5 judgments, one row per dish and seed) instead of a model:
+the same prompts are built and the same ``apply_judgments`` scores them, and each judged
+sample names the file and row its answers came from (``judge_source``); the prompt and the
+answer of every judgment are kept in ``judgments_recorded.jsonl``.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +27,17 @@ from culturebench.eval.tasks.base import Task
 from culturebench.hashing import sha256_text
 
 JUDGMENTS = "judgments.jsonl"
+RECORDED_JUDGMENTS = "judgments_recorded.jsonl"
+#: ``judge=`` value of :func:`culturebench.eval.score.score_tasks` that replays recorded answers
+RECORDED = "recorded"
+
+
+@dataclass(frozen=True)
+class RecordedJudgment:
+    """The judge's answers for one sample as recorded (by judgment name), and where."""
+
+    answers: dict[str, str]
+    source: str  # "<file> row <n>"
 
 
 def _load_cache(path: Path) -> dict[str, str]:
@@ -89,6 +107,72 @@ def run_judge(
         "judge_prompts": len(jobs),
         "judge_calls": len(missing),
         "judge_unparsed": unparsed,  # samples whose judge answer was not in the asked form
+        "judge_cache": str(path),
+    }
+    return rescored, summary
+
+
+def replay_judgments(
+    task: Task,
+    samples: Sequence[dict[str, Any]],
+    recorded: Sequence[RecordedJudgment | None],
+    out_dir: Path,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Samples re-scored with recorded judge answers (``recorded[i]`` for ``samples[i]``) and a
+    summary for the provenance. A sample whose judgment is missing (no record, or an empty
+    cell) is unscored and counted (``judge_missing``); an answer not in the asked form is
+    unscored and counted as with a live judge (``judge_unparsed``)."""
+    from culturebench.atomic import write_text_atomic
+    from culturebench.errors import CultureBenchError, UsageError
+    from culturebench.jsonsafe import json_text
+
+    if not task.supports_judge():
+        raise UsageError(f"task {task.name!r} has no LLM matcher to replay (--matcher recorded)")
+    rescored: list[dict[str, Any]] = []
+    lines: list[str] = []
+    missing = prompts_total = judged = 0
+    for sample, record in zip(samples, recorded, strict=True):
+        prompts = task.judge_prompts(sample)
+        if not prompts:  # nothing to judge (e.g. no list to match): scored as the task says
+            rescored.append({**task.apply_judgments(sample, {}), "matcher": RECORDED})
+            continue
+        prompts_total += len(prompts)
+        judged += 1
+        answers = {
+            name: record.answers[name]
+            for name, _ in prompts
+            if record is not None and str(record.answers.get(name) or "").strip()
+        }
+        if len(answers) < len(prompts):
+            missing += 1
+            rescored.append({**sample, task.metric: None, "matcher": RECORDED, "judge_missing": True})
+            continue
+        for name, prompt in prompts:
+            lines.append(
+                json_text(
+                    {"sample": sample["id"], "name": name, "key": sha256_text(prompt), "prompt": prompt,
+                     "output": answers[name], "source": record.source},  # type: ignore[union-attr]
+                    sort_keys=True,
+                )
+            )  # fmt: skip
+        scored = task.apply_judgments(sample, answers)
+        rescored.append({**scored, "matcher": RECORDED, "judge_source": record.source})  # type: ignore[union-attr]
+    unparsed = sum(s.get("judge_parsed") is False for s in rescored)
+    if judged and missing + unparsed == judged:
+        raise CultureBenchError(
+            f"no recorded judgment of task {task.name!r} could be used ({missing} missing, {unparsed} "
+            "not in the asked form): nothing scored"
+        )
+    path = Path(out_dir) / RECORDED_JUDGMENTS
+    write_text_atomic(path, "".join(lines))
+    sources = sorted({r.source.rsplit(" row ", 1)[0] for r in recorded if r is not None})
+    summary = {
+        "matcher": RECORDED,
+        "judge": {"backend": RECORDED, "model": ", ".join(sources)},
+        "judge_prompts": prompts_total,
+        "judge_calls": 0,
+        "judge_missing": missing,  # samples left unscored: no recorded judgment
+        "judge_unparsed": unparsed,
         "judge_cache": str(path),
     }
     return rescored, summary

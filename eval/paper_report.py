@@ -798,34 +798,37 @@ def _table_cell(column: Column, row: str, digits: int) -> str:
 
 def render_table(table: Table) -> list[str]:
     """A :class:`Table` in Markdown: one line per row and a column per model, or, when there
-    are more models than rows, one line per model (``paper``: printed; ``ours``: from runs)."""
+    are more models than rows, one line per model (``paper``: printed; ``ours``: from runs).
+    Every cell goes through :func:`~culturebench.eval.run_report.md_cell` (a row label such as
+    ``origin-vqa | name`` stays one cell)."""
+    from culturebench.eval.run_report import md_row
+
     lines = [
         "Models side by side" + (f" ({table.unit})" if table.unit else "")
         + ": the paper's printed columns and ours from the runs.",
         "",
     ]  # fmt: skip
     if len(table.columns) > len(table.rows):
-        lines += [
-            "| model | source | " + " | ".join(table.rows) + " |",
-            "| --- | --- |" + " ---: |" * len(table.rows),
-        ]
+        lines += [md_row(["model", "source", *table.rows]), "| --- | --- |" + " ---: |" * len(table.rows)]
         for c in table.columns:
-            cells = " | ".join(_table_cell(c, row, table.digits) for row in table.rows)
-            lines.append(f"| {c.label} | {c.source} | {cells} |")
+            lines.append(
+                md_row([c.label, c.source, *(_table_cell(c, row, table.digits) for row in table.rows)])
+            )
     else:
         lines += [
-            "| | " + " | ".join(c.heading for c in table.columns) + " |",
+            md_row(["", *(c.heading for c in table.columns)]),
             "| --- |" + " ---: |" * len(table.columns),
         ]
         for row in table.rows:
-            lines.append(
-                f"| {row} | " + " | ".join(_table_cell(c, row, table.digits) for c in table.columns) + " |"
-            )
+            lines.append(md_row([row, *(_table_cell(c, row, table.digits) for c in table.columns)]))
     return [*lines, ""]
 
 
 def render(report: dict[str, Any], items: Sequence[Item]) -> str:
-    """The report as Markdown: a status table, then each item with its rows."""
+    """The report as Markdown: a status table, then each item with its rows (cells escaped by
+    :func:`~culturebench.eval.run_report.md_cell`)."""
+    from culturebench.eval.run_report import md_row
+
     lines = [
         f"# {report['dataset']}: the paper's tables and figures",
         "",
@@ -836,7 +839,7 @@ def render(report: dict[str, Any], items: Sequence[Item]) -> str:
         "| item | status | what |",
         "| --- | --- | --- |",
     ]
-    lines += [f"| {i.ref} | {i.status} | {i.title} |" for i in items]
+    lines += [md_row([i.ref, i.status, i.title]) for i in items]
     counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)
     lines += ["", f"In all: {counts}.", ""]
     for item in items:
@@ -860,8 +863,8 @@ def render(report: dict[str, Any], items: Sequence[Item]) -> str:
             for r in item.rows:
                 ci = f"[{r.ci95[0]:.2f}, {r.ci95[1]:.2f}]" if r.ci95 else "-"
                 n = "-" if r.n is None else str(r.n)
-                numbers = f"{_cell(r.ours)} | {_cell(r.paper)} | {_cell(r.difference)}"
-                lines.append(f"| {r.label} | {numbers} | {n} | {ci} | {r.note} |")
+                numbers = [_cell(r.ours), _cell(r.paper), _cell(r.difference)]
+                lines.append(md_row([r.label, *numbers, n, ci, r.note]))
             lines.append("")
         for figure in item.figures:
             lines += [f"![{item.ref}]({figure})", ""]

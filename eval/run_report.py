@@ -12,12 +12,30 @@ sections (plots, paper-specific summaries) by defining ``Task.report_sections``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MAX_BREAKDOWN_ROWS = 60
+
+_PIPE = re.compile(r"(\\*)\|")  # a pipe with the backslashes right before it
+_NEWLINE = re.compile(r"\s*(?:\r\n|\r|\n)\s*")
+
+
+def md_cell(value: Any) -> str:
+    """Text for one cell of a Markdown table (GitHub-flavoured): a pipe is escaped as ``\\|``
+    (backslashes right before it doubled, so they stay text and the pipe stays escaped) and a
+    line break becomes a space, so that a label such as ``origin-vqa | name`` stays one cell.
+    Every table row this package writes goes through it (run reports, ``eval paper``)."""
+    text = _NEWLINE.sub(" ", str(value).strip())
+    return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", text)
+
+
+def md_row(cells: Sequence[Any]) -> str:
+    """One Markdown table row, each cell through :func:`md_cell` (an empty cell as ``| |``)."""
+    return "|" + "".join(f" {text} |" if (text := md_cell(c)) else " |" for c in cells)
 
 
 @dataclass(frozen=True)
@@ -144,7 +162,7 @@ def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
             if key not in columns and key != "ci95" and (_is_number(value) or _is_stat(value)):
                 columns.append(key)
     # a row {"n": .., "jaccard": .., "ci95": [..]} shows its interval beside its metric
-    lines = ["| | " + " | ".join(columns) + " |", "| --- |" + " ---: |" * len(columns)]
+    lines = [md_row(["", *columns]), "| --- |" + " ---: |" * len(columns)]
     for label, row in list(rows.items())[:MAX_BREAKDOWN_ROWS]:
         cells = []
         for column in columns:
@@ -156,7 +174,7 @@ def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
             ):
                 value = {"mean": value, "ci95": row["ci95"]}
             cells.append(cell_text(value))
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(md_row([label, *cells]))
     if len(rows) > MAX_BREAKDOWN_ROWS:
         lines.append(f"| ... {len(rows) - MAX_BREAKDOWN_ROWS} more rows in results.json | |")
     return [*lines, ""]
@@ -173,7 +191,7 @@ def headline_table(metrics: Mapping[str, Any]) -> list[str]:
         n = "" if h.n is None else str(h.n)
         if n and h.group in dishes:
             n += f" ({dishes[h.group]})"
-        lines.append(f"| {h.group} | {h.metric} | {h.formatted()} | {n} |")
+        lines.append(md_row([h.group, h.metric, h.formatted(), n]))
     return [*lines, ""]
 
 

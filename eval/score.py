@@ -18,6 +18,8 @@ for its authors' files in ``datasets/<name>/generations.yaml``::
         ids_from:                              # optional: ids/seeds live in a sibling file
           file: other.csv                      # aligned row by row ...
           check: [countries]                   # ... and these columns must agree
+        judgments:                             # optional: a judge's recorded answers, read
+          task-name: {judgment-name: column}   # beside the output (``--matcher recorded``)
 
 Each (item, seed) is one sample, scored once. Only a structural fault is an error naming
 file, row and column: a missing or unknown id, a duplicate (item, seed), a bad seed, a missing
@@ -54,6 +56,7 @@ class Generation:
     output: Any  # text; anything else (a JSON list, number or null) is scored as a failure
     file: str
     row: int
+    judgments: dict[str, str] | None = None  # recorded judge answers by name (--matcher recorded)
 
 
 def load_layout(dataset: str, name: str) -> dict[str, Any]:
@@ -122,9 +125,16 @@ def _seed(value: Any, where: Location) -> int | None:
 
 
 def read_generations(
-    path: str | Path, task: str, *, layout: dict[str, Any] | None = None, id_prefix: str = ""
+    path: str | Path,
+    task: str,
+    *,
+    layout: dict[str, Any] | None = None,
+    id_prefix: str = "",
+    judgment_columns: dict[str, str] | None = None,
 ) -> list[Generation]:
-    """Recorded outputs of ``task`` from ``path`` (generic layout unless ``layout``)."""
+    """Recorded outputs of ``task`` from ``path`` (generic layout unless ``layout``);
+    ``judgment_columns`` (judgment name -> column): the recorded judge answers read beside
+    each output (``--matcher recorded``), a missing column being an error."""
     path = Path(path)
     records = _records(path)
     layout = layout or {}
@@ -140,6 +150,12 @@ def read_generations(
         raise SourceError(
             Location(path.name, 1, output_column), f"no column {output_column!r} for task {task!r}"
         )
+    for name, column in (judgment_columns or {}).items():
+        if records and column not in records[0][1]:
+            raise SourceError(
+                Location(path.name, 1, column),
+                f"no column {column!r}: --matcher recorded reads task {task!r}'s judgment {name!r} there",
+            )
     out = []
     for number, record in records:
         raw_id = record.get(id_column)
@@ -157,6 +173,12 @@ def read_generations(
                 output=output,  # non-text JSON values stay as they are: the model's failure
                 file=path.name,
                 row=number,
+                judgments=None
+                if judgment_columns is None
+                else {
+                    name: "" if record.get(c) is None else str(record.get(c))
+                    for name, c in judgment_columns.items()
+                },
             )
         )
     return out
@@ -210,11 +232,19 @@ def match_requests(
         key = (request.request.id, gen.seed)
         if key in seen:
             before = seen[key]
-            if before.file != gen.file and before.output == gen.output:
+            if before.file != gen.file and (before.output, before.judgments) == (gen.output, gen.judgments):
                 duplicates += 1
                 continue
             where = f"row {before.row}" if before.file == gen.file else f"{before.file} row {before.row}"
-            differs = "" if before.file == gen.file else " with a different output"
+            differs = (
+                ""
+                if before.file == gen.file
+                else (
+                    " with a different output"
+                    if before.output != gen.output
+                    else " with a different judgment"
+                )
+            )
             raise SourceError(
                 Location(gen.file, gen.row, "id"),
                 f"{gen.request_id!r} seed {gen.seed} appears twice{differs} (first on {where})",
@@ -250,10 +280,14 @@ def prepare_scoring(
     repo: str | None = None,
     task_options: dict[str, Any] | None = None,
     refs: dict[str, Any] | None = None,
+    recorded_judgments: bool = False,
 ) -> PreparedScoring:
     """Read every generations file that holds ``task_name``'s column (all of them, not the
     first), match the outputs to the task's requests and check them; raises on any fault
-    before anything is written. ``refs``: a cache so several tasks resolve the release once."""
+    before anything is written. ``refs``: a cache so several tasks resolve the release once.
+    ``recorded_judgments``: read the judge's recorded answers beside each output, from the
+    layout's ``judgments:`` columns (generic layout: columns named as ``Task.judge_names``),
+    for a task that has a judge (the others score as they always do)."""
     from culturebench.eval.dataset_ref import load_rows, resolve_dataset
     from culturebench.eval.tasks import get_task
 
@@ -277,9 +311,11 @@ def prepare_scoring(
             Location(", ".join(p.name for p in paths), 1, column),
             f"no generations file has the column {column!r} for task {task_name!r}",
         )
+    replay = recorded_judgments and task.supports_judge()  # the others score as they always do
+    judgment_columns = _judgment_columns(task, layout, shape) if replay else None
     generations: list[Generation] = []
     for path in used:
-        generations += read_generations(path, task_name, layout=shape)
+        generations += read_generations(path, task_name, layout=shape, judgment_columns=judgment_columns)
     if not generations:  # a score of nothing is not a result
         raise SourceError(
             Location(", ".join(p.name for p in used)), f"no generations for task {task_name!r} (no rows)"
@@ -295,6 +331,18 @@ def prepare_scoring(
     requests, skipped = task.build(cache[rows_key], list(task.languages))
     pairs, duplicates = match_requests(requests, generations)
     return PreparedScoring(dataset, task_name, task, ref, skipped, pairs, used, layout, duplicates)
+
+
+def _judgment_columns(task: Any, layout: str | None, shape: dict[str, Any] | None) -> dict[str, str]:
+    """Judgment name -> column of the recorded judge answers of ``task`` (``--matcher recorded``)."""
+    from culturebench.errors import UsageError
+
+    if shape is None:
+        return {name: name for name in task.judge_names}
+    columns = (shape.get("judgments") or {}).get(task.name)
+    if not columns:
+        raise UsageError(f"layout {layout!r} records no judgments of task {task.name!r} (--matcher recorded)")
+    return {name: columns.get(name, name) for name in task.judge_names}
 
 
 def check_score_dir(out: Path) -> None:
@@ -337,6 +385,7 @@ def write_scoring(
     """Score ``prepared`` into ``out_dir``: ``run.json``, ``samples.jsonl``, ``results.json``
     and ``report.md`` (each written atomically; an earlier score there is replaced)."""
     from culturebench.atomic import write_text_atomic
+    from culturebench.eval.judge import RECORDED
     from culturebench.eval.run_folder import RESULTS, RUN, SAMPLES, output_counts, task_identity, write_json
     from culturebench.eval.run_report import write_report
 
@@ -362,7 +411,18 @@ def write_scoring(
         if progress and (done % 200 == 0 or done == total):
             progress(done, total)
     extra: dict[str, Any] = {}
-    if judge is not None:
+    if judge == RECORDED and task.supports_judge():
+        from culturebench.eval.judge import RecordedJudgment, replay_judgments
+
+        recorded = [
+            None if gen.judgments is None else RecordedJudgment(gen.judgments, f"{gen.file} row {gen.row}")
+            for _, gen in prepared.pairs
+        ]
+        samples, run_info["matcher"] = replay_judgments(task, samples, recorded, out)
+        extra["judge_missing"] = run_info["matcher"]["judge_missing"]
+        extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
+        write_json(out / RUN, run_info)
+    elif judge is not None and judge != RECORDED:
         from culturebench.eval.judge import run_judge
 
         samples, run_info["matcher"] = run_judge(task, samples, judge, out)
@@ -401,7 +461,9 @@ def score_generations(
 ) -> dict[str, Any]:
     """Score the recorded outputs of ``task_name`` in ``files``; write ``run.json``,
     ``samples.jsonl``, ``results.json`` and ``report.md`` to ``out_dir``.
-    ``judge``: a backend that scores with the task's LLM matcher (``--matcher llm``)."""
+    ``judge``: a backend that scores with the task's LLM matcher (``--matcher llm``), or
+    ``"recorded"`` to replay the judge answers recorded beside the outputs."""
+    from culturebench.eval.judge import RECORDED
     from culturebench.outputs import writer_lock
 
     out = Path(out_dir)
@@ -409,7 +471,7 @@ def score_generations(
     with writer_lock(out):
         prepared = prepare_scoring(
             dataset, task_name, files, layout=layout, revision=revision, local=local, repo=repo,
-            task_options=task_options,
+            task_options=task_options, recorded_judgments=judge == RECORDED,
         )  # fmt: skip
         return write_scoring(prepared, out, judge=judge)
 
@@ -439,7 +501,13 @@ def score_tasks(
         check_score_dir(folder)
     with writer_lock(out):
         refs: dict[Any, Any] = {}
-        prepared = [prepare_scoring(dataset, name, files, refs=refs, **options) for name in names]
+        from culturebench.eval.judge import RECORDED
+
+        recorded = judge == RECORDED
+        prepared = [
+            prepare_scoring(dataset, name, files, refs=refs, recorded_judgments=recorded, **options)
+            for name in names
+        ]
         done = {}
         for p in prepared:
             step = (lambda d, t, name=p.task_name: progress(name, d, t)) if progress else None

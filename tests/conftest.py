@@ -219,27 +219,28 @@ def wwd_probing(upstream_wwd: Path) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def gpt35_scored(wwd_probing: Path, wwd_release, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The authors' GPT-3.5 files scored once by `eval score wwd --layout wwd-probing`."""
+def _score_gpt35(probing: Path, release: Path, out: Path, *extra: str) -> Path:
+    """`eval score wwd --layout wwd-probing` of the authors' three GPT-3.5 files into ``out``."""
     from typer.testing import CliRunner
 
     from culturebench.cli import app
 
-    out = tmp_path_factory.mktemp("score") / "gpt35"
-    args = [
-        "eval",
-        "score",
-        "wwd",
-        "--layout",
-        "wwd-probing",
-        "--local",
-        str(wwd_release.folder),
-        "--out",
-        str(out),
-    ]
+    args = ["eval", "score", "wwd", "--layout", "wwd-probing", "--local", str(release), "--out", str(out)]
     for name in ("cleaned_results", "cleaned_compared", "failures"):
-        args += ["--generations", str(wwd_probing / f"gpt35_dish_info_{name}.csv")]
-    result = CliRunner().invoke(app, args)
+        args += ["--generations", str(probing / f"gpt35_dish_info_{name}.csv")]
+    result = CliRunner().invoke(app, [*args, *extra])
     assert result.exit_code == 0, result.output
     return out
+
+
+@pytest.fixture(scope="session")
+def gpt35_scored(wwd_probing: Path, wwd_release, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The authors' GPT-3.5 files scored once by `eval score wwd --layout wwd-probing`."""
+    return _score_gpt35(wwd_probing, wwd_release.folder, tmp_path_factory.mktemp("score") / "gpt35")
+
+
+@pytest.fixture(scope="session")
+def gpt35_recorded(wwd_probing: Path, wwd_release, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same files scored with `--matcher recorded`: the authors' own GPT-3.5 judgments."""
+    out = tmp_path_factory.mktemp("score") / "gpt35-recorded"
+    return _score_gpt35(wwd_probing, wwd_release.folder, out, "--matcher", "recorded")

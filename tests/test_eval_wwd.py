@@ -8,23 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from culturebench.datasets.wwd.tasks import choose, fuzzy_iou, iou, parse_list, per_continent, sem
+from culturebench.datasets.wwd.tasks import fuzzy_iou, iou, keywords_in, parse_list, per_continent, sem
 from culturebench.eval.backends.base import SamplingParams
 from culturebench.eval.backends.transformers_backend import TransformersBackend
 from culturebench.eval.runner import run_eval
 from culturebench.eval.tasks import get_task
 
 
-def test_parse_and_choose() -> None:
+def test_parse_and_keyword_matching() -> None:
     assert parse_list("Sure! ['lunch', 'dinner']") == ["lunch", "dinner"]
     assert parse_list("no list here") is None
-    options = ["breakfast", "lunch", "dinner", "snack", "anytime", "other"]
-    assert choose("['Lunch', 'DINNER', 'brunch']", options) == ["lunch", "dinner"]
-    assert choose("It is usually eaten at lunch or as a snack.", options) == ["lunch", "snack"]
-    meal = get_task("wwd", "meal-type").options()
-    assert choose("['Main dish stand alone (e.g. one pot meal)']", meal) == [
-        "Main dish stand alone (e.g. one pot meal)"
-    ]
+    keywords = get_task("wwd", "time-of-day").keywords()
+    assert keywords_in(["Lunch", "DINNER", "brunch"], keywords) == ["lunch", "dinner"]
+    meal = get_task("wwd", "meal-type").keywords()
+    # the prompt's spelling and the contributed one (with " - ") name the same option
+    assert keywords_in(["Main dish stand alone (e.g. one pot meal)"], meal) == ["main dish stand alone"]
+    assert keywords_in(["Main dish - stand alone (e.g. one pot meal)"], meal) == ["main dish stand alone"]
+    utensils = get_task("wwd", "utensils").keywords()
+    assert keywords_in(["Right Hand", "Left Hand", "Fingers", "Other food"], utensils) == ["finger", "hand"]
 
 
 def test_choice_tasks_follow_the_paper() -> None:
@@ -35,7 +36,7 @@ def test_choice_tasks_follow_the_paper() -> None:
     ut = get_task("wwd", "utensils")
     scored = ut.score({"gold": ["right hand", "spoon"]}, "['Left Hand', 'Spoon', 'Other food']")
     assert (
-        scored["predicted"] == ["hand", "spoon"] and scored["iou"] == 1.0
+        scored["predicted"] == ["spoon", "hand"] and scored["iou"] == 1.0
     )  # hands merged, other food removed
     meal = get_task("wwd", "meal-type")
     gold = ["Main dish - stand alone (e.g. one pot meal)", "Side dish"]

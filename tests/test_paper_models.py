@@ -234,7 +234,8 @@ def test_wwd_h9_sets_a_local_model_beside_the_three_printed_models(wwd_runs) -> 
     tod = json.loads((folders["tiny"][1] / "results.json").read_text(encoding="utf-8"))
     block = tod["metrics"]["en"]["per_continent"]["Africa"]
     assert block["mean"] > 0 and tiny["cells"]["Time of day: Africa"] == pytest.approx(100 * block["mean"])
-    assert tiny["pm"]["Time of day: Africa"] == pytest.approx(100 * block["sem"])
+    n = block["n"]  # the ± as printed: the SD with divisor n over √n
+    assert tiny["pm"]["Time of day: Africa"] == pytest.approx(100 * block["sem"] * ((n - 1) / n) ** 0.5)
     assert h9["status"] == "computed"  # tiny is none of the paper's models
     assert all(r["label"].startswith("tiny: ") and r["paper"] is None for r in h9["rows"])
     h10 = _item(report, "Table H.10")

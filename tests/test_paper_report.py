@@ -542,9 +542,10 @@ def test_community_review_is_items_table_2_and_3(upstream_wwd: Path, tmp_path: P
     with open(tmp_path / "cr" / "comparison.csv", encoding="utf-8", newline="") as handle:
         written = list(csv.DictReader(handle))
     report = build_report("wwd", [], tmp_path / "p", inputs={"reviews": reviews})
-    for ref in ("Table 2", "Table 3"):
+    for ref, table in (("Table 2", "table2"), ("Table 3", "table3")):  # each item its own table's rows
         rows = _item(report, ref)["rows"]
-        assert [(r["paper"], r["n"]) for r in rows] == [(float(w["paper"]), int(w["n"])) for w in written]
+        own = [(float(w["paper"]), int(w["n"])) for w in written if w["table"] == table]
+        assert own and [(r["paper"], r["n"]) for r in rows] == own
     printed = read_catalogue(load_spec("wwd").folder)["results"]["community_review"]
     item, ctx = run_item("wwd", "Table 2", tmp_path / "x", inputs={"reviews": reviews})
     assert item.ref == "Table 2" and item.rows[0].paper == printed["table2"]["food_generated"]["Algeria"][0]
@@ -595,7 +596,8 @@ def test_table_h9_csv_is_item_table_h9(tmp_path: Path) -> None:
     )
     assert {r.label.split(": ")[1] for r in h10.rows} == {'"I apologize"'}  # H.10: the failure modes
     assert table["country_acc"]["Africa"] == 0.25 and table["apologize"]["Asia"] == 50.0
-    assert "Country,25.0±10.0,50.0±10.0" in printed_layout.read_text(encoding="utf-8")
+    # the printed ± is the SD with divisor n over √n: SEM 10.0 at n 4 -> 8.7, at n 2 -> 7.1
+    assert "Country,25.0±8.7,50.0±7.1" in printed_layout.read_text(encoding="utf-8")
     assert summary_files({"description": done["description"], "x": {}}, tmp_path / "none") == []
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from culturebench.datasets.wwd.tasks import parse_list
+from culturebench.datasets.wwd.tasks import keywords_in, parse_list
 from culturebench.eval.mcqa import accuracy_block, score_letter
 from culturebench.eval.runner import run_eval
 from culturebench.eval.score import score_generations, score_tasks
@@ -50,7 +50,11 @@ def _failed_as_defined(task_name: str, sample: dict) -> bool:
     if sample["iou"] == 0.0:
         return True
     task = get_task("wwd", task_name)
-    return sample["iou"] is None and task_name != "ingredients" and not task.normalise_gold(sample["gold"])
+    return (
+        sample["iou"] is None
+        and task_name != "ingredients"
+        and not keywords_in(sample["gold"], task.keywords())
+    )
 
 
 def test_refusals_in_the_authors_probing_file_are_scored_and_counted(

@@ -1,9 +1,11 @@
 """CulinaryASH's tables and figures from `judge` runs, the release and, for Table 3, human
-ratings (``culturebench eval paper ash RUN... --input human=RATINGS.csv``)."""
+ratings (``culturebench eval paper ash RUN... --input human=RATINGS.csv``); the §3.2 word
+frequencies from `generate` runs (the recipes themselves)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from itertools import combinations
 from statistics import mean
 from typing import Any
@@ -146,6 +148,115 @@ def figure2_cuisine_heatmaps(ctx: Context, cuisines: tuple[str, ...] = ("Kosher"
         )
         figures.append(path.name)
     return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="mean sensitivity; n = ratings", figures=figures)
+
+
+# English stop words for the §3.2 word counts (the paper names no list): function words, and
+# the pieces a contraction leaves when words are runs of letters ("don't" -> "don", "t").
+_STOP_TEXT = """
+    a about above after again against ain all am an and any are aren as at be because been before
+    being below between both but by can couldn d did didn do does doesn doing don down during each
+    few for from further had hadn has hasn have haven having he her here hers herself him himself
+    his how i if in into is isn it its itself just ll m ma me mightn more most mustn my myself
+    needn no nor not now o of off on once only or other our ours ourselves out over own re s same
+    shan she should shouldn so some such t than that the their theirs them themselves then there
+    these they this those through to too under until up ve very was wasn we were weren what when
+    where which while who whom why will with won wouldn y you your yours yourself yourselves
+    also could would may might must shall us one per etc e g ie eg
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+_LETTERS = re.compile(r"[^\W\d_]+")  # a word: a run of letters ("Kosher-certified": kosher, certified)
+
+
+def cuisine_names() -> list[str]:
+    """The 40 cuisines of Table 1, from the dataset's shipped list (``cuisines.yaml``)."""
+    import yaml
+
+    from culturebench.spec import load_spec
+
+    data = yaml.safe_load((load_spec("ash").folder / "cuisines.yaml").read_text(encoding="utf-8"))
+    return [str(c) for names in data["cuisines"].values() for c in names]
+
+
+def recipe_words(text: str, cuisines: list[str]) -> list[str]:
+    """The words of a recipe as §3.2 counts them: lower-cased runs of letters, without stop
+    words (:data:`STOP_WORDS`) and without the cuisine names (each name removed as a phrase
+    first, so "Costa Rican" goes and "costa" elsewhere stays)."""
+    text = text.lower()
+    for name in sorted(cuisines, key=len, reverse=True):
+        text = re.sub(rf"(?<![^\W\d_]){re.escape(name.lower())}(?![^\W\d_])", " ", text)
+    return [w for w in _LETTERS.findall(text) if w not in STOP_WORDS]
+
+
+def _rank(counts: Counter[str], word: str) -> int | None:
+    """Competition rank of ``word`` by count (1 = most used; ties share a rank)."""
+    n = counts.get(word, 0)
+    return 1 + sum(c > n for c in counts.values()) if n else None
+
+
+def figure2_word_frequency(ctx: Context) -> Item:
+    """§3.2 / Figure 2: the most used words of the generated recipes, per cuisine of Figure 2
+    and generator model (a `generate` run each; all generators pooled beside when there are
+    several), stop words and cuisine names excluded; and where the words the paper names for a
+    cuisine (``results.figure2_words``: "certified" for Kosher, "berbere" for Ethiopian) rank.
+
+    A row's number is how often the word occurs in those recipes, n the recipes; the item's
+    ``top`` (catalogue) sets how many words per cuisine and generator. Writes
+    ``word_frequency.json`` (the top 50 of each, with the recipes each occurs in)."""
+    from culturebench.jsonsafe import json_text
+
+    runs = ctx.runs_of("generate")
+    if not runs:
+        return missing(ctx.ref, "`generate` runs (one per generator model)")
+    named: dict[str, list[str]] = ctx.results("figure2_words") or {}
+    top = int(ctx.spec.get("top", 10))
+    cuisines = cuisine_names()
+    by_generator = {
+        label: [s for r in group for s in r.samples()] for label, group in ctx.group_by_model(runs).items()
+    }
+    if len(by_generator) > 1:
+        by_generator["all generators"] = [s for samples in list(by_generator.values()) for s in samples]
+    rows, data = [], {}
+    for cuisine, words in named.items():
+        for generator, samples in by_generator.items():
+            recipes = [
+                recipe_words(s["output"], cuisines)
+                for s in samples
+                if str(s.get("cuisine", "")).lower() == cuisine.lower() and isinstance(s.get("output"), str)
+            ]
+            if not recipes:
+                continue
+            counts = Counter(w for recipe in recipes for w in recipe)
+            docs = Counter(w for recipe in recipes for w in set(recipe))
+            ranked = sorted(counts, key=lambda w: (-counts[w], w))
+            data.setdefault(cuisine, {})[generator] = {
+                "recipes": len(recipes),
+                "words": sum(counts.values()),
+                "top": [[w, counts[w], docs[w]] for w in ranked[:50]],
+            }
+            for i, w in enumerate(ranked[:top], start=1):
+                note = f"in {docs[w]} of {len(recipes)} recipes"
+                rows.append(
+                    Row(f"{cuisine}: {generator}: {i}. {w}", float(counts[w]), None, len(recipes), note=note)
+                )
+            for w in words:
+                rank = _rank(counts, w)
+                note = f"rank {rank} of {len(counts)} words, in {docs[w]} recipes" if rank else "not used"
+                rows.append(Row(f"{cuisine}: {generator}: '{w}' (named by the paper)", float(counts[w]), None,
+                                len(recipes), note=note))  # fmt: skip
+    ctx.data["word_frequency"] = data
+    (ctx.out / "word_frequency.json").write_text(json_text(data, indent=2), encoding="utf-8")
+    printed = "; ".join(f"{', '.join(map(repr, w))} for {c}" for c, w in named.items())
+    note = (
+        f"The paper prints no counts: it names the words {printed} among the most used, so there is "
+        f"nothing to compare but whether and where they rank here. Words: lower-cased runs of letters; "
+        f"{len(STOP_WORDS)} English stop words (the paper names no list) and the {len(cuisines)} cuisine "
+        f"names of Table 1 left out. Full counts: word_frequency.json."
+    )
+    if not rows:
+        note += " The `generate` runs given hold no recipe of these cuisines."
+    why = str(ctx.spec.get("why", "")).strip()
+    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit=f"occurrences of the word; n = recipes; top {top}",
+                note=f"{why} {note}".strip())  # fmt: skip
 
 
 def table3_human_agreement(ctx: Context) -> Item:

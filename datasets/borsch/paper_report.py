@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import math
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
 from culturebench.datasets.borsch.tasks import POST_SOVIET
@@ -31,6 +34,11 @@ def _by_lang(run: Run) -> dict[str, list[dict[str, Any]]]:
     for s in run.samples():
         groups[s.get("lang", "?")].append(s)
     return dict(sorted(groups.items()))
+
+
+def _base_name(model: str) -> str:
+    """The last part of a Hub id or folder (``facebook/dinov2-giant`` -> ``dinov2-giant``)."""
+    return model.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _slug(text: str) -> str:
@@ -97,7 +105,9 @@ def table1_bootstrapping(ctx: Context) -> Item:
 
 
 def figure2_origins(ctx: Context) -> Item:
-    """Dishes with any post-Soviet origin among the Wikidata and the bootstrapped dishes."""
+    """(b) Dishes with any post-Soviet origin among the Wikidata and the bootstrapped dishes;
+    (a) with `corpus count` folders of mC4 (``--input corpus_ru=DIR``, ``corpus_uk=DIR``): the
+    dishes' corpus frequency against their frequency rank, Wikidata vs bootstrapped."""
     published = ctx.results("wikidata_post_soviet") or {}
     rows = []
     for lang in LANGS:
@@ -119,7 +129,84 @@ def figure2_origins(ctx: Context) -> Item:
             rows.append(
                 Row(f"{lang}, {kind}: share (%)", 100 * hits / len(members), paper.get("share"), len(members))
             )
-    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="dishes, %; n = dishes of the group")
+    figures = [_figure2a(ctx, lang, count, rows) for lang, count in sorted(_corpora(ctx).items())]
+    note = ""
+    if figures:
+        note = (
+            "(b): dishes of the release by provenance. (a): each dish's occurrences (its name in the "
+            "corpus language) in the `corpus count` given, and its frequency rank among the counted "
+            "dishes (1 = most frequent; tied dishes share their mean rank), for the post-Soviet dishes "
+            "(§3.3) and for all; the paper plots (a) without printing numbers."
+        )
+    unit = "dishes, %, occurrences, ranks; n = dishes of the group"
+    return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit=unit, figures=figures, note=note)
+
+
+def _figure2a(ctx: Context, lang: str, count: Path, rows: list[Row]) -> str:
+    """Fig. 2a for one corpus language: median occurrences, median frequency rank and the share
+    of dishes never found, Wikidata vs bootstrapped dishes (post-Soviet ones and all), appended to
+    ``rows``; the frequency-vs-rank plot's file name is returned. A count of the ``ru`` / ``uk``
+    config ranks the whole language set; one of ``parallel`` the parallel dishes (provenance of
+    their ``lang`` side; dishes without that side are left out)."""
+    from statistics import median
+
+    from culturebench.datasets.borsch.corpus_analyses import _table
+    from culturebench.eval.corpus.job import read_count
+    from culturebench.eval.plots import plot_scatter
+
+    config = str(read_count(count).get("config") or "parallel")
+    occurrences = {
+        str(m["dish_id"]): int(m["occurrences"]) for m in _table(count, "mentions") if m["name_lang"] == lang
+    }
+    key = "provenance" if config == lang else f"provenance_{lang}"
+    dishes = {
+        str(r["id"]): ("Wikidata" if r.get(key) == "wikidata" else "bootstrapped", _post_soviet(r))
+        for r in ctx.release_rows(config)
+        if r.get(key) and str(r["id"]) in occurrences
+    }
+    ordered = sorted(occurrences[d] for d in dishes)
+    rank = {d: _mean_rank(ordered, occurrences[d]) for d in dishes}
+    series: dict[str, list[tuple[float, float]]] = {}
+    for population in ("post-Soviet", "all"):
+        for kind in ("Wikidata", "bootstrapped"):
+            members = [d for d, (k, ps) in dishes.items() if k == kind and (ps or population == "all")]
+            if not members:
+                continue
+            label = f"(a) {lang} corpus ({config} dishes), {population} {kind}"
+            found = [occurrences[d] for d in members]
+            rows.append(Row(f"{label}: median occurrences", float(median(found)), None, len(members)))
+            middle = float(median(rank[d] for d in members))
+            of = f"of {len(dishes)} dishes"
+            rows.append(Row(f"{label}: median frequency rank", middle, None, len(members), note=of))
+            rows.append(
+                Row(f"{label}: never found (%)", 100 * found.count(0) / len(found), None, len(members))
+            )
+    for kind in ("Wikidata", "bootstrapped"):
+        for ps, which in ((True, "post-Soviet"), (False, "other")):
+            series[f"{kind} ({which})"] = [
+                (float(rank[d]), math.log10(1 + occurrences[d]))
+                for d, (k, p) in dishes.items()
+                if k == kind and p == ps
+            ]
+    path = ctx.out / f"figure2a_{lang}.png"
+    title = f"Fig. 2a: corpus frequency ({lang}) vs frequency rank ({config} dishes)"
+    plot_scatter(
+        series, path, title=title, xlabel="frequency rank", ylabel="log10(1 + occurrences)", limits=None
+    )
+    return path.name
+
+
+def _mean_rank(ordered: list[int], value: int) -> float:
+    """The frequency rank of ``value`` among the ascending ``ordered`` counts: 1 = most
+    frequent, tied counts sharing the mean of the ranks they span."""
+    above = len(ordered) - bisect_right(ordered, value)
+    tied = bisect_right(ordered, value) - bisect_left(ordered, value)
+    return above + (tied + 1) / 2
+
+
+def _post_soviet(row: dict[str, Any]) -> bool:
+    """Whether a release row lists any post-Soviet origin."""
+    return any(c in POST_SOVIET for c in (row.get("origins") or []))
 
 
 def figure11_parallel_origins(ctx: Context) -> Item:
@@ -332,11 +419,13 @@ def table2_dish_name(ctx: Context) -> Item:
 
 # ---------------------------------------------------------------------- §5 descriptions
 def figure8_descriptions(ctx: Context) -> Item:
-    """Description quality (mean DINOv2 cosine of generated vs real images) per language."""
+    """Description quality (mean DINOv2 cosine of generated vs real images) per language, and
+    §5's reference frame (mean cosine of image pairs of one dish and of different dishes, over
+    the release's images) beside the paper's (``results.reference_frame``)."""
     runs = ctx.runs_of("description-scores")
     if not runs:
         return missing(ctx.ref, "`description-scores` runs (`culturebench eval borsch-description`)")
-    rows = []
+    rows = [row for run in runs for row in _reference_frame_rows(ctx, run)]
     for run in runs:
         model = run.metrics.get("describer") or ctx.model_label(run)
         for lang in LANGS:
@@ -352,8 +441,41 @@ def figure8_descriptions(ctx: Context) -> Item:
                         tuple(stat["ci95"]),
                     )
                 )
-    return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="mean DINOv2 cosine; n = dishes",
-                note="The paper plots these without printing them.")  # fmt: skip
+    status = REPRODUCED if any(r.paper is not None for r in rows) else COMPUTED
+    note = (
+        "The paper plots the description scores without printing them; its reference frame (§5) is "
+        "compared where the run's encoder is the paper's."
+    )
+    return Item(ctx.ref, ctx.title, status, rows, unit="mean DINOv2 cosine; n = dishes (frame: image pairs)",
+                note=note)  # fmt: skip
+
+
+def _reference_frame_rows(ctx: Context, run: Run) -> list[Row]:
+    """A ``description-scores`` run's reference frame (intra- and inter-dish mean cosine, n =
+    image pairs), compared with the paper's only when the run's encoder is the paper's
+    (``results.reference_frame.model``, by the last part of its Hub id or folder)."""
+    frame = run.metrics.get("reference")
+    if not isinstance(frame, dict):
+        return []
+    published = ctx.results("reference_frame") or {}
+    encoder = _base_name(str(run.options.get("model") or "-"))
+    same = bool(published.get("model")) and str(published["model"]).lower() == encoder.lower()
+    note = f"{frame.get('n_images')} release images of {frame.get('n_dishes')} dishes"
+    if ctx.sample_release:
+        note += " (a sample build)"
+    if not same:
+        note += f"; the paper's frame is with {published.get('model', '-')}: not compared"
+    pairs = frame.get("pairs") or {}
+    return [
+        Row(
+            f"reference frame ({encoder}): {which}-dish mean cosine",
+            frame.get(f"{which}_dish"),
+            published.get(f"{which}_dish") if same else None,
+            pairs.get(f"{which}_dish"),
+            note=note,
+        )
+        for which in ("intra", "inter")
+    ]
 
 
 def figure9_correlations(ctx: Context) -> Item:
@@ -382,6 +504,104 @@ def figure9_correlations(ctx: Context) -> Item:
                 )
     return Item(ctx.ref, ctx.title, COMPUTED, rows, unit="Spearman's rho; n = dishes",
                 note="The paper reports small positive correlations in a plot, without numbers.")  # fmt: skip
+
+
+TABLE4_TASKS = (("qa", "QA"), ("vqa", "VQA"))
+TABLE4_METRICS = ("jaccard", "dice", "overlap")
+TABLE4_STATS = (("pearson", "r"), ("spearman", "rho"), ("kendall", "tau"))
+
+
+def _table4_printed(
+    published: dict[str, Any],
+) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], str]]:
+    """``results.table4`` as ``{family: {"lang: row": value}}`` (the printed columns), and a
+    note per cell that the text extraction does not give with certainty (``unread``), by
+    (family, "lang: row")."""
+    printed: dict[str, dict[str, Any]] = {}
+    columns = [str(c).rsplit(" ", 1) for c in published.get("columns") or []]
+    for row, values in (published.get("rows") or {}).items():
+        for (family, lang), value in zip(columns, values, strict=True):
+            printed.setdefault(family, {})[f"{lang}: {row}"] = value
+    unread = {}
+    for cell in published.get("unread") or []:
+        family, lang = str(cell["column"]).rsplit(" ", 1)
+        unread[(family, f"{lang}: {cell['row']}")] = (
+            f"paper cell not legible in the text extraction ({cell['extraction']!r}, "
+            f"{cell['reading']}): not compared"
+        )
+    return printed, unread
+
+
+def table4_set_metrics(ctx: Context) -> Item:
+    """Pearson, Spearman and Kendall between the §5 description score and QA / VQA Jaccard,
+    Dice and Overlap per dish (``description-correlations`` runs), beside Table 4's columns:
+    model families (``results.table4.families``), compared when the run's describer is a model
+    of the family and its QA (VQA) run is the family's text (vision) model."""
+    runs = [
+        r
+        for r in ctx.runs_of("description-correlations")
+        if any(isinstance(r.metrics.get(f"vs_{key}"), dict) for key, _ in TABLE4_TASKS)
+    ]
+    if not runs:
+        return missing(
+            ctx.ref,
+            "`description-correlations` runs with --option qa=RUN and/or vqa=RUN "
+            "(`culturebench eval borsch-description --qa RUN --vqa RUN`)",
+        )
+    published = ctx.results("table4") or {}
+    families: dict[str, dict[str, str]] = published.get("families") or {}
+    printed, unread = _table4_printed(published)
+    side = ctx.table(printed, unit="correlation")
+    rows: list[Row] = []
+    filled: set[tuple[str, str]] = set()  # (family, task) compared with the paper
+    labels: Counter = Counter()
+    for run in runs:
+        describer = run.metrics.get("describer")
+        describer_name = ctx.paper_model(str(describer)) if describer else None
+        family = next((f for f, models in families.items() if describer_name in models.values()), None)
+        label = family or describer_name or _base_name(str(describer or ctx.model_label(run)))
+        labels[label] += 1
+        if labels[label] > 1:
+            label = f"{label} #{labels[label]}"
+        cells: dict[str, Any] = {}
+        for key, task in TABLE4_TASKS:
+            table = run.metrics.get(f"vs_{key}")
+            if not isinstance(table, dict):
+                continue
+            model = table.get("model")
+            expected = families.get(family, {}).get(key) if family else None
+            compared = expected is not None and ctx.paper_model(str(model or "-")) == expected
+            if compared:
+                filled.add((str(family), task))
+            why = ""
+            if family and not compared:
+                why = f"{task} model {model} is not the paper's {expected}: not compared"
+            for lang in LANGS:
+                for metric in TABLE4_METRICS:
+                    corr = (table.get(lang) or {}).get(metric) or {}
+                    for stat, symbol in TABLE4_STATS:
+                        cell = f"{lang}: {task} {metric.title()} {symbol}"
+                        paper = printed.get(str(family), {}).get(cell) if compared else None
+                        note = unread.get((str(family), cell), "") if compared else why
+                        cells[cell] = corr.get(stat)
+                        rows.append(Row(f"{label} {cell}", corr.get(stat), paper, corr.get("n"), note=note))
+        side.add(label, cells, model=family, runs=[run])
+    needs = [
+        f"{family} {task}: a `description-correlations` run of {family} descriptions with "
+        f"{key}= an `origin-{key}` run of {models.get(key)}"
+        for family, models in families.items()
+        for key, task in TABLE4_TASKS
+        if (family, task) not in filled
+    ]
+    note = (
+        "Table 4's columns are model families: a QA row correlates the family's descriptions with "
+        "its text model's QA, a VQA row with its vision model's VQA (App. J.3-J.4). A row is compared "
+        "when the run's describer is of the family and its QA/VQA run is the family's model."
+    )
+    item = Item(ctx.ref, ctx.title, REPRODUCED if filled else COMPUTED, rows,
+                unit="correlation; n = dishes", missing=needs, note=note)  # fmt: skip
+    item.table = side
+    return item
 
 
 # ---------------------------------------------------------------------- pretraining corpora

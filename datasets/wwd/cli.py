@@ -16,7 +16,8 @@ def register(eval_app: typer.Typer) -> None:
     eval_app.command("wwd-community-review")(community_review_cmd)
 
 
-#: the ``eval paper wwd`` item this command repeats (paper.yaml ``items``; Table 3 is the same)
+#: the ``eval paper wwd`` item this command repeats (paper.yaml ``items``); its comparison.csv
+#: holds the cells of Tables 2 and 3 (item Table 3 shows the table3 rows)
 ITEM = "Table 2"
 
 

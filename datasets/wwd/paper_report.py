@@ -4,6 +4,7 @@ WWD tasks (``culturebench eval paper wwd RUN...``)."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -62,10 +63,17 @@ def _reviews(ctx: Context) -> list[dict[str, str]] | None:
 
 
 def community_tables(ctx: Context) -> Item:
-    """Tables 2 and 3 cell by cell from the published review file, beside the printed cells
-    (``results.community_review``). The tables and the comparison are kept as
+    """Table 2 (item Table 2) or Table 3 (item Table 3) cell by cell from the published review
+    file, beside the printed cells (``results.community_review``): each item shows its own
+    table's rows. Both tables and the whole comparison are kept as
     ``ctx.data["community_review"]``: ``culturebench eval wwd-community-review`` is this item."""
-    from culturebench.datasets.wwd.community_review import compare_with_paper, tables
+    from culturebench.datasets.wwd.community_review import (
+        TABLE_OF_ITEM,
+        compare_with_paper,
+        explain,
+        review_counts,
+        tables,
+    )
 
     read = _read_reviews(ctx)
     if read is None:
@@ -81,14 +89,13 @@ def community_tables(ctx: Context) -> Item:
         "reviews": len(rows_),
         "without_model": dropped,
     }
+    table = TABLE_OF_ITEM.get(ctx.ref.strip())
+    own = [c for c in comparison if table is None or c["table"] == table]
     rows = [
         Row(f"{c['table']} {c['metric']}, {c['country']}, {c['model']}", c["ours"], c["paper"], c["n"])
-        for c in comparison
+        for c in own
     ]
-    equal = sum(c["equal"] for c in comparison)
-    note = (
-        f"{equal} of {len(comparison)} printed cells equal (3 decimals); the card's notes explain the rest."
-    )
+    note = explain(own, review_counts(rows_), ctx.results("table_e7") or {})
     return Item(ctx.ref, ctx.title, REPRODUCED, rows, unit="share of reviews; n = reviews", note=note)
 
 
@@ -304,9 +311,18 @@ def _side_cells(results_by_task: dict[str, dict[str, Any]], keys: list[str]) -> 
             per = en("description").get("failure_modes", {}).get(FAILURE_ROWS[key], {})
         for c in CONTINENTS:
             block = per.get(c)
-            sem = None if block is None or block.get("sem") is None else 100 * block["sem"]
+            sem = None if block is None or block.get("sem") is None else 100 * _as_printed(block)
             cells[f"{ROW_NAMES[key]}: {c}"] = None if block is None else (100 * block["mean"], sem)
     return cells
+
+
+def _as_printed(block: dict[str, Any]) -> float:
+    """A per-continent SEM as Tables H.9/H.10 print it: the standard deviation with divisor n
+    (numpy's ``np.std`` default), over √n. Our results carry the usual sample SEM (divisor n - 1);
+    the print's ± for GPT 3.5 equals the divisor-n form in all 30 H.9 cells (the n - 1 form: 24),
+    e.g. Oceania ingredients 5.5 (n - 1: 5.7) and North America country 1.8 (1.9)."""
+    n = int(block.get("n") or 0)
+    return float(block["sem"]) * math.sqrt((n - 1) / n) if n > 1 else float(block["sem"])
 
 
 def _printed_cells(printed: dict[str, Any], keys: list[str]) -> dict[str, dict[str, Any]]:
@@ -350,7 +366,7 @@ def table_h9_llm(ctx: Context) -> Item:
     published = read_published(ctx.inputs["h9"]) if "h9" in ctx.inputs else {}
     digits = 2 if h10 else 1  # the printed precision
     rows: list[Row] = []
-    equal: dict[str, list[int]] = {}  # model -> [cells equal at the printed precision, cells]
+    equal: dict[str, list[int]] = {}  # model -> [values equal at the printed precision, cells, ± equal]
     for label, runs in columns.items():
         cells = _side_cells(results[label], keys)
         ctx.add_runs(side, label, runs, cells)
@@ -369,9 +385,10 @@ def table_h9_llm(ctx: Context) -> Item:
                 note = "" if sem is None else f"± {sem:.{digits}f}"
                 if isinstance(at, list):
                     note += f" (paper ± {at[1]:.{digits}f})"
-                    tally = equal.setdefault(label, [0, 0])
+                    tally = equal.setdefault(label, [0, 0, 0])
                     tally[0] += round(ours, digits) == round(paper, digits)
                     tally[1] += 1
+                    tally[2] += sem is not None and round(sem, digits) == round(at[1], digits)
                 csv_value = (of_file.get(key) or {}).get(continent)
                 if csv_value is not None:
                     scale = 1 if key in FAILURE_ROWS or key == "count" else 100
@@ -383,9 +400,10 @@ def table_h9_llm(ctx: Context) -> Item:
         note = (
             "The paper column is the print, for the runs of a printed model; "
             + "; ".join(
-                f"{label}: {n} of {m} cells equal at the printed precision" for label, (n, m) in equal.items()
+                f"{label}: {n} of {m} cells equal at the printed precision (their ± SEM: {k} of {m})"
+                for label, (n, m, k) in equal.items()
             )
-            + "."
+            + ". The ± is the print's: standard deviation with divisor n over √n (see the card)."
         )
     else:
         note = "No run here is of a model the paper prints: its cells stand beside the printed columns."
@@ -393,7 +411,10 @@ def table_h9_llm(ctx: Context) -> Item:
         note += (
             " The authors' stats file (--input h9) is in the note column, scaled to %: it is not what "
             "the paper prints (its utensils row is .47 .70 .80 .72 .27 .65; the print for GPT 3.5 "
-            "is 34.0 50.0 60.9 58.1 17.8 58.8)."
+            "is 34.0 50.0 60.9 58.1 17.8 58.8): the authors' llm_stats.py counts a dish's utensils "
+            "answer as scorable only when a lowercase keyword (fork, spoon, ...) appears in it "
+            "case-sensitively, so most capitalised answers (Fork, Spoon) leave the denominator; "
+            "matched case-insensitively, as here, its keywords give the printed row."
         )
     else:
         note += " --input h9=CSV adds the authors' stats file (GPT 3.5 runs) to the note column."

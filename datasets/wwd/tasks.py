@@ -38,25 +38,17 @@ def parse_list(text: Any) -> list[str] | None:
     return None
 
 
-def _key(option: str) -> str:
-    return re.sub(r"[^a-z]", "", option.lower())
+def _plain(text: str) -> str:
+    """Lowercase words separated by single spaces: what keyword matching compares."""
+    return " ".join(re.findall(r"[a-z]+", text.lower()))
 
 
-def pick(items: Sequence[str], options: Sequence[str]) -> list[str]:
-    """The options named in a parsed list answer (by letters only, case-insensitive), in the
-    answer's order; items that are no option are dropped."""
-    by_key = {_key(o): o for o in options}
-    return list(dict.fromkeys(by_key[_key(i)] for i in items if _key(i) in by_key))
-
-
-def choose(answer: str, options: Sequence[str]) -> list[str]:
-    """Options named in an answer: from its list when it has one, else by keyword matching.
-    (Scoring does not guess from prose: the tasks read only a list, :func:`parse_list`.)"""
-    items = parse_list(answer)
-    if items is not None:
-        return pick(items, options)
-    lowered = (answer or "").lower()
-    return [o for o in options if re.search(r"\b" + re.escape(o.lower()) + r"\b", lowered)]
+def keywords_in(items: Sequence[str], keywords: Sequence[str]) -> list[str]:
+    """The ``keywords`` found in ``items`` (each item and keyword compared as lowercase words,
+    punctuation ignored; a keyword inside a longer phrase counts: "hand" in "Right Hand",
+    "finger" in "Fingers"), in keyword order. The paper's keyword matching (App. H.2)."""
+    text = " | ".join(_plain(i) for i in items)
+    return [k for k in keywords if _plain(k) in text]
 
 
 def iou(a: Sequence[str], b: Sequence[str]) -> float:
@@ -149,7 +141,10 @@ class _WWDTask(Task):
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         values = [float(s[self.metric]) for s in samples if s.get(self.metric) is not None]
         unparsed = sum(s.get("judge_parsed") is False for s in samples)
+        missing = sum(bool(s.get("judge_missing")) for s in samples)  # --matcher recorded: no judgment
         counts: dict[str, Any] = {"n_judge_unparsed": unparsed} if unparsed else {}
+        if missing:
+            counts["n_judge_missing"] = missing
         if any("unparsed" in s for s in samples):  # the list tasks: answers not in the asked form
             failed = [s for s in samples if s.get("unparsed")]
             counts["n_unparsed"] = len(failed)
@@ -158,7 +153,7 @@ class _WWDTask(Task):
         return {
             "en": {
                 "n": len(values),
-                "n_without_gold": len(samples) - len(values) - unparsed,
+                "n_without_gold": len(samples) - len(values) - unparsed - missing,
                 **counts,
                 self.metric: {
                     "mean": sum(values) / len(values) if values else float("nan"),
@@ -172,6 +167,7 @@ class _WWDTask(Task):
 class CountryTask(_WWDTask):
     name = "country"
     metric = "correct"
+    judge_names = ("country_match",)
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         from culturebench.eval.country_extractor import default_extractor
@@ -208,28 +204,27 @@ class _ChoiceTask(_WWDTask):
     def options(self) -> list[str]:
         return list(self.prompt_file["options"][self.option_key])
 
-    def normalise(self, values: Sequence[str]) -> list[str]:
-        return list(dict.fromkeys(_key(v) for v in values))
-
-    def normalise_gold(self, values: Sequence[str]) -> list[str]:
-        """The gold answers that can be scored: "other" (an unspecified answer) is dropped."""
-        return [v for v in self.normalise(values) if v not in ("other", "otherfood")]
+    def keywords(self) -> list[str]:
+        """The options' keywords (prompts.yaml ``keywords:``): "other" and "other food" have
+        none (removed, App. H.2), "hand" stands for right and left hand (merged)."""
+        return list(self.prompt_file["keywords"][self.option_key])
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
-        """IoU of the chosen options with the gold ones. A dish whose gold answer is empty or
-        only "other" gets no score (``iou`` null) and is left out of the means, as in the
-        paper's Table H.9 (recomputing it from the authors' per-row file reproduces all six
-        published time-of-day cells only with this rule). An answer that is not a list
-        (prose, a refusal, empty, junk), or a list that names none of the options, is the
-        model's failure: ``unparsed``, nothing chosen, IoU 0."""
+        """IoU of the keywords named in the answer's list with those named in the contributed
+        answers (App. H.2: "Keyword matching was used"; reproduces all 18 printed cells of
+        Table H.9's time of day, type of meal and utensils rows from the authors' GPT-3.5
+        file). A dish whose contributed answers name no keyword (empty, only "other") gets no
+        score (``iou`` null) and is left out of the means, as in the paper. An answer that is
+        not a list (prose, a refusal, empty, junk), or a list naming no option, is the model's
+        failure: ``unparsed``, nothing chosen, IoU 0."""
+        keywords = self.keywords()
         items = parse_list(output)
-        chosen = pick(items, self.options()) if items is not None else []
-        predicted = self.normalise(chosen)
-        gold = self.normalise_gold(meta["gold"])
+        predicted = keywords_in(items, keywords) if items is not None else []
+        gold = keywords_in(meta["gold"], keywords)
         return {
             "predicted": predicted,
             "parsed_list": items is not None,
-            "unparsed": items is None or (bool(items) and not chosen),
+            "unparsed": items is None or (bool(items) and not predicted),
             "iou": iou(predicted, gold) if gold else None,
         }
 
@@ -240,9 +235,6 @@ class TimeOfDayTask(_ChoiceTask):
 
     def gold(self, row: dict[str, Any]) -> list[str]:
         return list(row["time_of_day"])
-
-    def normalise(self, values: Sequence[str]) -> list[str]:
-        return [v for v in super().normalise(values) if v != "other"]
 
 
 class MealTypeTask(_ChoiceTask):
@@ -260,14 +252,11 @@ class UtensilsTask(_ChoiceTask):
     def gold(self, row: dict[str, Any]) -> list[str]:
         return list(row["utensils"])
 
-    def normalise(self, values: Sequence[str]) -> list[str]:
-        merged = ["hand" if _key(v) in ("righthand", "lefthand", "hand") else _key(v) for v in values]
-        return [v for v in dict.fromkeys(merged) if v not in ("other", "otherfood")]
-
 
 class IngredientsTask(_WWDTask):
     name = "ingredients"
     metric = "iou"
+    judge_names = ("ingredients_intersect", "ingredients_union")
 
     def gold(self, row: dict[str, Any]) -> list[str]:
         return list(row["ingredients"])
@@ -291,20 +280,19 @@ class IngredientsTask(_WWDTask):
             return []  # the model gave no list: nothing to match, IoU stays 0
         judge = self.prompt_file["judge"]
         fields = {"ingredients": ", ".join(sample["gold"]), "ingredients_llm": str(sample["predicted"])}
-        return [
-            (name, judge[name].format(**fields)) for name in ("ingredients_intersect", "ingredients_union")
-        ]
+        return [(name, judge[name].format(**fields)) for name in self.judge_names]
 
     def apply_judgments(self, sample: dict[str, Any], answers: dict[str, str]) -> dict[str, Any]:
         if sample.get("unparsed"):
             return {**sample, "iou": 0.0, "matcher": "llm"}
         both = parse_list(answers.get("ingredients_intersect", ""))
         either = parse_list(answers.get("ingredients_union", ""))
-        if both is None or either is None:
-            value = None  # the judge did not answer with a list: no score, counted
-        else:
-            value = len(both) / len(either) if either else 1.0
-            value = min(value, 1.0)
+        # no list from the judge: no score, counted. Else the ratio of the judge's two lists, as
+        # App. H states it, not clipped to 1: a judge may list more shared ingredients than
+        # ingredients (7 of the authors' 3,825 GPT-3.5 judgments do; the printed row counts them so)
+        value = (
+            (len(both) / len(either) if either else 1.0) if both is not None and either is not None else None
+        )
         return {
             **sample,
             "iou": value,

@@ -244,6 +244,10 @@ class Task(ABC):
         """Task metrics over all samples."""
 
     # ------------------------------------------------------- optional: an LLM matcher
+    #: the names of the judge's answers per sample (the first items of :meth:`judge_prompts`);
+    #: ``--matcher recorded`` reads recorded answers under these names
+    judge_names: ClassVar[tuple[str, ...]] = ()
+
     def judge_prompts(self, sample: dict[str, Any]) -> list[tuple[str, str]]:
         """``(name, prompt)`` pairs a judge model answers for one scored sample
         (``--matcher llm``); only tasks that :meth:`supports_judge` define it."""
