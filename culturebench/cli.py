@@ -972,18 +972,36 @@ def eval_score_cmd(
 @eval_app.command("compare")
 def eval_compare_cmd(
     a: Annotated[Path, typer.Argument(help="Run folder A, or a CSV table (e.g. runs/x/table_h9.csv).")],
-    b: Annotated[Path, typer.Argument(help="Run folder B, or a CSV table (e.g. the published stats).")],
+    b: Annotated[
+        Path | None,
+        typer.Argument(help="Run folder B, or a CSV table (e.g. the published stats); not with --paper."),
+    ] = None,
+    paper: Annotated[
+        str | None,
+        typer.Option(
+            help="DATASET:MODEL: compare table A with the numbers the paper prints for MODEL, cell by cell "
+            "(e.g. wwd:'GPT 3.5' for table_h9_paper.csv)."
+        ),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown.")] = None,
     overwrite: FileOverwriteOption = False,
 ) -> None:
     """Side by side: every metric (or table cell) the two share, B - A, and for runs a paired
-    bootstrap 95% CI of the difference over the items both scored."""
+    bootstrap 95% CI of the difference over the items both scored; or (--paper) a table of ours
+    against the paper's printed row of a model, with which cells are equal at the printed precision."""
     from culturebench.eval.compare import compare, markdown
 
+    if (b is None) == (paper is None):
+        err_console.print("[red]error:[/] give B, or --paper DATASET:MODEL (one of the two)")
+        raise typer.Exit(EXIT_BAD_INPUT)
     for given in (a, b):
-        if not given.exists():
+        if given is not None and not given.exists():
             err_console.print(f"[red]error:[/] {escape(str(given))}: no such file or folder", soft_wrap=True)
             raise typer.Exit(EXIT_BAD_INPUT)
+    if paper is not None:
+        _compare_printed(a, paper, out, overwrite)
+        return
+    assert b is not None
     claim_file(out, overwrite, [a, b])
     rows = or_exit(lambda: compare(a, b))
     table = Table(title=f"A = {a}   B = {b}")
@@ -992,8 +1010,8 @@ def eval_compare_cmd(
     for row in rows:
         ci = row.get("ci95")
         table.add_row(
-            row["group"],
-            row["metric"],
+            escape(row["group"]),
+            escape(row["metric"]),
             f"{row['a']:.3f}",
             f"{row['b']:.3f}",
             f"{row['difference']:+.3f}",
@@ -1006,6 +1024,44 @@ def eval_compare_cmd(
         from culturebench.atomic import write_text_atomic
 
         or_exit(lambda: write_text_atomic(out, markdown(rows, str(a), str(b))))
+        console.print(f"wrote {out}")
+
+
+def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: bool) -> None:
+    """`eval compare TABLE --paper DATASET:MODEL`."""
+    from culturebench.eval.compare import compare_printed, printed_markdown, tally
+
+    dataset, sep, model = paper.partition(":")
+    if not sep or not dataset.strip() or not model.strip():
+        err_console.print(f"[red]error:[/] --paper {paper!r}: DATASET:MODEL, e.g. wwd:'GPT 3.5'")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if not table_file.is_file() or table_file.suffix != ".csv":
+        err_console.print(f"[red]error:[/] {escape(str(table_file))}: --paper compares a CSV table of ours")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    claim_file(out, overwrite, [table_file])
+    rows, printed = or_exit(lambda: compare_printed(table_file, dataset.strip(), model.strip()))
+    d = printed.digits
+    table = Table(title=f"{table_file} vs {printed.source} (printed)")
+    for col in ("row", "column", "ours", "printed", "printed - ours", "equal"):
+        table.add_column(col, justify="left" if col in ("row", "column", "equal") else "right")
+    for row in rows:
+        same = "yes" if row["equal"] else "[red]no[/]"
+        if row["pm_equal"] is not None:
+            same += ", ± " + ("yes" if row["pm_equal"] else "[red]no[/]")
+        table.add_row(
+            escape(row["metric"]),
+            escape(row["group"]),
+            f"{row['a']:.{d}f}" + ("" if row["a_pm"] is None else f" ± {row['a_pm']:.{d}f}"),
+            f"{row['b']:.{d}f}" + ("" if row["b_pm"] is None else f" ± {row['b_pm']:.{d}f}"),
+            f"{row['difference']:+.{d}f}",
+            same,
+        )
+    console.print(table)
+    console.print(tally(rows, printed) if rows else "[yellow]no cell in common with the printed table[/]")
+    if out:
+        from culturebench.atomic import write_text_atomic
+
+        or_exit(lambda: write_text_atomic(out, printed_markdown(rows, str(table_file), printed)))
         console.print(f"wrote {out}")
 
 

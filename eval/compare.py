@@ -9,6 +9,7 @@ together. Tables: the cells the two CSV files share, side by side, with their di
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -116,12 +117,32 @@ def _read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return results, [sample for _, sample in records]
 
 
+@dataclass(frozen=True)
+class Printed:
+    """A paper's printed cells (a dataset's ``report.printed_table`` hook): (row, column) ->
+    (value, ± or None), at ``digits`` decimals."""
+
+    source: str
+    cells: dict[tuple[str, str], tuple[float, float | None]]
+    digits: int
+
+
+def _number(cell: str) -> tuple[float, float | None] | None:
+    """``"61.0"`` -> (61.0, None); ``"61.0±1.0"`` (a printed-layout cell) -> (61.0, 1.0)."""
+    value, _, pm = cell.partition("±")
+    try:
+        return float(value), (float(pm) if pm.strip() else None)
+    except ValueError:
+        return None
+
+
 def read_table(path: Path, *, name: str | None = None) -> dict[tuple[str, str], float]:
     """A CSV table with row labels in the first column: (row, column) -> number (cells that
-    are not numbers are left out), in file order. ``name``: the file in errors (default: the
-    path as given). Refused with a :class:`SourceError` naming the file, row and column: a
-    file that is missing, empty, not UTF-8 or without rows; a column name or row label given
-    twice (one would silently replace the other); a value beyond the header's columns."""
+    are not numbers are left out; a ``mean±sem`` cell is its mean), in file order. ``name``:
+    the file in errors (default: the path as given). Refused with a :class:`SourceError`
+    naming the file, row and column: a file that is missing, empty, not UTF-8 or without rows;
+    a column name or row label given twice (one would silently replace the other); a value
+    beyond the header's columns."""
     from culturebench.errors import Location, SourceError
     from culturebench.inputs import check_header, read_csv_rows
 
@@ -152,10 +173,9 @@ def read_table(path: Path, *, name: str | None = None) -> dict[tuple[str, str], 
             )
         labels[row_label] = number
         for column, value in zip(header[1:], cells[1:], strict=False):
-            try:
-                out[(row_label, column)] = float(value)
-            except ValueError:
-                continue
+            number = _number(value)
+            if number is not None:
+                out[(row_label, column)] = number[0]
     if not labels:
         raise SourceError(Location(label, header_row), "no rows below the header")
     return out
@@ -177,6 +197,47 @@ def compare_tables(table_a: Path, table_b: Path) -> list[dict[str, Any]]:
     ]
 
 
+def read_pm(path: Path) -> dict[tuple[str, str], float]:
+    """The ``±`` of each ``mean±sem`` cell of a CSV table :func:`read_table` reads."""
+    from culturebench.inputs import read_csv_rows
+
+    rows = read_csv_rows(path, what="a CSV table", name=str(path))
+    header = [title.strip() for title in rows[0][1]]
+    out = {}
+    for _, cells in rows[1:]:
+        for column, value in zip(header[1:], cells[1:], strict=False):
+            number = _number(value)
+            if number is not None and number[1] is not None:
+                out[(cells[0].strip(), column)] = number[1]
+    return out
+
+
+def compare_printed(table: Path, dataset: str, model: str) -> tuple[list[dict[str, Any]], Printed]:
+    """Our table (a summary file such as ``table_h9_paper.csv``) against the numbers the
+    dataset's paper prints for ``model``, cell by cell: the difference, and whether the two are
+    equal at the printed precision (the value and, where both have one, the ±)."""
+    from culturebench import registry
+    from culturebench.errors import UsageError
+
+    hooks = registry.get(dataset).report()
+    if hooks is None or not hasattr(hooks, "printed_table"):
+        raise UsageError(f"{dataset}: no printed table to compare a file with (report.printed_table)")
+    printed: Printed = hooks.printed_table(table.name, model)
+    ours, pm = read_table(table), read_pm(table)
+    rows = []
+    for key, value in ours.items():
+        if key not in printed.cells:
+            continue
+        paper, paper_pm = printed.cells[key]
+        equal = round(value, printed.digits) == round(paper, printed.digits)
+        pm_equal = None if paper_pm is None or key not in pm else round(pm[key], printed.digits) == paper_pm
+        rows.append(
+            {"group": key[1], "metric": key[0], "a": value, "b": paper, "difference": paper - value,
+             "a_pm": pm.get(key), "b_pm": paper_pm, "equal": equal, "pm_equal": pm_equal}
+        )  # fmt: skip
+    return rows, printed
+
+
 def compare(a: Path, b: Path) -> list[dict[str, Any]]:
     """Runs (folders) or tables (CSV files): whichever the two paths are."""
     from culturebench.errors import UsageError
@@ -190,13 +251,51 @@ def compare(a: Path, b: Path) -> list[dict[str, Any]]:
 
 def markdown(rows: Sequence[dict[str, Any]], name_a: str, name_b: str) -> str:
     """The comparison as a Markdown table."""
+    from culturebench.eval.run_report import md_row
+
     lines = [
-        f"| group | metric | A: {name_a} | B: {name_b} | B - A | 95% CI of B - A |",
+        md_row(["group", "metric", f"A: {name_a}", f"B: {name_b}", "B - A", "95% CI of B - A"]),
         "| --- | --- | ---: | ---: | ---: | --- |",
     ]
     for row in rows:
         ci = row.get("ci95")
         interval = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
-        cells = f"{row['a']:.3f} | {row['b']:.3f} | {row['difference']:+.3f}"
-        lines.append(f"| {row['group']} | {row['metric']} | {cells} | {interval} |")
+        lines.append(
+            md_row([row["group"], row["metric"], f"{row['a']:.3f}", f"{row['b']:.3f}",
+                    f"{row['difference']:+.3f}", interval])
+        )  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def printed_markdown(rows: Sequence[dict[str, Any]], name: str, printed: Printed) -> str:
+    """A :func:`compare_printed` comparison as a Markdown table, with the equality tally."""
+    from culturebench.eval.run_report import md_row
+
+    d = printed.digits
+
+    def cell(value: float, pm: float | None) -> str:
+        return f"{value:.{d}f}" + ("" if pm is None else f" ± {pm:.{d}f}")
+
+    lines = [
+        md_row(["row", "column", f"ours: {name}", f"printed: {printed.source}", "printed - ours", "equal"]),
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for row in rows:
+        same = "yes" if row["equal"] else "no"
+        if row["pm_equal"] is not None:
+            same += ", ± " + ("yes" if row["pm_equal"] else "no")
+        lines.append(
+            md_row([row["metric"], row["group"], cell(row["a"], row["a_pm"]), cell(row["b"], row["b_pm"]),
+                    f"{row['difference']:+.{d}f}", same])
+        )  # fmt: skip
+    lines.append("")
+    lines.append(tally(rows, printed))
+    return "\n".join(lines) + "\n"
+
+
+def tally(rows: Sequence[dict[str, Any]], printed: Printed) -> str:
+    """``"N of M cells equal at the printed precision (± K of L)"``."""
+    pm = [r["pm_equal"] for r in rows if r["pm_equal"] is not None]
+    equal = sum(r["equal"] for r in rows)
+    text = f"{equal} of {len(rows)} cells equal {printed.source} at the printed precision"
+    return text + (f" (their ±: {sum(pm)} of {len(pm)})" if pm else "")

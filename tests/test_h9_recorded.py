@@ -155,3 +155,28 @@ def test_recorded_needs_the_judgment_column(wwd_release, tmp_path: Path) -> None
     assert result.exit_code != 0
     assert "country.csv" in result.output and "country_match" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "out" / "samples.jsonl").exists()
+
+
+def test_eval_compare_sets_table_h9_paper_beside_a_printed_row(gpt35_recorded: Path, tmp_path: Path) -> None:
+    table = gpt35_recorded / "table_h9_paper.csv"
+    out = tmp_path / "vs_print.md"
+    result = CliRunner().invoke(
+        app, ["eval", "compare", str(table), "--paper", "wwd:GPT 3.5", "--out", str(out)], terminal_width=200
+    )
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert "27 of 30 cells equal World Wide Dishes Table H.9, GPT 3.5 at the printed precision" in text
+    assert "(their ±: 30 of 30)" in text
+    africa = next(line for line in text.splitlines() if line.startswith("| Country | Africa |"))
+    assert "60.9 ± 1.0" in africa and "61.0 ± 1.0" in africa and africa.endswith("| no, ± yes |")
+    # against another printed model the same file is mostly different
+    other = CliRunner().invoke(app, ["eval", "compare", str(table), "--paper", "wwd:Llama 3-8B"])
+    assert other.exit_code == 0 and "of 30 cells equal" in other.output
+    assert "27 of 30" not in other.output
+    for args, message in (
+        (["--paper", "wwd:GPT 4"], "prints no model 'GPT 4'"),
+        (["--paper", "wwd"], "DATASET:MODEL"),
+        ([str(table), "--paper", "wwd:GPT 3.5"], "one of the two"),
+    ):
+        bad = CliRunner().invoke(app, ["eval", "compare", str(table), *args])
+        assert bad.exit_code != 0 and message in bad.output and "Traceback" not in bad.output
