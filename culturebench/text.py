@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
+from typing import Any
 
 # Latin letters that look exactly like Cyrillic ones (upstream has e.g. "ТЭМПYPА" with a
 # Latin Y and P). Only applied inside words that are otherwise Cyrillic.
@@ -141,3 +143,22 @@ def inflection_stem(word: str) -> tuple[str, int]:
     while len(stem) > MIN_STEM and stem[-1] in _FINAL_VOWELS:
         stem = stem[:-1]
     return stem, 3
+
+
+# ------------------------------------------------------------------ Markdown table cells
+_PIPE = re.compile(r"(\\*)\|")  # a pipe with the backslashes right before it
+_NEWLINE = re.compile(r"\s*(?:\r\n|\r|\n)\s*")
+
+
+def md_cell(value: Any) -> str:
+    """Text for one cell of a Markdown table (GitHub-flavoured): a pipe is escaped as ``\\|``
+    (backslashes right before it doubled, so they stay text and the pipe stays escaped) and a
+    line break becomes a space, so that a label such as ``origin-vqa | name`` stays one cell.
+    Every table row this package writes goes through it (run reports, ``eval paper``)."""
+    text = _NEWLINE.sub(" ", str(value).strip())
+    return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", text)
+
+
+def md_row(cells: Sequence[Any]) -> str:
+    """One Markdown table row, each cell through :func:`md_cell` (an empty cell as ``| |``)."""
+    return "|" + "".join(f" {text} |" if (text := md_cell(c)) else " |" for c in cells)

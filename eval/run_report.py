@@ -12,30 +12,14 @@ sections (plots, paper-specific summaries) by defining ``Task.report_sections``.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from culturebench.text import md_cell, md_row  # noqa: F401  (the report writers use them)
+
 MAX_BREAKDOWN_ROWS = 60
-
-_PIPE = re.compile(r"(\\*)\|")  # a pipe with the backslashes right before it
-_NEWLINE = re.compile(r"\s*(?:\r\n|\r|\n)\s*")
-
-
-def md_cell(value: Any) -> str:
-    """Text for one cell of a Markdown table (GitHub-flavoured): a pipe is escaped as ``\\|``
-    (backslashes right before it doubled, so they stay text and the pipe stays escaped) and a
-    line break becomes a space, so that a label such as ``origin-vqa | name`` stays one cell.
-    Every table row this package writes goes through it (run reports, ``eval paper``)."""
-    text = _NEWLINE.sub(" ", str(value).strip())
-    return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", text)
-
-
-def md_row(cells: Sequence[Any]) -> str:
-    """One Markdown table row, each cell through :func:`md_cell` (an empty cell as ``| |``)."""
-    return "|" + "".join(f" {text} |" if (text := md_cell(c)) else " |" for c in cells)
 
 
 @dataclass(frozen=True)

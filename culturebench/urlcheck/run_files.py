@@ -8,6 +8,7 @@ from typing import Any
 
 from culturebench.atomic import write_text_atomic
 from culturebench.jsonsafe import json_text
+from culturebench.text import md_row
 from culturebench.urlcheck.checker import UrlResult
 from culturebench.urlcheck.history import Diff
 
@@ -54,7 +55,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     if summary["by_problem"]:
         lines += ["| problem | URLs |", "| --- | ---: |"]
-        lines += [f"| `{p}` | {n} |" for p, n in summary["by_problem"].items()]
+        lines += [md_row([f"`{p}`", n]) for p, n in summary["by_problem"].items()]
         lines.append("")
 
     def table(title: str, urls: list[str], since: dict[str, str] | None = None) -> None:
@@ -77,8 +78,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                 r.get("http_status"),
                 r.get("final_url") or "",
             ]
-            row = "| " + " | ".join(str(c) for c in cells) + " |"
-            lines.append(row + (f" {since[url]} |" if since else ""))
+            lines.append(md_row([*cells, since[url]] if since else cells))
         lines.append("")
 
     table("Newly broken", changes["newly_broken"])

@@ -20,6 +20,7 @@ from typing import Any
 from culturebench.errors import CultureBenchError, UsageError
 from culturebench.outputs import OutputKind
 from culturebench.sparql import MAX_BYTES, MAX_PAGES, MAX_ROWS
+from culturebench.text import md_row
 
 QUERY_FILE = Path(__file__).with_name("wikidata_dishes.rq")
 LANGS = ("ru", "uk", "en")
@@ -347,10 +348,9 @@ def diff_markdown(diff: dict[str, Any]) -> str:
     ]
     for d in diff["origins_differ"]:
         lines.append(
-            f"| {d['id']} | {d['name']} | {d['qid']} | {_codes(d['release_origins'])} | "
-            f"{_codes(d['wikidata_origins'])} | {_codes(d['added'])} | {_codes(d['removed'])} | "
-            f"{_codes(d['wikidata_origins_without_iso'])} |"
-        )
+            md_row([d["id"], d["name"], d["qid"], _codes(d["release_origins"]), _codes(d["wikidata_origins"]),
+                    _codes(d["added"]), _codes(d["removed"]), _codes(d["wikidata_origins_without_iso"])])
+        )  # fmt: skip
     lines += [
         "",
         f"## New on Wikidata ({c['new']})",
@@ -362,7 +362,7 @@ def diff_markdown(diff: dict[str, Any]) -> str:
         origins = _codes(n["origins"]) + (
             f" (+ {_codes(n['origins_without_iso'])} without ISO code)" if n["origins_without_iso"] else ""
         )
-        lines.append(f"| {n['qid']} | {n['label']} | {origins} | {'yes' if n['post_soviet'] else ''} |")
+        lines.append(md_row([n["qid"], n["label"], origins, "yes" if n["post_soviet"] else ""]))
     lines += [
         "",
         f"## From Wikidata in the release, no longer returned ({c['not_returned']})",
@@ -371,10 +371,10 @@ def diff_markdown(diff: dict[str, Any]) -> str:
         "| --- | --- | --- |",
     ]
     for r in diff["not_returned"]:
-        lines.append(f"| {r['id']} | {r['name']} | {_codes(r['origins'])} |")
+        lines.append(md_row([r["id"], r["name"], _codes(r["origins"])]))
     lines += ["", f"## Ambiguous names ({c['ambiguous']})", "", "| id | name | QIDs |", "| --- | --- | --- |"]
     for a in diff["ambiguous"]:
-        lines.append(f"| {a['id']} | {a['name']} | {', '.join(a['qids'])} |")
+        lines.append(md_row([a["id"], a["name"], ", ".join(a["qids"])]))
     return "\n".join(lines) + "\n"
 
 

@@ -422,3 +422,27 @@ def table_h9_llm(ctx: Context) -> Item:
     item = Item(ctx.ref, ctx.title, status, rows, unit=unit_rows, note=note)
     item.table = side
     return item
+
+
+def printed_h9(file_name: str, model: str) -> Any:
+    """Table H.9 as printed for ``model`` (paper.yaml ``results.table_h9``) in the layout of
+    ``table_h9_paper.csv``: a :class:`culturebench.eval.compare.Printed` of (row, continent) ->
+    (value %, ± SEM), one decimal."""
+    from culturebench.cards.paper import read_catalogue
+    from culturebench.datasets.wwd.table_h9 import METRIC_ROWS
+    from culturebench.errors import UsageError
+    from culturebench.eval.compare import Printed
+    from culturebench.spec import load_spec
+
+    if Path(file_name).name != "table_h9_paper.csv":
+        raise UsageError(f"{file_name}: the WWD paper's printed numbers compare with table_h9_paper.csv only")
+    printed = read_catalogue(load_spec("wwd").folder)["results"]["table_h9"]
+    models = list(dict.fromkeys(m for key in METRIC_ROWS for m in printed.get(key) or {}))
+    if model not in models:
+        raise UsageError(f"Table H.9 prints no model {model!r} (models: {', '.join(models)})")
+    cells = {
+        (ROW_NAMES[key], continent): (float(value), float(pm))
+        for key in METRIC_ROWS
+        for continent, (value, pm) in printed[key][model].items()
+    }
+    return Printed(source=f"World Wide Dishes Table H.9, {model}", cells=cells, digits=1)

@@ -14,6 +14,6 @@ def summary_files(results_by_task, out_dir):
 def printed_table(file_name: str, model: str):
     """The printed cells a summary file of ours is compared with (``eval compare FILE --paper
     wwd:MODEL``): ``table_h9_paper.csv`` against Table H.9's row of ``model``."""
-    from culturebench.datasets.wwd.table_h9 import printed_h9
+    from culturebench.datasets.wwd.paper_report import printed_h9
 
     return printed_h9(file_name, model)
