@@ -979,8 +979,8 @@ def eval_compare_cmd(
     paper: Annotated[
         str | None,
         typer.Option(
-            help="DATASET:MODEL: compare table A with the numbers the paper prints for MODEL, cell by cell "
-            "(e.g. wwd:'GPT 3.5' for table_h9_paper.csv)."
+            help="DATASET:MODEL: compare table A (a printed-layout table `eval score` wrote) with the "
+            "numbers the dataset's paper prints for MODEL, cell by cell."
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown.")] = None,
@@ -1033,7 +1033,7 @@ def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: 
 
     dataset, sep, model = paper.partition(":")
     if not sep or not dataset.strip() or not model.strip():
-        err_console.print(f"[red]error:[/] --paper {paper!r}: DATASET:MODEL, e.g. wwd:'GPT 3.5'")
+        err_console.print(f"[red]error:[/] --paper {paper!r}: DATASET:MODEL (a printed model of the paper)")
         raise typer.Exit(EXIT_BAD_INPUT)
     if not table_file.is_file() or table_file.suffix != ".csv":
         err_console.print(f"[red]error:[/] {escape(str(table_file))}: --paper compares a CSV table of ours")

@@ -177,7 +177,7 @@ def test_compare_table_h9_with_the_published_stats(table, probing: Path, tmp_pat
     )
     assert result.exit_code == 0, result.output
     text = out.read_text(encoding="utf-8")
-    assert "| Oceania | time_of_day_iou | 0.550 | 0.550 | +0.000 |  |" in text
+    assert "| Oceania | time_of_day_iou | 0.550 | 0.550 | +0.000 | |" in text
     assert "| Africa | country_acc |" in text
 
 
