@@ -1029,7 +1029,7 @@ def eval_compare_cmd(
 
 def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: bool) -> None:
     """`eval compare TABLE --paper DATASET:MODEL`."""
-    from culturebench.eval.compare import compare_printed, printed_markdown, tally
+    from culturebench.eval.compare import compare_printed, printed_markdown, printed_row, tally
 
     dataset, sep, model = paper.partition(":")
     if not sep or not dataset.strip() or not model.strip():
@@ -1045,17 +1045,8 @@ def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: 
     for col in ("row", "column", "ours", "printed", "printed - ours", "equal"):
         table.add_column(col, justify="left" if col in ("row", "column", "equal") else "right")
     for row in rows:
-        same = "yes" if row["equal"] else "[red]no[/]"
-        if row["pm_equal"] is not None:
-            same += ", ± " + ("yes" if row["pm_equal"] else "[red]no[/]")
-        table.add_row(
-            escape(row["metric"]),
-            escape(row["group"]),
-            f"{row['a']:.{d}f}" + ("" if row["a_pm"] is None else f" ± {row['a_pm']:.{d}f}"),
-            f"{row['b']:.{d}f}" + ("" if row["b_pm"] is None else f" ± {row['b_pm']:.{d}f}"),
-            f"{row['difference']:+.{d}f}",
-            same,
-        )
+        *cells, same = printed_row(row, d, no="[red]no[/]")  # `same` holds no text of the table's
+        table.add_row(*(escape(text) for text in cells), same)
     console.print(table)
     console.print(tally(rows, printed) if rows else "[yellow]no cell in common with the printed table[/]")
     if out:

@@ -136,9 +136,10 @@ def _number(cell: str) -> tuple[float, float | None] | None:
         return None
 
 
-def read_table(path: Path, *, name: str | None = None) -> dict[tuple[str, str], float]:
-    """A CSV table with row labels in the first column: (row, column) -> number (cells that
-    are not numbers are left out; a ``mean±sem`` cell is its mean), in file order. ``name``:
+def read_cells(path: Path, *, name: str | None = None) -> dict[tuple[str, str], tuple[float, float | None]]:
+    """A CSV table with row labels in the first column: (row, column) -> (number, ± or None)
+    (cells that are not numbers are left out; a ``mean±sem`` cell is (mean, sem)), in file
+    order. ``name``:
     the file in errors (default: the path as given). Refused with a :class:`SourceError`
     naming the file, row and column: a file that is missing, empty, not UTF-8 or without rows;
     a column name or row label given twice (one would silently replace the other); a value
@@ -175,10 +176,15 @@ def read_table(path: Path, *, name: str | None = None) -> dict[tuple[str, str], 
         for column, value in zip(header[1:], cells[1:], strict=False):
             number = _number(value)
             if number is not None:
-                out[(row_label, column)] = number[0]
+                out[(row_label, column)] = number
     if not labels:
         raise SourceError(Location(label, header_row), "no rows below the header")
     return out
+
+
+def read_table(path: Path, *, name: str | None = None) -> dict[tuple[str, str], float]:
+    """:func:`read_cells` without the ±: (row, column) -> number (a ``mean±sem`` cell: its mean)."""
+    return {key: value for key, (value, _pm) in read_cells(path, name=name).items()}
 
 
 def compare_tables(table_a: Path, table_b: Path) -> list[dict[str, Any]]:
@@ -197,21 +203,6 @@ def compare_tables(table_a: Path, table_b: Path) -> list[dict[str, Any]]:
     ]
 
 
-def read_pm(path: Path) -> dict[tuple[str, str], float]:
-    """The ``±`` of each ``mean±sem`` cell of a CSV table :func:`read_table` reads."""
-    from culturebench.inputs import read_csv_rows
-
-    rows = read_csv_rows(path, what="a CSV table", name=str(path))
-    header = [title.strip() for title in rows[0][1]]
-    out = {}
-    for _, cells in rows[1:]:
-        for column, value in zip(header[1:], cells[1:], strict=False):
-            number = _number(value)
-            if number is not None and number[1] is not None:
-                out[(cells[0].strip(), column)] = number[1]
-    return out
-
-
 def compare_printed(table: Path, dataset: str, model: str) -> tuple[list[dict[str, Any]], Printed]:
     """Our table (a summary file such as ``table_h9_paper.csv``) against the numbers the
     dataset's paper prints for ``model``, cell by cell: the difference, and whether the two are
@@ -223,17 +214,16 @@ def compare_printed(table: Path, dataset: str, model: str) -> tuple[list[dict[st
     if hooks is None or not hasattr(hooks, "printed_table"):
         raise UsageError(f"{dataset}: no printed table to compare a file with (report.printed_table)")
     printed: Printed = hooks.printed_table(table.name, model)
-    ours, pm = read_table(table), read_pm(table)
     rows = []
-    for key, value in ours.items():
+    for key, (value, pm) in read_cells(table).items():
         if key not in printed.cells:
             continue
         paper, paper_pm = printed.cells[key]
         equal = round(value, printed.digits) == round(paper, printed.digits)
-        pm_equal = None if paper_pm is None or key not in pm else round(pm[key], printed.digits) == paper_pm
+        pm_equal = None if paper_pm is None or pm is None else round(pm, printed.digits) == paper_pm
         rows.append(
             {"group": key[1], "metric": key[0], "a": value, "b": paper, "difference": paper - value,
-             "a_pm": pm.get(key), "b_pm": paper_pm, "equal": equal, "pm_equal": pm_equal}
+             "a_pm": pm, "b_pm": paper_pm, "equal": equal, "pm_equal": pm_equal}
         )  # fmt: skip
     return rows, printed
 
@@ -251,7 +241,7 @@ def compare(a: Path, b: Path) -> list[dict[str, Any]]:
 
 def markdown(rows: Sequence[dict[str, Any]], name_a: str, name_b: str) -> str:
     """The comparison as a Markdown table."""
-    from culturebench.eval.run_report import md_row
+    from culturebench.text import md_row
 
     lines = [
         md_row(["group", "metric", f"A: {name_a}", f"B: {name_b}", "B - A", "95% CI of B - A"]),
@@ -267,29 +257,31 @@ def markdown(rows: Sequence[dict[str, Any]], name_a: str, name_b: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def printed_markdown(rows: Sequence[dict[str, Any]], name: str, printed: Printed) -> str:
-    """A :func:`compare_printed` comparison as a Markdown table, with the equality tally."""
-    from culturebench.eval.run_report import md_row
-
-    d = printed.digits
+def printed_row(row: dict[str, Any], digits: int, *, no: str = "no") -> list[str]:
+    """A :func:`compare_printed` row as text: row, column, ours, printed (each ``value ± pm``),
+    printed - ours, and whether they are equal (``no``: how a difference is written)."""
 
     def cell(value: float, pm: float | None) -> str:
-        return f"{value:.{d}f}" + ("" if pm is None else f" ± {pm:.{d}f}")
+        return f"{value:.{digits}f}" + ("" if pm is None else f" ± {pm:.{digits}f}")
+
+    same = "yes" if row["equal"] else no
+    if row["pm_equal"] is not None:
+        same += ", ± " + ("yes" if row["pm_equal"] else no)
+    return [row["metric"], row["group"], cell(row["a"], row["a_pm"]), cell(row["b"], row["b_pm"]),
+            f"{row['difference']:+.{digits}f}", same]  # fmt: skip
+
+
+def printed_markdown(rows: Sequence[dict[str, Any]], name: str, printed: Printed) -> str:
+    """A :func:`compare_printed` comparison as a Markdown table, with the equality tally."""
+    from culturebench.text import md_row
 
     lines = [
         md_row(["row", "column", f"ours: {name}", f"printed: {printed.source}", "printed - ours", "equal"]),
         "| --- | --- | ---: | ---: | ---: | --- |",
+        *(md_row(printed_row(row, printed.digits)) for row in rows),
+        "",
+        tally(rows, printed),
     ]
-    for row in rows:
-        same = "yes" if row["equal"] else "no"
-        if row["pm_equal"] is not None:
-            same += ", ± " + ("yes" if row["pm_equal"] else "no")
-        lines.append(
-            md_row([row["metric"], row["group"], cell(row["a"], row["a_pm"]), cell(row["b"], row["b_pm"]),
-                    f"{row['difference']:+.{d}f}", same])
-        )  # fmt: skip
-    lines.append("")
-    lines.append(tally(rows, printed))
     return "\n".join(lines) + "\n"
 
 

@@ -138,12 +138,16 @@ def replay_judgments(
             continue
         prompts_total += len(prompts)
         judged += 1
-        answers = {
-            name: record.answers[name]
-            for name, _ in prompts
-            if record is not None and str(record.answers.get(name) or "").strip()
-        }
-        if len(answers) < len(prompts):
+        answers = (
+            {}
+            if record is None
+            else {
+                name: record.answers[name]
+                for name, _ in prompts
+                if str(record.answers.get(name) or "").strip()
+            }
+        )
+        if record is None or len(answers) < len(prompts):
             missing += 1
             rescored.append({**sample, task.metric: None, "matcher": RECORDED, "judge_missing": True})
             continue
@@ -151,12 +155,12 @@ def replay_judgments(
             lines.append(
                 json_text(
                     {"sample": sample["id"], "name": name, "key": sha256_text(prompt), "prompt": prompt,
-                     "output": answers[name], "source": record.source},  # type: ignore[union-attr]
+                     "output": answers[name], "source": record.source},
                     sort_keys=True,
                 )
             )  # fmt: skip
         scored = task.apply_judgments(sample, answers)
-        rescored.append({**scored, "matcher": RECORDED, "judge_source": record.source})  # type: ignore[union-attr]
+        rescored.append({**scored, "matcher": RECORDED, "judge_source": record.source})
     unparsed = sum(s.get("judge_parsed") is False for s in rescored)
     if judged and missing + unparsed == judged:
         raise CultureBenchError(

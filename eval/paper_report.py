@@ -191,7 +191,7 @@ class ModelId:
         """The last part of the model's path or Hub id (recorded outputs: their layout)."""
         if self.backend == RECORDED and self.layout:
             return self.layout
-        return _base(self.model)
+        return base_name(self.model)
 
     @property
     def detail(self) -> str:
@@ -208,9 +208,9 @@ class ModelId:
         ``revision``, ``weights_sha256`` and, for recorded outputs, ``layout``, all of which
         must match."""
         if isinstance(alias, str):
-            return _base(alias).lower() == _base(self.model).lower()
+            return base_name(alias).lower() == base_name(self.model).lower()
         checks = {
-            "model": lambda v: _base(str(v)).lower() == _base(self.model).lower(),
+            "model": lambda v: base_name(str(v)).lower() == base_name(self.model).lower(),
             "revision": lambda v: str(v) == str(self.revision),
             "weights_sha256": lambda v: str(v).lower() == str(self.weights_sha256 or "").lower(),
             "layout": lambda v: self.backend == RECORDED and str(v) == str(self.layout),
@@ -222,7 +222,8 @@ RECORDED = "recorded"  # the backend `eval score` records for outputs recorded e
 ALIAS_KEYS = ("model", "revision", "weights_sha256", "layout")
 
 
-def _base(model: str) -> str:
+def base_name(model: str) -> str:
+    """The last part of a Hub id or folder (``facebook/dinov2-giant`` -> ``dinov2-giant``)."""
     return model.rstrip("/").rsplit("/", 1)[-1]
 
 
@@ -339,7 +340,7 @@ class Run:
             parts.append(f"config={setup['config']}")
         if setup.get("matcher"):
             judge = (self.results["provenance"]["matcher"].get("judge") or {}).get("model")
-            parts.append(f"matcher={setup['matcher'][0]}" + (f" ({_base(str(judge))})" if judge else ""))
+            parts.append(f"matcher={setup['matcher'][0]}" + (f" ({base_name(str(judge))})" if judge else ""))
         if setup.get("inputs"):
             from culturebench.hashing import sha256_text
 
@@ -799,9 +800,9 @@ def _table_cell(column: Column, row: str, digits: int) -> str:
 def render_table(table: Table) -> list[str]:
     """A :class:`Table` in Markdown: one line per row and a column per model, or, when there
     are more models than rows, one line per model (``paper``: printed; ``ours``: from runs).
-    Every cell goes through :func:`~culturebench.eval.run_report.md_cell` (a row label such as
+    Every cell goes through :func:`~culturebench.text.md_cell` (a row label such as
     ``origin-vqa | name`` stays one cell)."""
-    from culturebench.eval.run_report import md_row
+    from culturebench.text import md_row
 
     lines = [
         "Models side by side" + (f" ({table.unit})" if table.unit else "")
@@ -826,8 +827,8 @@ def render_table(table: Table) -> list[str]:
 
 def render(report: dict[str, Any], items: Sequence[Item]) -> str:
     """The report as Markdown: a status table, then each item with its rows (cells escaped by
-    :func:`~culturebench.eval.run_report.md_cell`)."""
-    from culturebench.eval.run_report import md_row
+    :func:`~culturebench.text.md_cell`)."""
+    from culturebench.text import md_row
 
     lines = [
         f"# {report['dataset']}: the paper's tables and figures",

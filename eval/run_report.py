@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from culturebench.text import md_cell, md_row  # noqa: F401  (the report writers use them)
+from culturebench.text import md_row
 
 MAX_BREAKDOWN_ROWS = 60
 

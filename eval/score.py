@@ -492,6 +492,7 @@ def score_tasks(
     """``eval score`` of several tasks: every task's outputs are read and checked first (a
     fault in the last task writes nothing), then each is scored into ``out/<task>`` (one
     task: ``out`` itself). ``out`` is locked for the whole command."""
+    from culturebench.eval.judge import RECORDED
     from culturebench.outputs import write_marker, writer_lock
 
     out = Path(out)
@@ -501,8 +502,6 @@ def score_tasks(
         check_score_dir(folder)
     with writer_lock(out):
         refs: dict[Any, Any] = {}
-        from culturebench.eval.judge import RECORDED
-
         recorded = judge == RECORDED
         prepared = [
             prepare_scoring(dataset, name, files, refs=refs, recorded_judgments=recorded, **options)

@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 from culturebench.eval.paper_report import COMPUTED, Item, Row, Table, render, render_table
-from culturebench.eval.run_report import md_cell, md_row, result_sections
+from culturebench.eval.run_report import result_sections
+from culturebench.text import md_cell, md_row
 
 LABEL = "origin-vqa | name"
 

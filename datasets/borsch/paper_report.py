@@ -18,6 +18,7 @@ from culturebench.eval.paper_report import (
     Item,
     Row,
     Run,
+    base_name,
     by_unit,
     counts_item,
     missing,
@@ -34,11 +35,6 @@ def _by_lang(run: Run) -> dict[str, list[dict[str, Any]]]:
     for s in run.samples():
         groups[s.get("lang", "?")].append(s)
     return dict(sorted(groups.items()))
-
-
-def _base_name(model: str) -> str:
-    """The last part of a Hub id or folder (``facebook/dinov2-giant`` -> ``dinov2-giant``)."""
-    return model.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _slug(text: str) -> str:
@@ -458,7 +454,7 @@ def _reference_frame_rows(ctx: Context, run: Run) -> list[Row]:
     if not isinstance(frame, dict):
         return []
     published = ctx.results("reference_frame") or {}
-    encoder = _base_name(str(run.options.get("model") or "-"))
+    encoder = base_name(str(run.options.get("model") or "-"))
     same = bool(published.get("model")) and str(published["model"]).lower() == encoder.lower()
     note = f"{frame.get('n_images')} release images of {frame.get('n_dishes')} dishes"
     if ctx.sample_release:
@@ -559,7 +555,7 @@ def table4_set_metrics(ctx: Context) -> Item:
         describer = run.metrics.get("describer")
         describer_name = ctx.paper_model(str(describer)) if describer else None
         family = next((f for f, models in families.items() if describer_name in models.values()), None)
-        label = family or describer_name or _base_name(str(describer or ctx.model_label(run)))
+        label = family or describer_name or base_name(str(describer or ctx.model_label(run)))
         labels[label] += 1
         if labels[label] > 1:
             label = f"{label} #{labels[label]}"

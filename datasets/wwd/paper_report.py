@@ -101,12 +101,13 @@ def community_tables(ctx: Context) -> Item:
 
 def table_e7_reviewers(ctx: Context) -> Item:
     """Reviewers, images per reviewer (mean and SD) and reviews per model, per country."""
-    from culturebench.datasets.wwd.community_review import MODELS
+    from culturebench.datasets.wwd.community_review import MODELS, review_counts
 
     rows_ = _reviews(ctx)
     if rows_ is None:
         return missing(ctx.ref, "the authors' review file: --input reviews=CSV")
     published = ctx.results("table_e7") or {}
+    reviews = review_counts(rows_)
     out = []
     by_country: dict[str, list[dict[str, str]]] = defaultdict(list)
     for r in rows_:
@@ -124,9 +125,8 @@ def table_e7_reviewers(ctx: Context) -> Item:
                 paper.get("sd"),
             )
         )
-        per_model = Counter(r["Model"].strip() for r in group)
         for model in MODELS:
-            out.append(Row(f"{country}: {model}", float(per_model.get(model, 0)), paper.get(model)))
+            out.append(Row(f"{country}: {model}", float(reviews[country].get(model, 0)), paper.get(model)))
         out.append(Row(f"{country}: total", float(len(group)), paper.get("total")))
     nigeria = published.get("Nigeria") or {}
     note = (
@@ -437,12 +437,11 @@ def printed_h9(file_name: str, model: str) -> Any:
     if Path(file_name).name != "table_h9_paper.csv":
         raise UsageError(f"{file_name}: the WWD paper's printed numbers compare with table_h9_paper.csv only")
     printed = read_catalogue(load_spec("wwd").folder)["results"]["table_h9"]
-    models = list(dict.fromkeys(m for key in METRIC_ROWS for m in printed.get(key) or {}))
-    if model not in models:
-        raise UsageError(f"Table H.9 prints no model {model!r} (models: {', '.join(models)})")
+    by_model = _printed_cells(printed, list(METRIC_ROWS))
+    if model not in by_model:
+        raise UsageError(f"Table H.9 prints no model {model!r} (models: {', '.join(by_model)})")
     cells = {
-        (ROW_NAMES[key], continent): (float(value), float(pm))
-        for key in METRIC_ROWS
-        for continent, (value, pm) in printed[key][model].items()
+        tuple(label.split(": ", 1)): (float(value), float(pm))
+        for label, (value, pm) in by_model[model].items()
     }
     return Printed(source=f"World Wide Dishes Table H.9, {model}", cells=cells, digits=1)

@@ -201,9 +201,6 @@ class _ChoiceTask(_WWDTask):
     metric = "iou"
     option_key: ClassVar[str]
 
-    def options(self) -> list[str]:
-        return list(self.prompt_file["options"][self.option_key])
-
     def keywords(self) -> list[str]:
         """The options' keywords (prompts.yaml ``keywords:``): "other" and "other food" have
         none (removed, App. H.2), "hand" stands for right and left hand (merged)."""
