@@ -498,6 +498,15 @@ def _add_corpus_app() -> None:
 _add_corpus_app()
 
 
+def _add_export_app() -> None:
+    from culturebench.cli_interop import export_app
+
+    app.add_typer(export_app, name="export")
+
+
+_add_export_app()
+
+
 @eval_app.command("list")
 def eval_list_cmd(
     long: Annotated[bool, typer.Option("--long", help="Each task's description, in full.")] = False,
@@ -872,7 +881,11 @@ def _print_breakdown(title: str, rows: dict, limit: int = 40) -> None:
 def eval_score_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     generations: Annotated[
-        list[Path], typer.Option("--generations", help="Recorded outputs (JSONL or CSV); repeatable.")
+        list[Path],
+        typer.Option(
+            "--generations",
+            help="Recorded outputs (JSONL or CSV), Inspect .eval logs, lm-eval samples_*.jsonl; repeatable.",
+        ),
     ],
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Task(s) to score (repeatable; default: every task).")
@@ -913,8 +926,16 @@ def eval_score_cmd(
     from culturebench.eval.tasks import registry as task_registry
 
     tasks = or_exit(lambda: task_registry().get(dataset) or registry.get(dataset).tasks())
-    # by default every task scored from text outputs of dataset rows (not image or analysis tasks)
-    names = task or [name for name, cls in tasks.items() if cls.output_kind == "text" and cls.needs_dataset]
+    from culturebench.eval.score import harness_log_tasks
+
+    # Inspect / lm-eval logs name their task; other files: every task scored from text outputs
+    # of dataset rows (not image or analysis tasks)
+    in_logs = or_exit(lambda: harness_log_tasks(generations))
+    names = (
+        task
+        or in_logs
+        or [name for name, cls in tasks.items() if cls.output_kind == "text" and cls.needs_dataset]
+    )
     options = or_exit(lambda: parse_task_options(option or []))
     judge = None
     if matcher not in ("deterministic", "llm", "recorded"):

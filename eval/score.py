@@ -220,15 +220,24 @@ def match_requests(
     first = {}
     for r in task_requests:
         first.setdefault(r.meta.get("row_id"), r)
+    unknown = [g for g in generations if g.request_id not in by_id and g.request_id not in first]
+    if unknown:
+        gen = unknown[0]
+        more = (
+            f"; nor are {', '.join(repr(g.request_id) for g in unknown[1:4])}"
+            f"{' ...' if len(unknown) > 4 else ''} ({len(unknown)} of {len(generations)} ids unknown: "
+            "another release or task?)"
+            if len(unknown) > 1
+            else ""
+        )
+        raise SourceError(
+            Location(gen.file, gen.row, "id"), f"{gen.request_id!r} is not an item of this task{more}"
+        )
     seen: dict[tuple[str, int | None], Generation] = {}
     out = []
     duplicates = 0
     for gen in generations:
-        request = by_id.get(gen.request_id) or first.get(gen.request_id)
-        if request is None:
-            raise SourceError(
-                Location(gen.file, gen.row, "id"), f"{gen.request_id!r} is not an item of this task"
-            )
+        request = by_id.get(gen.request_id) or first[gen.request_id]
         key = (request.request.id, gen.seed)
         if key in seen:
             before = seen[key]
@@ -267,6 +276,8 @@ class PreparedScoring:
     files: list[Path]
     layout: str | None
     duplicates: int
+    harness: str | None = None  # "inspect-ai" / "lm-eval": the outputs are that harness's log
+    model: dict[str, Any] | None = None  # the model and settings the harness log names
 
 
 def prepare_scoring(
@@ -288,11 +299,15 @@ def prepare_scoring(
     ``recorded_judgments``: read the judge's recorded answers beside each output, from the
     layout's ``judgments:`` columns (generic layout: columns named as ``Task.judge_names``),
     for a task that has a judge (the others score as they always do)."""
-    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
     from culturebench.eval.tasks import get_task
 
     task = get_task(dataset, task_name, **(task_options or {}))
     task_name = task.name  # an old name (alias) scores as the task's current name
+    logs = harness_logs(files)
+    if logs:  # Inspect / lm-eval logs: their own task, model and release
+        return _prepare_logs(
+            dataset, task, logs, files, revision=revision, local=local, repo=repo, refs=refs
+        )  # fmt: skip
     shape = load_layout(dataset, layout) if layout else None
     column = (shape.get("outputs") or {}).get(task_name) if shape else "output"
     if column is None:
@@ -320,17 +335,109 @@ def prepare_scoring(
         raise SourceError(
             Location(", ".join(p.name for p in used)), f"no generations for task {task_name!r} (no rows)"
         )
+    ref, requests, skipped = _requests(dataset, task, refs, revision=revision, local=local, repo=repo)
+    pairs, duplicates = match_requests(requests, generations)
+    return PreparedScoring(dataset, task_name, task, ref, skipped, pairs, used, layout, duplicates)
+
+
+def _requests(
+    dataset: str,
+    task: Any,
+    refs: dict[Any, Any] | None,
+    *,
+    revision: str | None,
+    local: str | None,
+    repo: str | None,
+    pin: dict[str, Any] | None = None,
+) -> tuple[Any, list[Any], dict[str, int]]:
+    """The release (resolved once per command through ``refs``) and ``task``'s requests from
+    it, in every language; ``pin``: an exact revision recorded in a harness log."""
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
+
     cache = refs if refs is not None else {}
-    key = ("ref", revision, local, repo)
+    key = ("ref", revision, local, repo, json.dumps(pin, sort_keys=True) if pin else None)
     if key not in cache:
-        cache[key] = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
+        if pin:
+            from culturebench.eval.harness.common import pinned
+
+            cache[key] = pinned(dataset, pin)
+        else:
+            cache[key] = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
     ref = cache[key]
-    rows_key = ("rows", task.config, task.split)
+    rows_key = ("rows", ref, task.config, task.split)
     if rows_key not in cache:
         cache[rows_key] = load_rows(ref, task.config, task.split, None)
     requests, skipped = task.build(cache[rows_key], list(task.languages))
+    return ref, requests, skipped
+
+
+def harness_logs(files: Sequence[str | Path]) -> list[Any]:
+    """The Inspect / lm-eval logs among ``files`` (read), or [] when they are plain generations
+    files; a mix of both is an error."""
+    from culturebench.eval.harness.logs import harness_of, read_harness_log
+
+    paths = [Path(f) for f in files]
+    kinds = [harness_of(p) for p in paths]
+    if not any(kinds):
+        return []
+    if not all(kinds):
+        plain = next(p for p, k in zip(paths, kinds, strict=True) if not k)
+        raise SourceError(
+            Location(plain.name), "a plain generations file given with harness logs: score them separately"
+        )
+    return [read_harness_log(p) for p in paths]
+
+
+def harness_log_tasks(files: Sequence[str | Path]) -> list[str] | None:
+    """The tasks the harness logs among ``files`` hold (None: no harness logs)."""
+    logs = harness_logs(files)
+    return list(dict.fromkeys(log.task for log in logs)) if logs else None
+
+
+def _prepare_logs(
+    dataset: str,
+    task: Any,
+    logs: Sequence[Any],
+    files: Sequence[str | Path],
+    *,
+    revision: str | None,
+    local: str | None,
+    repo: str | None,
+    refs: dict[Any, Any] | None,
+) -> PreparedScoring:
+    """Harness logs of ``task``: one model per command; the release is the one given, else
+    the one the logs recorded (an exact pin); ids the release does not have are an error."""
+    foreign = [log for log in logs if log.dataset != dataset]
+    if foreign:
+        raise SourceError(
+            Location(foreign[0].path.name),
+            f"a log of {foreign[0].dataset}/{foreign[0].task}, not of {dataset}",
+        )
+    mine = [log for log in logs if log.task == task.name]
+    if not mine:
+        raise SourceError(
+            Location(", ".join(log.path.name for log in logs)),
+            f"no log of task {task.name!r} (they hold: {', '.join(sorted({log.task for log in logs}))})",
+        )
+    models = {json.dumps(log.model.get("model")) for log in mine}
+    if len(models) > 1:
+        raise SourceError(
+            Location(", ".join(log.path.name for log in mine)),
+            f"logs of {len(models)} different models for one task: score each model into its own --out",
+        )
+    given = revision or local or repo
+    pins = {json.dumps(log.pin, sort_keys=True) for log in mine if log.pin}
+    pin = json.loads(next(iter(pins))) if len(pins) == 1 and not given else None
+    ref, requests, skipped = _requests(
+        dataset, task, refs, revision=revision, local=local, repo=repo, pin=pin
+    )  # fmt: skip
+    generations = [g for log in mine for g in log.generations]
     pairs, duplicates = match_requests(requests, generations)
-    return PreparedScoring(dataset, task_name, task, ref, skipped, pairs, used, layout, duplicates)
+    model = {**mine[0].model, "logs": [log.path.name for log in mine]}
+    return PreparedScoring(
+        dataset, task.name, task, ref, skipped, pairs, [log.path for log in mine], None, duplicates,
+        harness=mine[0].harness, model=model,
+    )  # fmt: skip
 
 
 def _judgment_columns(task: Any, layout: str | None, shape: dict[str, Any] | None) -> dict[str, str]:
@@ -398,8 +505,10 @@ def write_scoring(
         "mode": "score",
         "generations": [{"file": str(f.resolve()), "sha256": sha256_file(f)} for f in used],
         "layout": prepared.layout,
-        "model": {"backend": "recorded", "model": ", ".join(f.name for f in used)},
+        "model": prepared.model or {"backend": "recorded", "model": ", ".join(f.name for f in used)},
     }
+    if prepared.harness:
+        run_info["harness"] = prepared.harness
     write_json(out / RUN, run_info)
     samples = []
     total = len(prepared.pairs)

@@ -140,6 +140,7 @@ class Judge(Task):
     name = "judge"
     config = "default"
     languages: ClassVar[tuple[str, ...]] = ("en",)
+    in_harnesses = False  # it judges another run's images/recipes, not the model under test
 
     def __init__(
         self, generations: str | None = None, repeats: int = DEFAULT_REPEATS, **options: Any

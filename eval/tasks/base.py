@@ -93,6 +93,9 @@ class Task(ABC):
     # options that only say where an input lives while another option pins its content by
     # sha256: recorded in run.json, not part of the run's identity (a moved folder resumes)
     location_options: ClassVar[tuple[str, ...]] = ()
+    # False for a text task whose requests are not the dataset's rows asked of the model under
+    # test (a judge of another run's outputs): Inspect and lm-eval do not get it
+    in_harnesses: ClassVar[bool] = True
 
     def __init__(self, **options: Any) -> None:
         """``options``: task-specific settings (e.g. the ASH judge's ``generations`` folder);

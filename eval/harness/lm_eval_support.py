@@ -1,0 +1,82 @@
+"""What the ``utils.py`` of an exported lm-evaluation-harness task folder calls (lm-eval
+0.4.13): the documents of a task from its pinned release, the task's own scoring of one answer,
+and the task's own aggregate as an lm-eval aggregation. Kept here, not in the exported file, so
+the folder holds declarations only and the scoring is culturebench's, whatever its version."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from culturebench.eval.harness.common import harness_requests, sample_record, scored, top_level
+
+META = "culturebench"  # the key of the task YAML's ``metadata`` holding the pin
+
+
+def load_docs(metadata: dict[str, Any]) -> Any:
+    """``custom_dataset``: the task's requests from its pinned release as a ``DatasetDict``
+    with one ``test`` split, a document per (request, seed) with the culturebench id, prompt,
+    scoring meta and task. lm-eval passes the YAML's ``metadata`` (plus the model's arguments)."""
+    from datasets import Dataset, DatasetDict
+
+    info = metadata.get(META)
+    if not isinstance(info, dict):
+        from culturebench.errors import CultureBenchError
+
+        raise CultureBenchError("task YAML has no metadata.culturebench block: export it again")
+    loaded = harness_requests(
+        info["dataset"], info["task"], pin=info["pin"], langs=info.get("languages") or None
+    )
+    task_id = f"{info['dataset']}/{info['task']}"
+    seeds: Sequence[int | None] = info.get("seeds") or [None]
+    docs = [{**sample_record(item, seed), "task": task_id} for seed in seeds for item in loaded.requests]
+    return DatasetDict({"test": Dataset.from_list(docs)})
+
+
+def process_results(doc: dict[str, Any], results: Sequence[str], metrics: Sequence[str]) -> dict[str, Any]:
+    """``process_results``: the sample ``eval run`` writes for the answer ``results[0]``,
+    given to each of the task's ``metrics`` (their aggregations compute the task's metrics
+    from the whole samples)."""
+    from culturebench.eval.backends.base import Request
+    from culturebench.eval.tasks import TaskRequest
+    from culturebench.eval.tasks.base import split_job_id
+
+    task = _task(doc["task"])
+    request_id, seed = split_job_id(doc["id"])
+    item = TaskRequest(Request(request_id, doc["prompt"], ()), json.loads(doc["meta"]))
+    sample = {
+        **scored(task, item, results[0] if results else "", int(seed) if seed else None),
+        "task": doc["task"],
+    }
+    return {name: sample for name in metrics}
+
+
+def aggregate(items: Sequence[dict[str, Any]], metric: str) -> float:
+    """An aggregation: ``metric`` of the task's own aggregate over the samples (NaN when the
+    samples give none, e.g. every answer unparsed)."""
+    if not items:
+        return float("nan")
+    task = _task(items[0]["task"])
+    return top_level(task.aggregate(list(items))).get(metric, float("nan"))
+
+
+def metric_names(dataset: str, task: str, requests: Sequence[Any]) -> list[str]:
+    """The task's headline metric names (what its aggregate reports), from scoring an empty
+    answer to each request: the names an exported YAML lists."""
+    cls = _task(f"{dataset}/{task}")
+    samples = [scored(cls, item, "", None) for item in requests]
+    return list(top_level(cls.aggregate(samples)))
+
+
+_TASKS: dict[str, Any] = {}
+
+
+def _task(task_id: str) -> Any:
+    """The task object of ``<dataset>/<task>`` (made once per process)."""
+    from culturebench.eval.tasks import get_task
+
+    if task_id not in _TASKS:
+        dataset, _, name = task_id.partition("/")
+        _TASKS[task_id] = get_task(dataset, name)
+    return _TASKS[task_id]
