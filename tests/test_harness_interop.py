@@ -71,27 +71,34 @@ def test_every_text_and_vqa_task_is_an_inspect_task() -> None:
 
 # ------------------------------------- Inspect: same answers, same per-sample scores
 @pytest.mark.parametrize(
-    ("dataset", "task", "release_fixture", "rows"),
-    [("borsch", "origin-qa", "borsch_release", 2), ("wwd", "country", "wwd_release", 4)],
+    ("dataset", "task", "release_fixture", "model_fixture", "rows"),
+    [
+        ("borsch", "origin-qa", "borsch_release", "tiny_model", 2),
+        ("wwd", "country", "wwd_release", "tiny_model", 4),
+        ("borsch", "origin-vqa", "borsch_image_release", "tiny_vlm", 1),  # images, then the text
+    ],
 )
 def test_inspect_scores_equal_eval_run_on_the_same_answers(
-    dataset: str, task: str, release_fixture: str, rows: int, tiny_model: Path, tmp_path: Path, request
+    dataset: str, task: str, release_fixture: str, model_fixture: str, rows: int, tmp_path: Path, request
 ) -> None:
-    """``eval run`` with the tiny model, then Inspect's ``mockllm`` answering every prompt with
+    """``eval run`` with a tiny model, then Inspect's ``mockllm`` answering every prompt with
     that run's answer: the same samples, the same scores, the same metric."""
     from inspect_ai import eval as inspect_eval
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.model import ContentImage, ModelOutput, ModelUsage, get_model
 
     release = request.getfixturevalue(release_fixture)
-    engine = TransformersBackend(
-        str(tiny_model), sampling=SamplingParams(max_new_tokens=TOKENS), batch_size=8
-    )
+    model = request.getfixturevalue(model_fixture)
+    engine = TransformersBackend(str(model), sampling=SamplingParams(max_new_tokens=TOKENS), batch_size=8)
     results = run_eval(dataset, task, engine, tmp_path / "run", local=str(release.folder), limit=rows)
     ours = _samples(tmp_path / "run")
     by_prompt = {s["prompt"]: s["output"] for s in ours.values()}
+    assert all(s["n_images"] > 0 for s in ours.values()) == ("vqa" in task)
     assert len(by_prompt) == len(ours)
 
     def answer(messages, tools, tool_choice, config):
+        content = messages[-1].content
+        images = [p for p in content if isinstance(p, ContentImage)] if isinstance(content, list) else []
+        assert len(images) == next(s["n_images"] for s in ours.values() if s["prompt"] == messages[-1].text)
         out = ModelOutput.from_content(model="mockllm", content=by_prompt[messages[-1].text])
         out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return out
