@@ -1,4 +1,5 @@
-"""Write ``README.md`` and ``croissant.json`` into a release folder."""
+"""Write ``README.md``, ``croissant.json`` and the Hub benchmark file ``eval.yaml`` into a release
+folder."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ from typing import Any
 from culturebench.atomic import write_text_atomic
 from culturebench.cards.card import render_card
 from culturebench.cards.croissant import build_croissant
+from culturebench.cards.eval_yaml import render_eval_yaml
 from culturebench.hashing import sha256_file
 from culturebench.manifest import dumps, write_manifest
 from culturebench.spec import DatasetSpec
 
-CARD_FILES = ("README.md", "croissant.json")
-HASHED_FILES = ("README.md", "croissant.json", "CHANGELOG.md", "build_report.json")
+CARD_FILES = ("README.md", "croissant.json", "eval.yaml")
+HASHED_FILES = ("README.md", "croissant.json", "eval.yaml", "CHANGELOG.md", "build_report.json")
 
 
 def render_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any]) -> dict[str, str]:
-    """The text of the card and Croissant files for a release folder (nothing written).
+    """The text of the card, Croissant and ``eval.yaml`` files for a release folder (nothing
+    written).
 
     Configs and splits are taken in the order ``dataset.yaml`` declares them, so a card
     rendered during a build (manifest in memory) and one rendered later from the saved
@@ -37,6 +40,7 @@ def render_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any])
     return {
         "README.md": render_card(spec, manifest, report),
         "croissant.json": dumps(build_croissant(spec, manifest)),
+        "eval.yaml": render_eval_yaml(spec, str(manifest.get("version") or spec.version)),
     }
 
 
@@ -73,7 +77,7 @@ def card_inputs(folder: Path) -> tuple[DatasetSpec, dict[str, Any]]:
 
 
 def write_card_files(folder: Path, spec: DatasetSpec, manifest: dict[str, Any]) -> None:
-    """(Re)write the card and Croissant, then record every metadata file's sha256 in the
+    """(Re)write the card, Croissant and ``eval.yaml``, then record every metadata file's sha256 in the
     manifest (``manifest["files"]``) and save it."""
     for name, text in render_card_files(folder, spec, manifest).items():
         write_text_atomic(folder / name, text)

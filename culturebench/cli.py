@@ -278,10 +278,11 @@ def validate_cmd(
 def card_cmd(
     folder: Annotated[Path, typer.Argument(help="A release folder, e.g. dist/NAME/VERSION.")],
     check: Annotated[
-        bool, typer.Option(help="Only report whether the card/Croissant are stale (exit 1).")
+        bool, typer.Option(help="Only report whether the card, Croissant or eval.yaml are stale (exit 1).")
     ] = False,
 ) -> None:
-    """Regenerate README.md (card + datasheet) and croissant.json of a release folder."""
+    """Regenerate README.md (card + datasheet), croissant.json and eval.yaml (the Hub's benchmark
+    file) of a release folder."""
     from culturebench.cards.write import CARD_FILES, card_inputs, stale_card_files, write_card_files
 
     spec, manifest = or_exit(lambda: card_inputs(folder))
@@ -290,7 +291,7 @@ def card_cmd(
         if stale:
             console.print(f"[red]stale:[/] {', '.join(stale)}")
             raise typer.Exit(EXIT_VALIDATION)
-        console.print("card and croissant are up to date")
+        console.print("card, croissant and eval.yaml are up to date")
         return
     or_exit(lambda: write_card_files(folder, spec, manifest))
     console.print(
@@ -496,6 +497,15 @@ def _add_corpus_app() -> None:
 
 
 _add_corpus_app()
+
+
+def _add_results_command() -> None:
+    from culturebench.cli_results import register
+
+    register(eval_app)
+
+
+_add_results_command()
 
 
 def _add_export_app() -> None:

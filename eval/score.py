@@ -41,22 +41,11 @@ from typing import Any
 import yaml
 
 from culturebench.errors import CultureBenchError, Location, SourceError
+from culturebench.eval.generation import Generation
 from culturebench.eval.tasks.base import job_id, split_job_id
 from culturebench.hashing import sha256_file
 from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind
-
-
-@dataclass(frozen=True)
-class Generation:
-    """One recorded output: which request it answers, with which seed, and where it came from."""
-
-    request_id: str
-    seed: int | None
-    output: Any  # text; anything else (a JSON list, number or null) is scored as a failure
-    file: str
-    row: int
-    judgments: dict[str, str] | None = None  # recorded judge answers by name (--matcher recorded)
 
 
 def load_layout(dataset: str, name: str) -> dict[str, Any]:

@@ -254,14 +254,17 @@ TASKS = {CapitalInitial.name: CapitalInitial}
 
 
 def _add_task(package: Path, module: str = "initial", source: str = NEW_TASK) -> None:
-    """What adding a task to a dataset takes: a module in its folder, its prompts, one word
-    in ``dataset.yaml`` (nothing in culturebench itself)."""
+    """What adding a task to a dataset takes: a module in its folder, its prompts (with its
+    Hub ``eval.yaml`` task, ``hub:``), one word in ``dataset.yaml`` (nothing in culturebench
+    itself)."""
     (package / f"{module}.py").write_text(source, encoding="utf-8")
     prompts = package / "prompts.yaml"
     prompts.write_text(
         prompts.read_text(encoding="utf-8")
         + "  capital-initial:\n    description: First letter of the capital.\n    en:\n"
-        + '      - "With which letter does the capital of {country} begin?"\n',
+        + '      - "With which letter does the capital of {country} begin?"\n'
+        + "    hub: {input: country, target: capital, scorer: match,\n"
+        + "          result: {metric: accuracy, sample_score: correct}}\n",
         encoding="utf-8",
     )
     spec = package / "dataset.yaml"

@@ -1,5 +1,6 @@
 """Validate a release folder: layout, checksums, card, features, row counts, per-dataset
-schemas and cross-field rules, and Croissant (metadata and records)."""
+schemas and cross-field rules, Croissant (metadata and records) and the Hub benchmark file
+``eval.yaml``."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from culturebench.validation.rows import Frames
 
 logger = logging.getLogger("culturebench.validation")
 
-REQUIRED_FILES = ("README.md", "croissant.json", "CHANGELOG.md", MANIFEST_NAME)
+REQUIRED_FILES = ("README.md", "croissant.json", "eval.yaml", "CHANGELOG.md", MANIFEST_NAME)
 REQUIRED_CARD_KEYS = (
     "pretty_name",
     "license",
@@ -68,6 +69,7 @@ def validate_release(
 
         check_images(frames, spec, report, contact_sheet)
     _check_croissant(folder, spec, report, records=croissant_records)
+    _check_eval_yaml(folder, report)
     return report
 
 
@@ -329,3 +331,15 @@ def _check_croissant(folder: Path, spec: DatasetSpec, report: ValidationReport, 
                     config=record_set.name,
                 )
             )
+
+
+def _check_eval_yaml(folder: Path, report: ValidationReport) -> None:
+    """The Hub benchmark file (:func:`culturebench.cards.eval_yaml.check_eval_yaml`): each fault
+    a finding naming eval.yaml and the task id and field (a missing file is the layout's)."""
+    from culturebench.cards.eval_yaml import EVAL_YAML, check_eval_yaml
+
+    report.ran("eval.yaml")
+    if not (folder / EVAL_YAML).is_file():
+        return
+    for problem in check_eval_yaml(folder):
+        report.add(Finding("eval.yaml", problem.message, config=problem.config, field=problem.field))

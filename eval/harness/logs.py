@@ -29,7 +29,7 @@ class HarnessLog:
     harness: str  # INSPECT or LM_EVAL
     dataset: str
     task: str
-    generations: list[Any]  # culturebench.eval.score.Generation
+    generations: list[Any]  # culturebench.eval.generation.Generation
     model: dict[str, Any]
     pin: dict[str, Any] | None = None
     details: dict[str, Any] = field(default_factory=dict)
@@ -78,7 +78,7 @@ def read_inspect(path: Path) -> HarnessLog:
             f"{path.name} is an Inspect log: reading it needs inspect-ai "
             "(pip install 'culturebench[interop]')"
         ) from None
-    from culturebench.eval.score import Generation
+    from culturebench.eval.generation import Generation
 
     try:
         log = read_eval_log(str(path))
@@ -135,7 +135,7 @@ def read_inspect(path: Path) -> HarnessLog:
 def read_lm_eval(path: Path) -> HarnessLog:
     """An lm-evaluation-harness ``--log_samples`` file of an exported culturebench task; the
     model and generation settings come from the ``results_<time>.json`` beside it."""
-    from culturebench.eval.score import Generation
+    from culturebench.eval.generation import Generation
     from culturebench.eval.tasks.base import split_job_id
     from culturebench.inputs import read_jsonl
 

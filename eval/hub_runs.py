@@ -1,0 +1,122 @@
+"""A finished run read for the Hub: its files, the Hub declaration of its task (``hub:`` in the
+dataset's ``prompts.yaml``) and its leaderboard value (:func:`leaderboard_value`): the task's
+``hub.result.metric`` as ``results.json`` holds it, top level, or its one group's, or the
+sample-weighted mean over its groups (each a mean over its samples)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from culturebench.cards.hub_tasks import HubTask, hub_tasks
+from culturebench.errors import CultureBenchError
+
+
+@dataclass(frozen=True)
+class Value:
+    """A run's leaderboard value: the number, its sample count, the groups it pools (group ->
+    (value, n)) and, for a single headline, its 95% CI or SEM."""
+
+    value: float
+    n: int | None
+    groups: dict[str, tuple[float, int | None]] = field(default_factory=dict)
+    ci95: tuple[float, float] | None = None
+    sem: float | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One finished run read for the Hub: its files, its task's Hub declaration and value."""
+
+    folder: Path
+    run: dict[str, Any]
+    results: dict[str, Any]
+    hub: HubTask
+    value: Value
+    samples_sha256: str
+    finished: datetime
+
+    @property
+    def dataset(self) -> str:
+        return str(self.results["provenance"]["dataset"]["dataset"])
+
+    @property
+    def task(self) -> str:
+        return str(self.results["provenance"]["task"])
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return self.results["provenance"]
+
+    @property
+    def ref(self) -> dict[str, Any]:
+        return self.provenance["dataset"]
+
+
+def read_run_result(folder: str | Path) -> RunResult:
+    """A finished, whole run of a Hub task (``eval run`` or ``eval score`` output), with its
+    leaderboard value; a one-line :class:`CultureBenchError` naming the folder otherwise."""
+    from culturebench.eval.run_folder import RESULTS, SAMPLES, read_results, read_run, samples_sha256
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CultureBenchError(f"{folder} is not a run folder (no such folder)")
+    run = read_run(folder)
+    results = read_results(folder)
+    if results.get("shard"):
+        raise CultureBenchError(
+            f"{folder} is shard {results['shard']} of a run; join the shards first (culturebench eval merge)"
+        )
+    prov = results["provenance"]
+    dataset, task = prov["dataset"].get("dataset"), prov["task"]
+    declared = hub_tasks(dataset) if isinstance(dataset, str) else {}
+    if task not in declared:
+        raise CultureBenchError(
+            f"{folder}: {dataset}/{task} is not a task of the Hub's eval.yaml (have: "
+            f"{', '.join(declared) or 'none'})"
+        )
+    if prov["dataset"].get("source") not in ("hub", "local"):
+        raise CultureBenchError(f"{folder}: the run read no dataset release, so it has no Hub dataset")
+    if not (folder / SAMPLES).is_file():
+        raise CultureBenchError(f"{folder}: no {SAMPLES}")
+    value = leaderboard_value(results["metrics"], declared[task].result.metric, where=str(folder / RESULTS))
+    finished = datetime.fromtimestamp(int((folder / RESULTS).stat().st_mtime), tz=timezone.utc)
+    return RunResult(folder, run, results, declared[task], value, samples_sha256(folder), finished)
+
+
+def leaderboard_value(metrics: dict[str, Any], metric: str, *, where: str = "results.json") -> Value:
+    """``metric`` of a run: the top-level headline, else the one group's, else the mean over
+    the groups weighted by their sample counts (the metrics are means over samples, so this is
+    the mean over all the run's samples)."""
+    from culturebench.eval.run_report import headlines
+
+    found = [h for h in headlines(metrics) if h.metric == metric]
+    top = [h for h in found if h.group == "all"]
+    if top or len(found) == 1:
+        h = (top or found)[0]
+        groups = {} if h.group == "all" else {h.group: (h.value, h.n)}
+        return Value(float(h.value), h.n, groups, h.ci95, h.sem)
+    if not found:
+        raise CultureBenchError(f"{where}: no value of the leaderboard metric {metric!r}")
+    if any(h.n is None for h in found):
+        raise CultureBenchError(f"{where}: {metric!r} has groups without a sample count; cannot pool them")
+    n = sum(h.n or 0 for h in found)
+    pooled = sum(h.value * (h.n or 0) for h in found) / n if n else 0.0
+    return Value(pooled, n, {h.group: (h.value, h.n) for h in found})
+
+
+def culturebench_version(prov: dict[str, Any]) -> str:
+    """The culturebench version a run's provenance records (``unknown`` when none)."""
+    return str(
+        prov.get("culturebench_version") or (prov.get("packages") or {}).get("culturebench") or "unknown"
+    )
+
+
+def model_label(model: dict[str, Any]) -> str:
+    """The model a run's provenance names, a local folder by its name only (``tiny (a local
+    folder)``): notes and records published on the Hub do not show the machine's paths."""
+    name = str(model.get("model"))
+    path = Path(name)
+    return f"{path.name} (a local folder)" if path.is_absolute() else name
