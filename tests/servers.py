@@ -4,6 +4,7 @@
 * ``local_hub``: ``olah``, a real implementation of the Hub's download API, serving plain git
   repositories from ``mirrors-path`` fully offline (clients reach it through ``HF_ENDPOINT``);
 * ``failing_hub``: a FAKE of the Hub's write API whose only job is to fail mid-upload;
+* ``fake_hub``: a FAKE of the Hub's commit API that records the pull requests it is sent;
 * ``serve_process``: start any server process and wait until its health URL answers;
 * ``sparql_endpoint``: oxigraph, a real SPARQL server, over a Turtle file;
 * ``sparql_proxy``: relays to that endpoint and fails on cue (429, 503, bad bodies, delays).
@@ -11,9 +12,12 @@
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -24,9 +28,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
 
 
 class _Server(ThreadingHTTPServer):
@@ -129,6 +134,27 @@ class LocalHub:
     def repo_path(self, repo_id: str) -> Path:
         """Where a dataset repo must live for the server to serve it."""
         return self.mirrors / "datasets" / repo_id
+
+    def publish(self, dataset: str, version: str, **plan) -> object:
+        """Plan and publish a release of ``dataset`` into this hub (``plan``: ``source``,
+        ``out_root``, ... of ``plan_release``); the verified publish result."""
+        from culturebench.release import plan_release, publish_release
+        from culturebench.release.targets import GitTarget
+
+        target = GitTarget(self.repo_path(f"culturebench/{dataset}"))
+        published = publish_release(plan_release(dataset, version, target, **plan), target)
+        assert published.verified
+        return published
+
+    def client_env(self, home: Path) -> dict[str, str]:
+        """The environment of a process that reads from this hub (online, HF cache in ``home``)."""
+        return {
+            **os.environ,
+            "HF_ENDPOINT": self.url,
+            "HF_HUB_OFFLINE": "0",
+            "HF_DATASETS_OFFLINE": "0",
+            "HF_HOME": str(home),
+        }
 
 
 def _olah_cli() -> str:
@@ -543,3 +569,131 @@ def sparql_proxy(upstream: str, script: list[str] | None = None) -> Iterator[_Se
     steps still to come. Its query URL is ``f"http://127.0.0.1:{server.server_port}/query"``."""
     with running(_SparqlProxyHandler, upstream=upstream, script=list(script or []), seen=[]) as server:
         yield server
+
+
+# ---------------------------------------------------------------- fake_hub
+# A FAKE of the Hugging Face Hub's commit API, for the pull requests of `eval results`.
+#
+# A last resort: no local implementation of the Hub's upload protocol exists (the local Hub
+# server the other tests use, olah, serves downloads only: GET/HEAD and paths-info, no preupload
+# or commit). It implements exactly the two requests huggingface_hub 2.x sends to open a pull
+# request that adds small files (docs/design/interop-formats.md, section 2), and records them:
+#
+# * ``POST /api/models/{repo}/preupload/{revision}``: JSON ``{"files": [{path, sample, size}]}``,
+#   answered ``{"files": [{path, uploadMode: "regular", shouldIgnore: false}]}``;
+# * ``POST /api/models/{repo}/commit/{revision}?create_pr=1``: NDJSON, a ``header`` line
+#   (summary, description) then one ``file`` line per file (base64 content), answered
+#   ``{commitUrl, commitOid, pullRequestUrl}`` with ``pullRequestUrl`` ending ``/discussions/N``.
+#
+# Anything else is answered 404 and recorded. It listens on 127.0.0.1 only (port 0: a free one),
+# in a thread of the test process.
+
+_PREUPLOAD = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/preupload/(?P<rev>[^/]+)$")
+_COMMIT = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/commit/(?P<rev>[^/]+)$")
+
+
+@dataclass
+class PullRequest:
+    """One commit the fake accepted: where, with which query and token, and its files."""
+
+    repo: str
+    revision: str
+    create_pr: bool
+    summary: str
+    description: str
+    authorization: str
+    files: dict[str, bytes]
+    number: int
+
+
+@dataclass
+class FakeHub:
+    """The running fake: its URL, every request seen and the pull requests opened."""
+
+    url: str
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    pulls: list[PullRequest] = field(default_factory=list)
+
+
+class _CommitHandler(_Handler):
+    hub: FakeHub
+
+    def _reply(self, status: int, body: dict) -> None:
+        self._send(status, json.dumps(body).encode(), "application/json")
+
+    def _body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def do_POST(self) -> None:
+        hub = self.server.hub  # type: ignore[attr-defined]
+        hub.requests.append(("POST", self.path))
+        parts = urlsplit(self.path)
+        path = unquote(parts.path)
+        body = self._body()
+        if match := _PREUPLOAD.match(path):
+            files = json.loads(body)["files"]
+            self._reply(
+                200,
+                {
+                    "files": [
+                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files
+                    ]
+                },
+            )
+            return
+        if match := _COMMIT.match(path):
+            self._commit(hub, match["repo"], match["rev"], parse_qs(parts.query), body)
+            return
+        self._reply(404, {"error": f"the fake Hub has no {path}"})
+
+    def _commit(self, hub: FakeHub, repo: str, revision: str, query: dict, body: bytes) -> None:
+        header: dict = {}
+        files: dict[str, bytes] = {}
+        for line in body.decode("utf-8").splitlines():
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            if item["key"] == "header":
+                header = item["value"]
+            elif item["key"] == "file":
+                value = item["value"]
+                files[value["path"]] = base64.b64decode(value["content"])
+            else:
+                self._reply(400, {"error": f"the fake Hub takes no {item['key']!r} lines"})
+                return
+        number = len(hub.pulls) + 1
+        hub.pulls.append(
+            PullRequest(
+                repo=repo,
+                revision=revision,
+                create_pr=query.get("create_pr") == ["1"],
+                summary=str(header.get("summary", "")),
+                description=str(header.get("description", "")),
+                authorization=self.headers.get("Authorization", ""),
+                files=files,
+                number=number,
+            )
+        )
+        oid = hashlib.sha1(body).hexdigest()
+        self._reply(
+            200,
+            {
+                "commitUrl": f"{hub.url}/{repo}/commit/{oid}",
+                "commitOid": oid,
+                "pullRequestUrl": f"{hub.url}/{repo}/discussions/{number}",
+            },
+        )
+
+    def do_GET(self) -> None:
+        self.server.hub.requests.append((self.command, self.path))  # type: ignore[attr-defined]
+        self._reply(404, {"error": "the fake Hub serves no downloads"})
+
+    do_HEAD = do_GET
+
+
+@contextmanager
+def fake_hub() -> Iterator[FakeHub]:
+    """Start the fake of the Hub's commit API (above) on a free loopback port; yield it."""
+    with running(_CommitHandler, hub=FakeHub("")) as server:
+        server.hub.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
+        yield server.hub  # type: ignore[attr-defined]

@@ -225,25 +225,14 @@ def test_vqa_tasks_attach_images_and_skip_rows_without_bytes() -> None:
 def test_eval_pins_a_hub_revision_to_its_commit(
     borsch_release, tiny_model: Path, tmp_path: Path, servers
 ) -> None:
-    import os
     import subprocess
     import sys
-
-    from culturebench.release import plan_release, publish_release
-    from culturebench.release.targets import GitTarget
 
     out_root = tmp_path / "dist"
     shutil.copytree(borsch_release.folder, out_root / "borsch" / "1.0.0")
     with servers.local_hub(tmp_path / "hub") as hub:
-        target = GitTarget(hub.repo_path("culturebench/borsch"))
-        published = publish_release(plan_release("borsch", "1.0.0", target, out_root=out_root), target)
-        env = {
-            **os.environ,
-            "HF_ENDPOINT": hub.url,
-            "HF_HUB_OFFLINE": "0",
-            "HF_DATASETS_OFFLINE": "0",
-            "HF_HOME": str(tmp_path / "hf"),
-        }
+        published = hub.publish("borsch", "1.0.0", out_root=out_root)
+        env = hub.client_env(tmp_path / "hf")
         proc = subprocess.run(
             [
                 sys.executable,

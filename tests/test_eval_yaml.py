@@ -11,7 +11,6 @@ where the defect is one it checks.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -240,16 +239,12 @@ def test_a_task_without_hub_declaration_stops_the_build(
 
 
 # ------------------------------------------------------------ Inspect's own loader
-def test_inspect_loads_and_runs_the_release_from_a_hub(
-    upstream_borsch: Path, tmp_path: Path, servers
-) -> None:
+def test_inspect_loads_and_runs_the_release_from_a_hub(borsch_release, tmp_path: Path, servers) -> None:
     """`inspect eval hf/culturebench/borsch/origin-qa@v1.0.0`, in Python: Inspect downloads
     eval.yaml from a Hub server (olah, over a git repository the release was published to),
     builds every task from it, reads the release's rows, and runs origin-qa on two dishes with
     its mock model: the prompt is the paper's first Russian template with the dish name."""
     pytest.importorskip("inspect_ai")
-    from culturebench.release import plan_release, publish_release
-    from culturebench.release.targets import GitTarget
 
     code = """
         import json, sys
@@ -282,18 +277,9 @@ def test_inspect_loads_and_runs_the_release_from_a_hub(
         }, ensure_ascii=False))
     """
     with servers.local_hub(tmp_path / "hub") as hub:
-        target = GitTarget(hub.repo_path("culturebench/borsch"))
-        plan = plan_release(
-            "borsch", "1.0.0", target, source=str(upstream_borsch), out_root=tmp_path / "dist"
-        )
-        assert publish_release(plan, target).verified
-        env = {
-            **os.environ,
-            "HF_ENDPOINT": hub.url,
-            "HF_HUB_OFFLINE": "0",
-            "HF_DATASETS_OFFLINE": "0",
-            "HF_HOME": str(tmp_path / "hf"),
-        }
+        shutil.copytree(borsch_release.folder, tmp_path / "dist" / "borsch" / "1.0.0")
+        hub.publish("borsch", "1.0.0", out_root=tmp_path / "dist")
+        env = hub.client_env(tmp_path / "hf")
         proc = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code), str(tmp_path / "logs")],
             capture_output=True,

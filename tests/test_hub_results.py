@@ -4,7 +4,7 @@ Every Eval Ever records, and the pull request that proposes the entries to a mod
 The runs are made by culturebench itself: the WWD authors' recorded GPT-3.5 outputs scored by
 `eval score` (conftest's `gpt35_scored`), the tiny local model on a local BORSCH release and
 on the same release published to a git repository served by olah (a real Hub download
-server), so the run pins a Hub commit. The pull request goes to `tests/fake_hub.py`, a
+server), so the run pins a Hub commit. The pull request goes to `servers.fake_hub` (tests/servers.py), a
 hand-written fake of the Hub's two commit endpoints on 127.0.0.1 (no local implementation of
 the upload protocol exists).
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -35,14 +34,6 @@ REPO = Path(__file__).resolve().parent.parent
 WWD_TASKS = ("country", "description", "ingredients", "meal-type", "time-of-day", "utensils")
 GPT35 = "openai/gpt-3.5-turbo"
 EXE = str(Path(sys.executable).with_name("culturebench"))
-
-
-def _fake_hub_module():
-    spec = importlib.util.spec_from_file_location("fake_hub", Path(__file__).with_name("fake_hub.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fake_hub"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _results(*args: str) -> tuple[int, str]:
@@ -194,33 +185,22 @@ def test_a_two_language_run_pools_its_groups(
 
 
 def test_a_hub_run_names_the_commit_it_read(
-    upstream_borsch: Path, tiny_model: Path, tmp_path: Path, servers
+    borsch_release, tiny_model: Path, tmp_path: Path, servers
 ) -> None:
     """A run of a Hub revision: its entry names the repo and the commit sha the run pinned,
     which is the commit of the release's tag."""
-    from culturebench.release import plan_release, publish_release
-    from culturebench.release.targets import GitTarget
-
     run = tmp_path / "run"
+    out_root = tmp_path / "dist"
+    shutil.copytree(borsch_release.folder, out_root / "borsch" / "1.0.0")
     with servers.local_hub(tmp_path / "hub") as hub:
-        target = GitTarget(hub.repo_path("culturebench/borsch"))
-        plan = plan_release(
-            "borsch", "1.0.0", target, source=str(upstream_borsch), out_root=tmp_path / "dist"
-        )
-        assert publish_release(plan, target).verified
-        env = {
-            **os.environ,
-            "HF_ENDPOINT": hub.url,
-            "HF_HUB_OFFLINE": "0",
-            "HF_DATASETS_OFFLINE": "0",
-            "HF_HOME": str(tmp_path / "hf"),
-        }
+        hub.publish("borsch", "1.0.0", out_root=out_root)
+        env = hub.client_env(tmp_path / "hf")
         args = ["eval", "run", "borsch", "--task", "origin-qa", "--revision", "v1.0.0", "--lang", "ru"]
         args += ["--model", str(tiny_model), "--limit", "2", "--max-new-tokens", "4", "--out", str(run)]
         proc = subprocess.run([EXE, *args], capture_output=True, text=True, env=env, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
         tag = subprocess.run(
-            ["git", "-C", str(target.path), "rev-list", "-n", "1", "v1.0.0"],
+            ["git", "-C", str(hub.repo_path("culturebench/borsch")), "rev-list", "-n", "1", "v1.0.0"],
             capture_output=True,
             text=True,
             check=True,
@@ -259,8 +239,7 @@ def _pr_env(url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def test_to_repo_opens_a_pull_request(gpt35_scored: Path, tmp_path: Path) -> None:
-    fake = _fake_hub_module()
+def test_to_repo_opens_a_pull_request(gpt35_scored: Path, tmp_path: Path, servers) -> None:
     runs = [str(gpt35_scored / task) for task in ("country", "utensils")]
     args = [
         EXE,
@@ -272,7 +251,7 @@ def test_to_repo_opens_a_pull_request(gpt35_scored: Path, tmp_path: Path) -> Non
         "--to-repo",
         "someone/gpt35-probing",
     ]
-    with fake.fake_hub() as hub:
+    with servers.fake_hub() as hub:
         proc = subprocess.run(
             args, capture_output=True, text=True, env=_pr_env(hub.url, tmp_path, HF_TOKEN="hf_test_token")
         )
@@ -294,10 +273,9 @@ def test_to_repo_opens_a_pull_request(gpt35_scored: Path, tmp_path: Path) -> Non
     assert [p.name for p in (tmp_path / "out" / "every_eval_ever" / "data" / "wwd").iterdir()] == ["someone"]
 
 
-def test_no_pull_request_offline_or_without_a_token(gpt35_scored: Path, tmp_path: Path) -> None:
-    fake = _fake_hub_module()
+def test_no_pull_request_offline_or_without_a_token(gpt35_scored: Path, tmp_path: Path, servers) -> None:
     args = [EXE, "eval", "results", str(gpt35_scored / "country"), "--to-repo", "someone/m"]
-    with fake.fake_hub() as hub:
+    with servers.fake_hub() as hub:
         offline = subprocess.run(
             [*args, "--out", str(tmp_path / "a")],
             capture_output=True,
