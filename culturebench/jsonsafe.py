@@ -26,4 +26,7 @@ def json_text(value: Any, **kwargs: Any) -> str:
     """``json.dumps`` of :func:`finite` ``(value)`` (UTF-8 text, ``ensure_ascii`` off), with a
     final newline; ``allow_nan`` is off, so nothing non-finite can slip through."""
     kwargs.setdefault("ensure_ascii", False)
-    return json.dumps(finite(value), allow_nan=False, **kwargs) + "\n"
+    try:  # the common case: nothing to replace (the same text, without walking the value twice)
+        return json.dumps(value, allow_nan=False, **kwargs) + "\n"
+    except (ValueError, TypeError):  # a NaN/inf, or a numpy value json cannot write
+        return json.dumps(finite(value), allow_nan=False, **kwargs) + "\n"

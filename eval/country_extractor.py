@@ -15,9 +15,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from culturebench.countries import all_alpha2, country_name
+from culturebench.yamlio import load_yaml
 
 LANGUAGES = ("ru", "uk", "en")  # the languages of the CLDR names and of data/country_aliases.yaml
 # Languages lemmatised with pymorphy3: its dictionaries (pyproject: pymorphy3-dicts-ru, -uk).
@@ -47,7 +46,7 @@ class CountryExtractor:
     """Finds country mentions in text. Build once (dictionaries load in about a second)."""
 
     def __init__(self, aliases_path: Path = _ALIASES) -> None:
-        data = yaml.safe_load(aliases_path.read_text(encoding="utf-8"))
+        data = load_yaml(aliases_path)
         self.ambiguous = {
             lang: {w.lower() for w in words} for lang, words in data.get("ambiguous", {}).items()
         }
@@ -185,7 +184,7 @@ def country_surface_names(lang: str) -> dict[str, list[str]]:
     ``data/country_aliases.yaml``, ISO English names for ``en``), by alpha-2 code; words the
     alias file marks as ambiguous in that language are left out. For matchers that work on
     surface forms (the corpus counter) rather than on lemmas."""
-    data = yaml.safe_load(_ALIASES.read_text(encoding="utf-8"))
+    data = load_yaml(_ALIASES)
     ambiguous = {w.lower() for w in data.get("ambiguous", {}).get(lang, [])}
     out: dict[str, list[str]] = {}
     for code in all_alpha2():

@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.generation import Generation
 from culturebench.eval.tasks.base import job_id, split_job_id
@@ -50,13 +48,12 @@ from culturebench.outputs import OutputKind
 
 def load_layout(dataset: str, name: str) -> dict[str, Any]:
     """The named layout from ``datasets/<dataset>/generations.yaml``."""
+    from culturebench import registry
     from culturebench.errors import UsageError
-    from culturebench.spec import load_spec
+    from culturebench.yamlio import load_yaml
 
-    path = load_spec(dataset).folder / "generations.yaml"
-    layouts = (
-        (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("layouts", {}) if path.is_file() else {}
-    )
+    path = registry.get(dataset).folder / "generations.yaml"
+    layouts = (load_yaml(path) or {}).get("layouts", {}) if path.is_file() else {}
     if name not in layouts:
         raise UsageError(
             f"{dataset} has no generations layout {name!r} (have: {', '.join(layouts) or 'none'})"

@@ -9,6 +9,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,19 +29,31 @@ def parse_list(text: Any) -> list[str] | None:
     failure, scored 0 and counted as unparsed by the tasks, never an error."""
     if not isinstance(text, str):
         return None
+    items = _parsed(text)
+    return None if items is None else list(items)
+
+
+@lru_cache(maxsize=65536)
+def _parsed(text: str) -> tuple[str, ...] | None:
+    """:func:`parse_list` of one text, cached: models repeat their list answers (the authors'
+    3,825 time-of-day answers hold a few hundred distinct lists)."""
     for candidate in _LIST.findall(text):
         try:
             value = ast.literal_eval(candidate)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         if isinstance(value, list):
-            return [str(v).strip() for v in value if str(v).strip()]
+            return tuple(str(v).strip() for v in value if str(v).strip())
     return None
 
 
+_WORD = re.compile(r"[a-z]+")
+
+
+@lru_cache(maxsize=65536)
 def _plain(text: str) -> str:
     """Lowercase words separated by single spaces: what keyword matching compares."""
-    return " ".join(re.findall(r"[a-z]+", text.lower()))
+    return " ".join(_WORD.findall(text.lower()))
 
 
 def keywords_in(items: Sequence[str], keywords: Sequence[str]) -> list[str]:
@@ -59,19 +72,21 @@ def iou(a: Sequence[str], b: Sequence[str]) -> float:
 def fuzzy_iou(pred: Sequence[str], gold: Sequence[str], threshold: int = FUZZY_THRESHOLD) -> float:
     """IoU where two ingredients match when their rapidfuzz token-set ratio >= ``threshold``
     (greedy one-to-one matching, best pairs first)."""
-    from rapidfuzz import fuzz
+    import numpy as np
+    from rapidfuzz import fuzz, process
 
     p = list(dict.fromkeys(s.lower().strip() for s in pred if s.strip()))
     g = list(dict.fromkeys(s.lower().strip() for s in gold if s.strip()))
     if not p and not g:
         return 1.0
-    pairs = sorted(
-        ((fuzz.token_set_ratio(a, b), i, j) for i, a in enumerate(p) for j, b in enumerate(g)), reverse=True
-    )
+    if not p or not g:
+        return 0.0
+    scores = process.cdist(p, g, scorer=fuzz.token_set_ratio, dtype=np.float64)  # all pairs at once
+    rows, cols = np.nonzero(scores >= threshold)
+    # best pairs first; ties: later prediction, then later gold first (as sorting (score, i, j) down)
+    order = np.lexsort((-cols, -rows, -scores[rows, cols]))
     used_p, used_g, matches = set(), set(), 0
-    for score, i, j in pairs:
-        if score < threshold:
-            break
+    for i, j in zip(rows[order].tolist(), cols[order].tolist(), strict=True):
         if i not in used_p and j not in used_g:
             used_p.add(i)
             used_g.add(j)

@@ -11,12 +11,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-
 from culturebench.eval.backends.base import Request
 from culturebench.hashing import sha256_text
 from culturebench.registry import DatasetName
-from culturebench.spec import load_spec
+from culturebench.yamlio import load_yaml
 
 # The longest answer scored: a model that never stops (or a recorded 40 MB cell) is scored on
 # its first MAX_SCORED_CHARS characters, and the sample says so (``scored_chars``). The
@@ -35,9 +33,20 @@ def row_images(row: dict[str, Any]) -> tuple[bytes, ...]:
 
 
 def load_prompts(dataset: str) -> dict[str, Any]:
-    """The parsed ``datasets/<dataset>/prompts.yaml`` (task templates and other prompts)."""
-    path = load_spec(dataset).folder / "prompts.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    """The parsed ``datasets/<dataset>/prompts.yaml`` (task templates and other prompts), read
+    once per process while the file is unchanged (every task of a dataset shares it; callers
+    must not modify it)."""
+    from culturebench import registry
+
+    path = registry.get(dataset).folder / "prompts.yaml"
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _PROMPTS:
+        _PROMPTS[key] = load_yaml(path)
+    return _PROMPTS[key]
+
+
+_PROMPTS: dict[tuple[str, int, int], dict[str, Any]] = {}
 
 
 def request_id(row_id: str, lang: str, template: int | str) -> str:
