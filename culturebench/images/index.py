@@ -50,13 +50,17 @@ class HashIndex:
         self.width = BITS // chunks
         radius, extra = divmod(threshold, chunks)
         self.radii = [radius] * (extra + 1) + [radius - 1] * (chunks - extra - 1)
+        if self.width > 16:
+            raise ValueError("chunks of more than 16 bits make the dense bucket tables too large")
         self._masks = [np.asarray(_flips(self.width, r), dtype=np.uint64) for r in self.radii]
-        if self.width > 24:
-            raise ValueError("chunks of more than 24 bits make the dense bucket tables too large")
         # Per used chunk (one row each): bucket sizes and bounds indexed by chunk value, and the
         # ids and full hashes sorted by chunk value, so a bucket's candidates are read
         # contiguously. The numpy path reads rows of these arrays, the compiled kernel the whole.
+        # Chunk values are sorted as uint16 (uint8 for narrower chunks): numpy's stable argsort
+        # is a radix sort for those types, ~15x faster than sorting them as uint64 (at 10^6
+        # hashes ~17 ms instead of ~250 ms per table), and the order is the same.
         self._dense: list[tuple[np.ndarray, ...]] = []
+        key_type = np.uint8 if self.width <= 8 else np.uint16
         mask = np.uint64((1 << self.width) - 1)
         used = [c for c in range(chunks) if self.radii[c] >= 0]  # others: the bound never needs them
         size, n = 1 << self.width, len(self.hashes)
@@ -70,12 +74,15 @@ class HashIndex:
                 self._dense.append(())
                 continue
             row = used.index(c)
-            values = (self.hashes >> np.uint64(c * self.width)) & mask
+            values = self.hashes >> np.uint64(c * self.width)
+            if self.width not in (8, 16):  # the cast to key_type drops the higher bits itself
+                values &= mask
+            values = values.astype(key_type)
             self._order[row] = np.argsort(values, kind="stable")
-            self._counts[row] = np.bincount(values.astype(np.int64), minlength=size)
+            self._counts[row] = np.bincount(values, minlength=size)
             self._bounds[row, 0] = 0
             np.cumsum(self._counts[row], out=self._bounds[row, 1:])
-            self._sorted[row] = self.hashes[self._order[row]]
+            np.take(self.hashes, self._order[row], out=self._sorted[row])
             self._dense.append(
                 (self._counts[row], self._bounds[row, :-1], self._order[row], self._sorted[row])
             )
@@ -100,6 +107,42 @@ class HashIndex:
             return self._query_numpy(q)
         tables = self._kernel_tables()
         return _in_blocks(lambda block: self._query_kernel(kernel, tables, block), q, KERNEL_BLOCK)
+
+    def pairs_within(self, radius: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Self-join: every pair ``(i, j)``, ``i < j``, of stored hashes within ``radius`` bits
+        (default: the index's ``threshold``; a larger radius is refused, since the tables only
+        guarantee recall up to the threshold), sorted by ``i`` then ``j``. Large sets (n^2 >=
+        ``KERNEL_MIN_WORK``) with numba go through a compiled self-join that reads every pair of
+        buckets one probe mask apart once; otherwise every stored hash is queried and each pair
+        is kept from its smaller index. Both are exact."""
+        radius = self.threshold if radius is None else radius
+        if radius > self.threshold:
+            raise ValueError(f"radius {radius} exceeds the index threshold {self.threshold}")
+        n = len(self.hashes)
+        join = _numba_self_join() if n * n >= KERNEL_MIN_WORK else None
+        if join is None:
+            qi, ii = self.query_many(self.hashes)
+            keep = qi < ii
+        else:
+            qi, ii = self._self_join_kernel(join)
+            keep = np.ones(len(qi), dtype=bool)
+        if radius < self.threshold:
+            keep &= np.bitwise_count(self.hashes[qi] ^ self.hashes[ii]) <= radius
+        return qi[keep], ii[keep]
+
+    def _self_join_kernel(self, join) -> tuple[np.ndarray, np.ndarray]:
+        """All pairs i < j within the threshold through the compiled self-join (sorted, each once)."""
+        _bounds, sorted_hashes, _shifts, masks, offsets, _mask = self._kernel_tables()
+        cap = max(1024, 4 * len(self.hashes))
+        while True:
+            out_i, out_j = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+            found = join(
+                self._bounds, sorted_hashes, self._order, masks, offsets, self.threshold, out_i, out_j
+            )
+            if found <= cap:
+                break
+            cap = found  # more pairs than room: run again with room for all
+        return _unique_pairs(out_i[:found], out_j[:found], len(self.hashes))
 
     def _query_kernel(self, kernel, tables: tuple, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One block of queries through the compiled kernel (sorted, deduplicated pairs)."""
@@ -274,5 +317,55 @@ def _numba_kernel():
                 begin = end
         return found
 
+    @numba.njit(nogil=True, cache=False)
+    def self_join(bounds, sorted_hashes, order, masks, mask_offsets, threshold, out_i, out_j):
+        # Self-join over the same tables: a pair within the threshold agrees within its radius
+        # on some chunk, so its two buckets differ by one of that chunk's probe masks. Each
+        # unordered pair of buckets (v, v ^ mask) is read once, from the smaller value, and a
+        # bucket against itself (mask 0) only for a < b: about half the comparisons of
+        # querying every stored hash, and no probe lists to sort. (Looping mask by mask, or in
+        # tiles of buckets, so that v ^ mask streams, measured no faster: the ~15 x 15 bucket
+        # pairs are compute bound.) Pairs found through several chunks are deduplicated by the
+        # caller.
+        size = bounds.shape[1] - 1
+        limit = np.uint64(threshold)
+        found = 0
+        cap = len(out_i)
+        for t in range(bounds.shape[0]):
+            first, last = mask_offsets[t], mask_offsets[t + 1]
+            for v in range(size):
+                lo, hi = bounds[t, v], bounds[t, v + 1]
+                if lo == hi:
+                    continue
+                for m in range(first, last):
+                    w = v ^ masks[m]
+                    if w < v:
+                        continue
+                    lo2, hi2 = bounds[t, w], bounds[t, w + 1]
+                    for a in range(lo, hi):
+                        x = sorted_hashes[t, a]
+                        start = a + 1 if w == v else lo2
+                        close = 0
+                        for b in range(start, hi2):  # vectorised count first: matches are rare
+                            close += popcount(sorted_hashes[t, b] ^ x) <= limit
+                        if close:
+                            for b in range(start, hi2):
+                                if popcount(sorted_hashes[t, b] ^ x) <= limit:
+                                    if found < cap:
+                                        i, j = order[t, a], order[t, b]
+                                        out_i[found] = min(i, j)
+                                        out_j[found] = max(i, j)
+                                    found += 1
+        return found
+
     _KERNEL.append(kernel)
+    _SELF_JOIN.append(self_join)
     return kernel
+
+
+_SELF_JOIN: list = []
+
+
+def _numba_self_join():
+    """The compiled self-join, or None without numba."""
+    return _SELF_JOIN[0] if _numba_kernel() is not None else None
