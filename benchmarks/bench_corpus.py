@@ -1,13 +1,19 @@
-"""Benchmark: ``corpus count`` throughput against a raw read of the same shards, scaling from 1
-to 2 workers (local processes and a local Dask cluster on 127.0.0.1), and a projection for mC4.
+"""Benchmark: ``corpus count`` throughput against the floors measured in the same run (``gzip
+-dc`` and ``zstd -dc`` of the same shards to /dev/null, ``rg -z -F -i -f terms -c -j1`` with the
+job's names when ripgrep is installed, and Python's raw read: decompress + JSON parse of the
+text field), scaling from 1 to 2 workers (local processes and a local Dask cluster on
+127.0.0.1), the matcher on one long document against the same text split, and a projection.
+
+Every rate is text bytes (UTF-8 of the text field) over the wall time of the whole job as a
+user runs it: listing and fingerprinting the shards, loading the names, counting, merging and
+writing the tables. Each row runs 3 times and prints min/median seconds and the median rate.
 
 It generates its own corpus: Ukrainian-like documents (about 2 KB each) built from a seeded
 vocabulary of real Ukrainian words plus random Cyrillic words, with the BORSCH sample's dish
 names and country names planted in 5% of the documents, in gzip JSON Lines shards (mC4's
-format). Ratios are against the raw read (decompress + JSON parse of the text field) measured
-in the same run.
+format), and the same shards recompressed with zstd.
 
-    python benchmarks/bench_corpus.py [--shards 8] [--docs 4000] [--release dist/borsch/1.0.0]
+    python benchmarks/bench_corpus.py [--shards 8] [--docs 4000] [--runs 3] [--release dist/borsch/1.0.0]
 """
 
 from __future__ import annotations
@@ -15,7 +21,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
+import shutil
+import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -100,90 +110,182 @@ def make_corpus(folder: Path, shards: int, docs: int, names: list[str], countrie
     return total
 
 
-def raw_read(corpus: Path) -> float:
+def timed(function, runs: int) -> list[float]:
+    """Seconds of ``runs`` calls."""
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        function()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def row(label: str, size: int, seconds: list[float], base: float | None = None, what: str = "") -> float:
+    """Print one row: min/median seconds, the median rate, its ratio to ``base`` (MB/s)."""
+    rate = size / statistics.median(seconds) / 1e6
+    ratio = f"  {rate / base:5.2f}x {what}" if base else ""
+    print(f"{label:<40} {min(seconds):6.2f}/{statistics.median(seconds):6.2f} s  {rate:7.1f} MB/s{ratio}")
+    return rate
+
+
+def raw_read(corpus: Path) -> None:
     from culturebench.eval.corpus.shards import iter_texts, list_shards
 
-    start = time.perf_counter()
-    size = sum(
-        len(t.encode("utf-8"))
-        for s in list_shards(str(corpus))
-        for batch in iter_texts(s, "text")
-        for t in batch
-    )
-    return size / (time.perf_counter() - start) / 1e6
+    for s in list_shards(str(corpus)):
+        for _ in iter_texts(s, "text"):
+            pass
 
 
-def count_rate(corpus: Path, release: str, out: Path, size: int, **engine) -> tuple[float, float]:
-    """MB/s of text (``size`` UTF-8 bytes, as the raw read counts them) through corpus count."""
+def shell(command: list[str], files: list[Path]) -> None:
+    with open(os.devnull, "wb") as sink:
+        subprocess.run([*command, *map(str, files)], stdout=sink, check=False)
+
+
+def count_once(corpus: Path, release: str, out: Path, **engine) -> None:
+    """One whole ``corpus count`` job into a fresh folder (nothing reused from a run before)."""
     from culturebench.eval.corpus.job import corpus_count
 
-    record = corpus_count("borsch", str(corpus), out, lang="uk", local=release, **engine)
-    return size / record["seconds"] / 1e6, record["seconds"]
+    shutil.rmtree(out, ignore_errors=True)
+    corpus_count("borsch", str(corpus), out, lang="uk", local=release, **engine)
+
+
+def long_document(names: list[str]) -> tuple[float, float, int]:
+    """Seconds of :meth:`Matcher.find_many` on ~1 MB of text with dense hits as one document
+    and as ~2 KB documents (best of 3), and the hits."""
+    from culturebench.eval.corpus.matcher import Matcher, country_terms, dish_terms
+
+    matcher = Matcher(dish_terms(("d", "uk", n) for n in names) + country_terms("uk"))
+    rng = random.Random(1)
+    words = [*WORDS, *(n.lower() for n in names[:40]), "Україні", "Польщі"]
+    parts, size = [], 0
+    while size < 1_000_000:
+        part = " ".join(rng.choice(words) for _ in range(30)) + "."
+        parts.append(part)
+        size += len(part.encode("utf-8")) + 1
+    docs = [" ".join(parts[i : i + 15]) for i in range(0, len(parts), 15)]
+    text = " ".join(docs)
+    matcher.find("прогрів")
+    one = min(timed(lambda: matcher.find(text), 3))
+    split = min(timed(lambda: matcher.find_many(docs), 3))
+    return one, split, len(matcher.find(text))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shards", type=int, default=8)
     parser.add_argument("--docs", type=int, default=4000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-dask", action="store_true", help="leave out the local Dask cluster row")
     parser.add_argument("--release", default=None, help="a BORSCH release folder (default: build the sample)")
     parser.add_argument(
         "--mc4-tb", type=float, default=1.0, help="assumed text size of the corpus to project"
     )
     args = parser.parse_args()
+    print("load:", os.getloadavg(), f"({os.cpu_count()} cores)")
     root = Path(tempfile.mkdtemp(prefix="cb-bench-corpus-"))
     release = args.release
     if release is None:
         from culturebench.builders import get_builder
 
         release = str(get_builder("borsch").build(out_root=root / "dist").folder)
+    from culturebench.eval.corpus.matcher import country_terms
     from culturebench.eval.dataset_ref import load_rows, resolve_dataset
 
     rows = load_rows(
         resolve_dataset("borsch", revision=None, local=release, repo=None), "parallel", "test", None
     )
     names = [r[k] for r in rows for k in ("name_ru", "name_uk") if r.get(k)]
-    size = make_corpus(
-        root / "corpus", args.shards, args.docs, names, ["Україні", "Росії", "Грузії", "Польщі"]
-    )
+    corpus = root / "corpus"
+    size = make_corpus(corpus, args.shards, args.docs, names, ["Україні", "Росії", "Грузії", "Польщі"])
+    gz = sorted(corpus.glob("*.json.gz"))
+    zst = make_zstd(gz, root / "corpus-zst")
     print(
         f"corpus: {args.shards} shards, {size / 1e6:.1f} MB of text; {len(rows)} dishes, {len(names)} names"
     )
-    read = raw_read(root / "corpus")
-    cold, cold_s = count_rate(root / "corpus", release, root / "out0", size)
-    # the same job again in this process: imports done and the automaton built (a worker
-    # counting many shards pays those once), so this is the per-byte rate
-    one, one_s = count_rate(root / "corpus", release, root / "out1", size)
-    two, _ = count_rate(root / "corpus", release, root / "out2", size, workers=2)
-    print(f"raw read (gunzip + JSON), 1 core   {read:7.1f} MB/s   1.00x")
-    print(
-        f"corpus count, 1 process, first job {cold:7.1f} MB/s   {cold / read:4.2f}x of the read "
-        f"(one-off setup: {cold_s - one_s:.2f} s of imports and automaton)"
+    runs = args.runs
+    print(f"{'':<40} {'min/median':>15}  {'median':>12}")
+    gunzip = row("gzip -dc > /dev/null", size, timed(lambda: shell(["gzip", "-dc"], gz), runs))
+    unzstd = None
+    if shutil.which("zstd"):
+        unzstd = row("zstd -dc > /dev/null", size, timed(lambda: shell(["zstd", "-dcq"], zst), runs))
+    rg = None
+    if shutil.which("rg"):
+        terms = root / "terms.txt"
+        terms.write_text("\n".join(sorted({*names, *(t.name for t in country_terms("uk"))})) + "\n")
+        command = ["rg", "-z", "-F", "-i", "-f", str(terms), "-c", "-j1"]
+        rg = row(
+            "rg -z -F -i -f terms -c -j1", size, timed(lambda: shell(command, gz), runs), gunzip, "of gzip"
+        )
+    else:
+        print("rg (ripgrep) is not installed: no ripgrep baseline")
+    read = row(
+        "raw read (Python: gunzip + JSON)", size, timed(lambda: raw_read(corpus), runs), gunzip, "of gzip"
     )
-    print(f"corpus count, 1 process            {one:7.1f} MB/s   {one / read:4.2f}x of the read")
-    scaling = two / one
-    efficiency = f"{scaling / 2:.0%} efficient"
-    print(f"corpus count, 2 local processes    {two:7.1f} MB/s   scaling {scaling:4.2f}x ({efficiency})")
-    cluster = _on_local_cluster(root, release, size)
-    if cluster:
-        print(f"corpus count, Dask 2 workers       {cluster:7.1f} MB/s   scaling {cluster / one:4.2f}x")
+    out = iter(range(1_000_000))
+    cold = timed(lambda: count_once(corpus, release, root / f"out{next(out)}"), 1)
+    one = row(
+        "corpus count gzip, 1 process", size,
+        timed(lambda: count_once(corpus, release, root / f"out{next(out)}"), runs), gunzip, "of gzip -dc",
+    )  # fmt: skip
+    print(f"{'':<40} (first job in this process: {cold[0]:.2f} s, imports and automaton included)")
+    if rg:
+        print(f"{'':<40} {one / rg:5.2f}x of rg")
+    print(f"{'':<40} {one / read:5.2f}x of the Python raw read")
+    if unzstd:
+        row(
+            "corpus count zstd, 1 process", size,
+            timed(lambda: count_once(root / "corpus-zst", release, root / f"out{next(out)}"), runs),
+            unzstd, "of zstd -dc",
+        )  # fmt: skip
+    two = row(
+        "corpus count gzip, 2 local processes", size,
+        timed(lambda: count_once(corpus, release, root / f"out{next(out)}", workers=2), runs), one,
+        "of 1 process",
+    )  # fmt: skip
+    if not args.no_dask:
+        cluster = _on_local_cluster(corpus, release, root, size, runs)
+        row("corpus count gzip, Dask 2 workers", size, cluster, one, "of 1 process")
+    whole, split, hits = long_document(names)
+    print(
+        f"matcher, 1 MB with {hits:,} hits: one document {whole:.3f} s, ~2 KB documents {split:.3f} s "
+        f"({whole / split:.2f}x)"
+    )
     hours = args.mc4_tb * 1e12 / (one * 1e6) / 3600
     print(
-        f"projection: {args.mc4_tb:g} TB of text (an assumed size; --mc4-tb) at {one:.1f} MB/s per core: "
-        f"{hours:,.0f} core-hours; {hours / 64:,.1f} h on 64 cores, {hours / 512:,.1f} h on 512"
+        f"projection: {args.mc4_tb:g} TB of text (an assumed size; --mc4-tb) at {one:.1f} MB/s per core "
+        f"(the 1-process rate; workers assumed to scale linearly, as on separate cores; measured here: "
+        f"{two / one:.2f}x for 2): {hours:,.1f} core-hours; {hours / 64:,.2f} h on 64 cores"
     )
+    print("load:", os.getloadavg())
 
 
-def _on_local_cluster(root: Path, release: str, size: int) -> float | None:
+def make_zstd(files: list[Path], folder: Path) -> list[Path]:
+    """The same shards as zstd JSON Lines."""
+    import zstandard
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for path in files:
+        target = folder / path.name.replace(".gz", ".zst")
+        target.write_bytes(zstandard.ZstdCompressor(level=3).compress(gzip.decompress(path.read_bytes())))
+        out.append(target)
+    return out
+
+
+def _on_local_cluster(corpus: Path, release: str, root: Path, size: int, runs: int) -> list[float]:
     import logging
 
     from distributed import LocalCluster
 
     logging.getLogger("distributed").setLevel(logging.WARNING)
+    out = iter(range(1_000_000))
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
-        rate, _ = count_rate(
-            root / "corpus", release, root / "out3", size, scheduler=cluster.scheduler_address
+        return timed(
+            lambda: count_once(
+                corpus, release, root / f"dask{next(out)}", scheduler=cluster.scheduler_address
+            ),
+            runs,
         )
-    return rate
 
 
 if __name__ == "__main__":

@@ -198,7 +198,8 @@ def test_cli_count_then_analyses(borsch_release, borsch_corpus, scripted_backend
     assert result.exit_code == 0, result.output
     record = json.loads((out / "count.json").read_text(encoding="utf-8"))
     assert record["documents"] == 300 and len(record["shards"]) == 3
-    assert all(len(s["fingerprint"]) == 64 and s["size"] > 0 for s in record["shards"])  # sha256 + size
+    # size + a sampled sha256 (size, mtime, blocks of the file)
+    assert all(len(s["fingerprint"]) == 8 + 64 and s["size"] > 0 for s in record["shards"])
     assert record["dataset"]["manifest_sha256"] and record["matcher_version"] == MATCHER_VERSION
     # QA run answering "Україна" for every dish: Jaccard 1 for Ukrainian dishes, else 0
     qa = tmp_path / "qa"
@@ -491,3 +492,87 @@ def test_boundaries_apostrophes_and_positions_at_the_byte_level(monkeypatch) -> 
     assert got == want
     monkeypatch.setattr(m, "DFA_MAX_KEYS", 0)  # the slower automaton for very many names
     assert m.Matcher(terms).find_many(docs) == matcher.find_many(docs)
+
+
+def test_matcher_offsets_in_one_long_multibyte_document() -> None:
+    """One long document with thousands of hits (Cyrillic, ё, apostrophes, 4-byte emoji, non-ASCII
+    boundaries): every hit's character offsets are those of a slow reference (the same text in
+    short documents, shifted), and the planted names are found where they were put."""
+    import random
+
+    from culturebench.eval.corpus.matcher import Matcher, country_terms, dish_terms
+
+    matcher = Matcher(dish_terms(DISHES) + country_terms("uk"))
+    rng = random.Random(7)
+    fillers = ["ще", "м’ясо", "ёлка", "🍲", "смачно", "«так»", "дуже\xa0добре", "п'ять", "Ёж", "—", "…"]
+    forms = ["борщ", "Борщу", "БОРЩЕМ", "пельменями", "Вареники", "Україні", "Польщі", "Грузія"]
+    pieces, planted, at = [], [], 0
+    for _ in range(3000):
+        words = [rng.choice(fillers) for _ in range(rng.randint(0, 6))]
+        head = (" ".join(words) + " ") if words else ""
+        form = rng.choice(forms)
+        piece = f"{head}{form}{rng.choice(['.', ',', '!', ' —', '»'])} "
+        planted.append((at + len(head), at + len(head) + len(form)))
+        pieces.append(piece)
+        at += len(piece)
+    text = "".join(pieces)
+    assert len(text.encode("utf-8")) > 1.5 * len(text)  # mostly multi-byte characters
+    hits = matcher.find(text)
+    assert len(hits) >= 3000
+    # slow reference: each piece on its own (short documents), offsets shifted by the pieces before
+    reference, shift = [], 0
+    for piece, found in zip(pieces, matcher.find_many(pieces), strict=True):
+        reference.extend((h.key, h.start + shift, h.end + shift) for h in found)
+        shift += len(piece)
+    assert sorted((h.key, h.start, h.end) for h in hits) == sorted(reference)
+    spans = {(h.start, h.end) for h in hits}
+    assert all(span in spans for span in planted)
+    for h in hits:  # each span is the name's own text
+        heads = {"бор", "пел", "вар", "укр", "пол", "гру"}
+        assert text[h.start : h.end].lower().replace("ё", "е")[:3] in heads
+
+
+def test_local_fingerprints_sampled_or_full(tmp_path: Path) -> None:
+    """A local shard's fingerprint reads blocks of it, not all of it; it changes with a byte in
+    a block, the size or the modification time; ``full_hash`` is the file's sha256."""
+    import hashlib
+
+    from culturebench.eval.corpus import shards
+
+    path = tmp_path / "big.jsonl"
+    data = bytearray(os.urandom(5 << 20))
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(1, 10**18))
+    first = shards.list_shards(str(path))[0].fingerprint
+    assert first.startswith("sampled:") and len(first) == 8 + 64
+    assert shards.list_shards(str(path))[0].fingerprint == first
+    assert shards.list_shards(str(path), full_hash=True)[0].fingerprint == hashlib.sha256(data).hexdigest()
+    data[-1] ^= 1  # in the last block, same size and time
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(1, 10**18))
+    assert shards.list_shards(str(path))[0].fingerprint != first
+    os.utime(path, ns=(1, 10**18 + 1))
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(1, 10**18 + 1))
+    assert shards.list_shards(str(path))[0].fingerprint != first  # the time alone
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b'{"text": "x"}\n')
+    assert shards.list_shards(str(small))[0].fingerprint.startswith("sampled:")
+
+
+def test_line_blocks_give_the_lines_of_the_file() -> None:
+    """Blocks of whole lines from reads that cut lines anywhere: the lines a line-by-line read
+    gives, blank ones and a last line without its newline included."""
+    import io
+
+    from culturebench.eval.corpus import shards
+
+    for data in (b"", b"a\n", b"a\nb", b"\n\n\n", b"a\r\n\nbb\nccc\n" * 50, "ж\nё".encode() * 300):
+
+        class Small(io.BytesIO):
+            def read1(self, size: int = -1) -> bytes:
+                return super().read1(7)
+
+        got = [line for block in shards._line_blocks(Small(data)) for line in block.split(b"\n")]
+        assert got == [line.removesuffix(b"\n") for line in io.BytesIO(data)]

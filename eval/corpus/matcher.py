@@ -123,6 +123,7 @@ class Matcher:
                 joined = joined.replace(mark, into)
         data = joined.encode("utf-8", "surrogatepass").translate(_SPACED)  # same UTF-8 lengths
         size = len(data)
+        marks = [mark for mark in APOSTROPHES if mark in joined]  # looked for once, not per window
         found = []
         for pattern, begin, _end in automaton.find_matches_as_indexes(data, overlapping=True):
             skip, chars, width, checks = owners[pattern]
@@ -131,7 +132,7 @@ class Matcher:
             while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
                 stop += 1
             window = data[at:stop].decode("utf-8", "surrogatepass")  # a candidate: check the rest
-            for mark in APOSTROPHES:  # one character for one: positions kept
+            for mark in marks:  # one character for one: positions kept
                 if mark in window:
                     window = window.replace(mark, "'")
             for key, stems in checks:
@@ -140,9 +141,9 @@ class Matcher:
                     found.append((at, end, key))
         if found:
             starts = _doc_starts(data, texts)
+            offsets = _char_offsets(data, starts, sorted({at for at, _, _ in found}))
             for at, length, key in found:
-                doc = bisect_right(starts, at) - 1
-                start = len(data[starts[doc] : at].decode("utf-8", "surrogatepass"))
+                doc, start = offsets[at]
                 out[doc].append(Hit(key, start, start + length))
         return out
 
@@ -185,6 +186,22 @@ def _rest_end(window: str, pos: int, stems: Sequence[tuple[str, int]]) -> int | 
             return None
         match = _tail(extra).match(window, pos + len(stem))
     return None if match is None else match.end()
+
+
+def _char_offsets(data: bytes, starts: Sequence[int], positions: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Per byte position (sorted, each at a character start): (document, characters before it
+    in that document). Each stretch of bytes is decoded once, from the previous position in
+    the same document: linear in the text, however many hits a long document holds."""
+    out: dict[int, tuple[int, int]] = {}
+    doc, prev, chars = -1, 0, 0
+    for at in positions:
+        here = bisect_right(starts, at) - 1
+        if here != doc:
+            doc, prev, chars = here, starts[here], 0
+        chars += len(data[prev:at].decode("utf-8", "surrogatepass"))
+        prev = at
+        out[at] = (doc, chars)
+    return out
 
 
 def _doc_starts(data: bytes, texts: Sequence[str]) -> list[int]:

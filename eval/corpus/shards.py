@@ -8,7 +8,8 @@ A corpus SPEC is one of
 
 Shards are Parquet (``.parquet``) or JSON Lines (``.jsonl``/``.json``, optionally ``.gz``,
 ``.bz2``, ``.xz``/``.lzma`` or ``.zst``/``.zstd``). Each has an identity recorded in provenance:
-size and sha256 for local files, size and ETag (or the Hub's blob id) for remote ones.
+size and a sampled sha256 (size, modification time and 16 blocks; or the
+whole file's) for local files, size and ETag (or the Hub's blob id) for remote ones.
 
 Nothing is dropped or miscounted in silence: a shard that is truncated or corrupt (a compressed
 stream without its end, a zstd frame cut short), that is not UTF-8, whose text field is not
@@ -40,6 +41,8 @@ COMPRESSION = {
 # compressions that a shard name may carry but that are not read: an error, never a skipped file
 UNSUPPORTED = (".lz4", ".snappy", ".sz", ".br", ".zip", ".7z", ".lzo", ".tar", ".tgz", ".z")
 CHUNK = 1 << 18  # compressed bytes read at a time (zstd)
+BLOCK = 1 << 20  # decompressed bytes split into lines at a time
+SAMPLE_BLOCKS, SAMPLE_SIZE = 16, 1 << 16  # what a local shard's fingerprint reads
 # the package a protocol's fsspec filesystem needs (the rest: the error fsspec gives)
 PROTOCOL_PACKAGES = {
     "http": "aiohttp",
@@ -138,9 +141,13 @@ def _first_line(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-def list_shards(spec: str, *, fingerprint_local: bool = True, option: str = "--corpus") -> list[Shard]:
+def list_shards(
+    spec: str, *, fingerprint_local: bool = True, full_hash: bool = False, option: str = "--corpus"
+) -> list[Shard]:
     """The shards of a corpus SPEC, sorted by URL (so every engine sees one order). ``option``
-    names the command-line option in errors. An empty listing is an error."""
+    names the command-line option in errors. An empty listing is an error. A local file's
+    fingerprint is :func:`sampled_fingerprint` (its sha256 with ``full_hash``; only its
+    modification time without ``fingerprint_local``)."""
     if spec.startswith("hub:"):
         return _hub_shards(spec[4:], option)
     path = Path(spec)
@@ -151,7 +158,7 @@ def list_shards(spec: str, *, fingerprint_local: bool = True, option: str = "--c
                 f"{option} {spec}: the folder holds no Parquet or JSON Lines shards "
                 f"(.parquet, .jsonl, .json, optionally {', '.join(COMPRESSION)})"
             )
-        return [_local(Path(f), fingerprint_local) for f in files]
+        return [_local(Path(f), fingerprint_local, full_hash) for f in files]
     if "://" not in spec:
         import glob
 
@@ -169,7 +176,7 @@ def list_shards(spec: str, *, fingerprint_local: bool = True, option: str = "--c
                 _kind(spec)  # a single file that is not a shard: say so, never count nothing
         if not files:
             raise CorpusError(f"{option} {spec}: no such file, folder or matching files")
-        return [_local(Path(f), fingerprint_local) for f in files]
+        return [_local(Path(f), fingerprint_local, full_hash) for f in files]
     import fsspec
 
     try:
@@ -203,14 +210,34 @@ def list_shards(spec: str, *, fingerprint_local: bool = True, option: str = "--c
     return out
 
 
-def _local(path: Path, fingerprint: bool) -> Shard:
+def _local(path: Path, fingerprint: bool, full_hash: bool = False) -> Shard:
     from culturebench.hashing import sha256_file
 
-    return Shard(
-        str(path.resolve()),
-        path.stat().st_size,
-        sha256_file(path) if fingerprint else f"mtime:{path.stat().st_mtime_ns}",
-    )
+    stat = path.stat()
+    if not fingerprint:
+        tag = f"mtime:{stat.st_mtime_ns}"
+    elif full_hash:
+        tag = sha256_file(path)
+    else:
+        tag = sampled_fingerprint(path, stat.st_size, stat.st_mtime_ns)
+    return Shard(str(path.resolve()), stat.st_size, tag)
+
+
+def sampled_fingerprint(path: Path, size: int, mtime_ns: int) -> str:
+    """``sampled:`` and the sha256 of the size, the modification time and SAMPLE_BLOCKS blocks
+    of SAMPLE_SIZE bytes spread over the file (first and last included; the whole file when it
+    is smaller): reads ~1 MB however large the shard, where a full sha256 is one more read of
+    the whole corpus. Any rewrite changes the time or the size; a change in place that keeps
+    both and misses every block would go unseen (``full_hash`` for a sha256 of everything)."""
+    digest = hashlib.sha256(f"{size}\n{mtime_ns}\n".encode())
+    with open(path, "rb") as handle:
+        if size <= SAMPLE_BLOCKS * SAMPLE_SIZE:
+            digest.update(handle.read())
+        else:
+            for i in range(SAMPLE_BLOCKS):
+                handle.seek(i * (size - SAMPLE_SIZE) // (SAMPLE_BLOCKS - 1))
+                digest.update(handle.read(SAMPLE_SIZE))
+    return f"sampled:{digest.hexdigest()}"
 
 
 def _hub_shards(rest: str, option: str = "--corpus") -> list[Shard]:
@@ -450,34 +477,40 @@ def _jsonl_texts(shard: Shard, column: str, batch_size: int, compression: str | 
             raw = _Counted(stored) if compression else stored
             with _decompressed(raw, compression) as handle:
                 batch: list[str] = []
-                for number, line in enumerate(handle, start=1):
-                    try:
-                        text = line.decode("utf-8")
-                    except UnicodeDecodeError as exc:
-                        raise _not_utf8(shard.url, number, line, exc) from None
-                    if number == 1 and text.startswith("\ufeff"):
-                        text = text[1:]  # a UTF-8 byte-order mark
-                    if not text.strip():
-                        continue
-                    try:
-                        record = json.loads(text)
-                    except json.JSONDecodeError as exc:
-                        raise CorpusError(f"{shard.url}, line {number}: not JSON ({exc.msg})") from None
-                    if not isinstance(record, dict) or column not in record:
-                        raise CorpusError(f"{shard.url}, line {number}: no field {column!r}")
-                    value = record[column]
-                    if value is None:
-                        value = ""
-                    elif not isinstance(value, str):
-                        raise CorpusError(
-                            f"{shard.url}, line {number}: field {column!r} is a JSON "
-                            f"{_json_type(value)}, not a string"
-                        )
-                    batch.append(value)
-                    if len(batch) >= batch_size:
-                        yield batch
-                        batch = []
-                        report(_position(stored, raw))
+                before = 0  # stored bytes read before this block, and after it (for progress)
+                for block in _line_blocks(handle):
+                    after, done = _position(stored, raw), 0
+                    for line in block.split(b"\n"):
+                        number += 1
+                        done += len(line) + 1
+                        try:
+                            text = line.decode("utf-8")
+                        except UnicodeDecodeError as exc:
+                            raise _not_utf8(shard.url, number, line, exc) from None
+                        if number == 1 and text.startswith("\ufeff"):
+                            text = text[1:]  # a UTF-8 byte-order mark
+                        if not text.strip():
+                            continue
+                        try:
+                            record = json.loads(text)
+                        except json.JSONDecodeError as exc:
+                            raise CorpusError(f"{shard.url}, line {number}: not JSON ({exc.msg})") from None
+                        if not isinstance(record, dict) or column not in record:
+                            raise CorpusError(f"{shard.url}, line {number}: no field {column!r}")
+                        value = record[column]
+                        if value is None:
+                            value = ""
+                        elif not isinstance(value, str):
+                            raise CorpusError(
+                                f"{shard.url}, line {number}: field {column!r} is a JSON "
+                                f"{_json_type(value)}, not a string"
+                            )
+                        batch.append(value)
+                        if len(batch) >= batch_size:
+                            yield batch
+                            batch = []
+                            report(before + (after - before) * min(done, len(block)) // max(len(block), 1))
+                    before = after
                 if batch:
                     yield batch
             if compression and not raw.read_bytes:
@@ -492,6 +525,28 @@ def _jsonl_texts(shard: Shard, column: str, batch_size: int, compression: str | 
         else:
             problem = f"corrupt or unreadable {codec} {where} ({_first_line(exc)})"
         raise CorpusError(f"{shard.url}: {problem}") from None
+
+
+def _line_blocks(handle) -> Iterator[bytes]:
+    """The decompressed bytes in blocks of whole lines (without the last line's newline): one
+    split per block instead of a read per line. ``read1`` gives what one decompression step
+    made, so the lines before a damaged part are still read (and the error names the line)."""
+    read = getattr(handle, "read1", None) or handle.read
+    held: list[bytes] = []
+    while True:
+        data = read(BLOCK)
+        if not data:
+            tail = b"".join(held)
+            if tail:  # a last line without its newline
+                yield tail
+            return
+        cut = data.rfind(b"\n")
+        if cut == -1:
+            held.append(data)
+            continue
+        held.append(data[:cut])
+        yield b"".join(held)
+        held = [data[cut + 1 :]]
 
 
 def _json_type(value: object) -> str:
