@@ -12,6 +12,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from culturebench.cards.paper import compare, lookup_stat
 from culturebench.spec import DatasetSpec
+from culturebench.yamlio import load_yaml
 
 TEMPLATES = Path(__file__).parent / "templates"
 SIZE_BUCKETS = [
@@ -177,7 +178,7 @@ def parse_card(text: str) -> tuple[dict[str, Any], str]:
     end = text.find("\n---\n", 4)
     if end < 0:
         raise ValueError("the card's YAML header is not closed with '---'")
-    meta = yaml.safe_load(text[4:end]) or {}
+    meta = load_yaml(text[4:end]) or {}
     if not isinstance(meta, dict):
         raise ValueError("the card's YAML header is not a mapping")
     return meta, text[end + 5 :]

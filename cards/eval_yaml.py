@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from culturebench.spec import DatasetSpec
+from culturebench.yamlio import load_yaml
 
 EVAL_YAML = "eval.yaml"
 FRAMEWORK = "inspect-ai"
@@ -218,7 +219,7 @@ def check_eval_yaml(folder: str | Path) -> list[EvalYamlProblem]:
     if not path.is_file() or path.is_symlink():
         return [EvalYamlProblem(EVAL_YAML, "eval.yaml: the file is missing")]
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path)
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return [EvalYamlProblem(EVAL_YAML, f"eval.yaml: does not parse as YAML: {first}")]

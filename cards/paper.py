@@ -18,9 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from culturebench.spec import DatasetSpec
+from culturebench.yamlio import load_yaml
 
 UNEXPLAINED = "not explained"
 
@@ -30,7 +29,7 @@ def read_catalogue(folder: Path) -> dict[str, Any] | None:
     path = Path(folder) / "paper.yaml"
     if not path.is_file():
         return None
-    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return load_yaml(path) or {}
 
 
 def load_paper(spec: DatasetSpec) -> dict[str, Any] | None:

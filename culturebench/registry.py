@@ -45,6 +45,7 @@ from typing import Any
 import yaml
 
 from culturebench.errors import CultureBenchError, UnknownDatasetError
+from culturebench.yamlio import load_yaml
 
 ENTRY_POINT_GROUP = "culturebench.datasets"
 TASK_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -140,7 +141,7 @@ def _targets(value: str) -> list[str]:
 def _read_code(folder: Path, name: str) -> dict[str, str]:
     path = folder / "dataset.yaml"
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise RegistryError(f"{path}: unreadable ({exc})") from None
     code = raw.get("code")
@@ -154,7 +155,7 @@ def _read_code(folder: Path, name: str) -> dict[str, str]:
 
 def _checked(entry: DatasetEntry) -> DatasetEntry:
     path = entry.folder / "dataset.yaml"
-    declared = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("name")
+    declared = (load_yaml(path) or {}).get("name")
     if declared != entry.name:
         raise RegistryError(f"{path}: name {declared!r} is not the dataset's name {entry.name!r}")
     for part in REQUIRED_PARTS:

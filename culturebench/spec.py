@@ -13,10 +13,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from culturebench.changelog import changelog_section
 from culturebench.errors import CultureBenchError
+from culturebench.yamlio import load_yaml
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
@@ -131,7 +130,7 @@ class DatasetSpec:
         path = self.folder / "datasheet.yaml"
         if not path.exists():
             return {}
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return load_yaml(path) or {}
 
     @property
     def changelog_path(self) -> Path:
@@ -164,7 +163,7 @@ def load_spec(name: str) -> DatasetSpec:
 
     folder = registry.get(name).folder
     path = folder / "dataset.yaml"
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = load_yaml(path)
     if not SEMVER.match(str(raw.get("version", ""))):
         raise CultureBenchError(f"{path}: version {raw.get('version')!r} is not semver X.Y.Z")
     return DatasetSpec(name=name, folder=folder, raw=raw)

@@ -5,6 +5,7 @@ schemas and cross-field rules, Croissant (metadata and records) and the Hub benc
 from __future__ import annotations
 
 import logging
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ REQUIRED_CARD_KEYS = (
     "configs",
     "dataset_info",
 )
+#: Rows per data file whose Croissant records are loaded (see ``_check_croissant``).
 CROISSANT_RECORDS_CHECKED = 3
 
 
@@ -301,6 +303,23 @@ def _check_dataset_rules(
 
 
 def _check_croissant(folder: Path, spec: DatasetSpec, report: ValidationReport, *, records: bool) -> None:
+    """mlcroissant accepts ``croissant.json`` (the whole document: metadata, distribution, every
+    record set and field) and, with ``records``, each record set's first records load.
+
+    The records are read from a row-limited copy of the data, not from the release files:
+    mlcroissant's reader materialises every row of every file of a record set before it yields
+    the first record (a pandas ``apply`` per row: most of a BORSCH validate), however few records
+    are then read. :func:`_croissant_sample` writes the first :data:`CROISSANT_RECORDS_CHECKED`
+    rows of each Parquet file (the first shard of a ``FileSet``), with the same Arrow schema and
+    metadata, at the same relative path in a temporary folder; the parsed document is pointed
+    at that folder and its ``sha256`` at the copies, and every record of the copy is loaded.
+    What this checks is what the full read checked on those rows: each field's ``source``
+    (file, column, ``jsonPath`` transforms) resolves against the Parquet schema and its values
+    cast to the declared ``dataType``; a field naming a missing column or an uncastable type
+    still fails. The release files' checksums are checked against the manifest
+    (``checksums``) and the document against the one regenerated from it (``card:regenerated``),
+    so the hash check mlcroissant would do on the full files adds nothing. Cost: constant in
+    the number of rows instead of ~0.75 ms per row."""
     report.ran("croissant")
     path = folder / "croissant.json"
     if not path.is_file():
@@ -318,19 +337,57 @@ def _check_croissant(folder: Path, spec: DatasetSpec, report: ValidationReport, 
     if not records:
         return
     report.ran("croissant:records")
-    for record_set in dataset.metadata.record_sets:
+    with tempfile.TemporaryDirectory(prefix="cb-croissant-") as tmp:
         try:
-            for count, _record in enumerate(dataset.records(record_set=record_set.uuid), start=1):
-                if count >= CROISSANT_RECORDS_CHECKED:
-                    break
+            sample = _croissant_sample(mlc, dataset.metadata, folder, Path(tmp))
         except Exception as exc:
-            report.add(
-                Finding(
-                    "croissant:records",
-                    f"records of {record_set.name} do not load: {exc}",
-                    config=record_set.name,
+            report.add(Finding("croissant:records", f"cannot read the data files it lists: {exc}"))
+            return
+        for record_set in sample.metadata.record_sets:
+            try:
+                for _record in sample.records(record_set=record_set.uuid):
+                    pass
+            except Exception as exc:
+                report.add(
+                    Finding(
+                        "croissant:records",
+                        f"records of {record_set.name} do not load: {exc}",
+                        config=record_set.name,
+                    )
                 )
-            )
+
+
+def _croissant_sample(mlc: Any, metadata: Any, folder: Path, tmp: Path) -> Any:
+    """An mlcroissant dataset for ``metadata`` (parsed from ``folder``) that reads the first
+    :data:`CROISSANT_RECORDS_CHECKED` rows of each Parquet file, written under ``tmp`` (see
+    :func:`_check_croissant`). ``metadata`` is modified: its folder is ``tmp`` afterwards."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from etils import epath
+
+    def sample(rel: str) -> str:
+        source, dest = folder / rel, tmp / rel
+        if not source.resolve().is_relative_to(folder.resolve()):
+            raise ValueError(f"{rel} is outside the release folder")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        parquet = pq.ParquetFile(source)
+        batches = parquet.iter_batches(batch_size=CROISSANT_RECORDS_CHECKED)
+        first = next(batches, None)
+        table = pa.Table.from_batches([first] if first is not None else [], schema=parquet.schema_arrow)
+        pq.write_table(table, dest)
+        return sha256_file(dest)
+
+    for node in metadata.distribution:
+        if isinstance(node, mlc.FileObject) and node.content_url and "://" not in node.content_url:
+            node.sha256 = sample(node.content_url)
+            node.md5 = None
+        elif isinstance(node, mlc.FileSet):
+            for pattern in node.includes or []:
+                matches = sorted(folder.glob(pattern))
+                if matches:
+                    sample(matches[0].relative_to(folder).as_posix())
+    metadata.ctx.folder = epath.Path(tmp)
+    return mlc.Dataset.from_metadata(metadata)
 
 
 def _check_eval_yaml(folder: Path, report: ValidationReport) -> None:

@@ -8,6 +8,7 @@ frames in :class:`Frames`, never inside them.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +23,28 @@ class Frames(dict[str, pd.DataFrame]):
         self.split_ids: dict[str, dict[str, list[str]]] = {}
 
 
+#: id(frame) -> (weak reference to it, its shape and columns, its rows); dropped with the frame.
+_ROWS: dict[int, tuple[weakref.ref, tuple[Any, ...], list[dict[str, Any]]]] = {}
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    key = id(frame)
+    fingerprint = (frame.shape, tuple(frame.columns))
+    cached = _ROWS.get(key)
+    if cached is not None and cached[0]() is frame and cached[1] == fingerprint:
+        return cached[2]
+    rows = frame.to_dict("records")
+    try:
+        ref = weakref.ref(frame, lambda _ref, key=key: _ROWS.pop(key, None))
+    except TypeError:  # not weak-referenceable: no cache
+        return rows
+    _ROWS[key] = (ref, fingerprint, rows)
+    return rows
+
+
 def iter_rows(frame: pd.DataFrame) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(position, row as a dict)`` for every row, in order; linear time and memory."""
-    yield from enumerate(frame.to_dict("records"))
+    """``(position, row as a dict)`` for every row, in order; linear time and memory. The dicts
+    are the caller's to modify (the values, e.g. lists, are the frame's own, as with
+    ``to_dict``)."""
+    for position, row in enumerate(_records(frame)):
+        yield position, dict(row)

@@ -6,9 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from culturebench.spec import DatasetSpec
+from culturebench.yamlio import load_yaml
 
 
 @dataclass(frozen=True)
@@ -35,12 +34,12 @@ def load_policy(spec: DatasetSpec) -> ImagePolicy:
     path = spec.folder / "image_policy.yaml"
     if not path.exists():
         return ImagePolicy()
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    raw = load_yaml(path) or {}
     waivers: list[dict[str, Any]] = []
     if raw.get("waivers"):
         wpath = spec.folder / raw["waivers"]
         if wpath.exists():
-            waivers = (yaml.safe_load(wpath.read_text(encoding="utf-8")) or {}).get("waivers") or []
+            waivers = (load_yaml(wpath) or {}).get("waivers") or []
     refs = [Path(p) if Path(p).is_absolute() else spec.folder / p for p in raw.get("reference_lists") or []]
     return ImagePolicy(
         embed_licenses=list(raw.get("embed_licenses") or []),

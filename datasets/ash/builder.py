@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
 from culturebench.builders.base import DatasetBuilder, Rows
 from culturebench.builders.sources import SourceSet
 from culturebench.buildlog import BuildLog
 from culturebench.errors import Location, SourceError
+from culturebench.yamlio import load_yaml
 
 CATEGORIES = ("regional", "religious", "historical")
 EXPECTED = {"regional": 30, "religious": 6, "historical": 4}
@@ -30,7 +29,7 @@ def slug(text: str) -> str:
 def load_lists(path: str) -> dict[str, Any]:
     """Read and check the lists file: category sizes, 20 dishes, no duplicates, template fields."""
     with open(path, encoding="utf-8") as handle:
-        data = yaml.safe_load(handle) or {}
+        data = load_yaml(handle) or {}
     cuisines = data.get("cuisines") or {}
     for category in CATEGORIES:
         names = cuisines.get(category) or []

@@ -169,11 +169,10 @@ _LETTERS = re.compile(r"[^\W\d_]+")  # a word: a run of letters ("Kosher-certifi
 
 def cuisine_names() -> list[str]:
     """The 40 cuisines of Table 1, from the dataset's shipped list (``cuisines.yaml``)."""
-    import yaml
-
     from culturebench.spec import load_spec
+    from culturebench.yamlio import load_yaml
 
-    data = yaml.safe_load((load_spec("ash").folder / "cuisines.yaml").read_text(encoding="utf-8"))
+    data = load_yaml(load_spec("ash").folder / "cuisines.yaml")
     return [str(c) for names in data["cuisines"].values() for c in names]
 
 

@@ -17,7 +17,6 @@ from functools import cached_property
 from typing import Any
 
 import pycountry
-import yaml
 
 from culturebench.builders.base import DatasetBuilder
 from culturebench.builders.sources import SourceSet
@@ -26,6 +25,7 @@ from culturebench.buildlog import BuildLog
 from culturebench.countries import is_iso_alpha2
 from culturebench.errors import Location, SourceError
 from culturebench.text import name_problem
+from culturebench.yamlio import load_yaml
 
 COLUMNS = [
     "id",
@@ -133,11 +133,11 @@ class WWDBuilder(DatasetBuilder):
 
     @cached_property
     def vocab(self) -> dict[str, Any]:
-        return yaml.safe_load((self.spec.folder / "vocab.yaml").read_text(encoding="utf-8"))
+        return load_yaml(self.spec.folder / "vocab.yaml")
 
     @cached_property
     def country_rules(self) -> dict[str, Any]:
-        return yaml.safe_load((self.spec.folder / "countries.yaml").read_text(encoding="utf-8"))
+        return load_yaml(self.spec.folder / "countries.yaml")
 
     # ------------------------------------------------------------------ countries
     def country_table(self, sources: SourceSet, log: BuildLog) -> dict[str, str]:

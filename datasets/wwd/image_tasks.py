@@ -24,12 +24,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-
 from culturebench.errors import CultureBenchError, Location, SourceError, UsageError
 from culturebench.eval.backends.base import Request
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest
 from culturebench.hashing import sha256_file
+from culturebench.yamlio import load_yaml
 
 FOLDER = Path(__file__).resolve().parent
 SUITES = ("africa5", "us")
@@ -39,7 +38,7 @@ QUESTION_SETS = ("all", "paper")
 @cache
 def image_eval() -> dict[str, Any]:
     """``image_eval.yaml``: the shipped test suites and VQA question sets."""
-    return yaml.safe_load((FOLDER / "image_eval.yaml").read_text(encoding="utf-8"))
+    return load_yaml(FOLDER / "image_eval.yaml")
 
 
 def shipped_file(entry: dict[str, Any]) -> Path:
