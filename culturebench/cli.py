@@ -1237,11 +1237,13 @@ def parse_task_options(items: list[str]) -> dict:
     """``KEY=VALUE`` pairs as a dict; values read as YAML scalars (``3`` -> 3, ``true``)."""
     import yaml
 
+    from culturebench.yamlio import load_yaml
+
     out = {}
     for item in items:
         key, value = _key_value(item, "--option", "KEY=VALUE", need_value=False)
         try:
-            out[key] = yaml.safe_load(value) if value.strip() else None
+            out[key] = load_yaml(value) if value.strip() else None
         except yaml.YAMLError:
             out[key] = value
     return out

@@ -138,11 +138,9 @@ def _near_duplicates(hashed, policy: ImagePolicy, report: ValidationReport) -> l
         return []
     hashes = to_array([item[3]["phash"] for item in hashed])
     index = HashIndex(hashes, policy.near_duplicate_threshold)
-    qi, ii = index.query_many(hashes)
+    first, second = index.pairs_within()  # each near pair once (a < b): the index's self-join
     pairs = []
-    for a, b in zip(qi.tolist(), ii.tolist(), strict=True):
-        if a >= b:
-            continue
+    for a, b in zip(first.tolist(), second.tolist(), strict=True):
         left, right = hashed[a], hashed[b]
         distance = hamming(left[3]["phash"], right[3]["phash"])
         waiver = policy.waived("images:near_duplicates", left[3].get("sha256"), right[3].get("sha256"))
