@@ -52,6 +52,13 @@ def count_cmd(
     per_dish: Annotated[
         int, typer.Option(min=1, help="Sampled incorrect co-occurrences per dish at most.")
     ] = 3,
+    full_hash: Annotated[
+        bool,
+        typer.Option(
+            help="Fingerprint local shards by the sha256 of all their bytes (one more read) instead of "
+            "size, mtime and sampled blocks."
+        ),
+    ] = False,
 ) -> None:
     """Mentions per dish name, dish-country co-occurring documents, correct co-occurrence count
     and ratio, and a seeded sample of incorrect co-occurrences, as Parquet tables."""
@@ -64,7 +71,7 @@ def count_cmd(
                 dataset, corpus, out, lang=lang, column=column, config=config,
                 **source.as_kwargs(), scheduler=scheduler,
                 workers=workers, seed=seed, per_dish=per_dish,
-                progress=update,
+                progress=update, full_hash=full_hash,
             )
         )  # fmt: skip
     chars = record["characters"] / 1e6

@@ -532,6 +532,30 @@ def test_matcher_offsets_in_one_long_multibyte_document() -> None:
         assert text[h.start : h.end].lower().replace("ё", "е")[:3] in heads
 
 
+def test_cli_full_hash_fingerprints_every_byte(borsch_release, borsch_corpus, tmp_path: Path) -> None:
+    """`corpus count --full-hash`: each local shard is named by the sha256 of all its bytes,
+    and the counts are the same as with sampled fingerprints."""
+    corpus, _ = borsch_corpus
+    records = {}
+    for name, extra in (("sampled", []), ("full", ["--full-hash"])):
+        out = tmp_path / name
+        result = CliRunner().invoke(
+            app,
+            ["corpus", "count", "borsch", "--corpus", str(corpus), "--lang", "uk",
+             "--local", str(borsch_release.folder), "--out", str(out), *extra],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        records[name] = json.loads((out / "count.json").read_text(encoding="utf-8"))
+    import hashlib
+
+    assert len(records["full"]["shards"]) == 3
+    for shard in records["full"]["shards"]:
+        data = Path(shard["url"].removeprefix("file://")).read_bytes()
+        assert shard["fingerprint"] == hashlib.sha256(data).hexdigest()
+    assert records["full"]["documents"] == records["sampled"]["documents"] == 300
+    assert records["full"]["characters"] == records["sampled"]["characters"]
+
+
 def test_local_fingerprints_sampled_or_full(tmp_path: Path) -> None:
     """A local shard's fingerprint reads blocks of it, not all of it; it changes with a byte in
     a block, the size or the modification time; ``full_hash`` is the file's sha256."""

@@ -39,8 +39,11 @@ def corpus_count(
     seed: int = 0,
     per_dish: int = 3,
     progress: Callable[[int, int], None] | None = None,
+    full_hash: bool = False,
 ) -> dict[str, Any]:
-    """Run the count job and return the ``count.json`` record."""
+    """Run the count job and return the ``count.json`` record. ``full_hash``: fingerprint each
+    local shard by the sha256 of all its bytes (one more full read) instead of its size, mtime
+    and sampled blocks."""
     from culturebench import registry
     from culturebench.eval.corpus.engine import check_scheduler
     from culturebench.eval.country_extractor import LANGUAGES
@@ -58,7 +61,7 @@ def corpus_count(
     check_out_dir(out)
     with resumable_output(out, COUNT_OUTPUT):  # a rerun reuses the parts of finished shards
         return _count(dataset, hooks, corpus, out, lang, column, config, local, revision, repo, scheduler,
-                      workers, seed, per_dish, progress)  # fmt: skip
+                      workers, seed, per_dish, progress, full_hash)  # fmt: skip
 
 
 COUNT_OUTPUT = OutputKind("corpus-count", ("parts",))
@@ -80,6 +83,7 @@ def _count(
     seed: int,
     per_dish: int,
     progress: Callable[[int, int], None] | None,
+    full_hash: bool = False,
 ) -> dict[str, Any]:
     from culturebench.atomic import write_text_atomic
     from culturebench.eval.corpus.count import CountSpec, merge_parts, run_shards, write_tables
@@ -94,7 +98,7 @@ def _count(
     dishes, origins = hooks.corpus_terms(rows, config)
     if not dishes:
         raise CultureBenchError(f"{dataset}/{config}: no names to look for")
-    shards = list_shards(corpus)
+    shards = list_shards(corpus, full_hash=full_hash)
     spec = CountSpec(
         corpus_lang=lang, column=column, dishes=dishes, origins=origins, seed=seed, per_dish=per_dish
     )
