@@ -41,6 +41,7 @@ from typing import Any
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.generation import Generation
 from culturebench.eval.tasks.base import job_id, split_job_id
+from culturebench.filecache import FileCache
 from culturebench.hashing import sha256_file
 from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind
@@ -61,9 +62,10 @@ def load_layout(dataset: str, name: str) -> dict[str, Any]:
     return layouts[name]
 
 
-# Files read in this process, by (path, size, mtime): `eval score` of several tasks reads each
-# generations file once, however many tasks take a column from it (callers never mutate them).
-_READ: dict[tuple[str, int, int], tuple[list[str], list[tuple[int, dict[str, Any]]]]] = {}
+# Files read in this process: `eval score` of several tasks reads each generations file once,
+# however many tasks take a column from it (a few files at most: the WWD authors' layout reads
+# three; callers never mutate them).
+_READ: FileCache[tuple[list[str], list[tuple[int, dict[str, Any]]]]] = FileCache()
 
 
 def _table(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
@@ -71,24 +73,21 @@ def _table(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     Lines, a row per line), read whole and strictly (:mod:`culturebench.inputs`): UTF-8 only,
     a column or key given twice, values beyond the header and nesting beyond reason are errors
     naming file, row and field."""
-    from culturebench.inputs import read_csv_records, read_csv_rows, read_jsonl
-
     if not path.is_file():
         raise SourceError(Location(str(path)), "no such file" if not path.exists() else "not a file")
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _READ:
-        what = "a generations file"
-        if path.suffix.lower() in (".jsonl", ".json"):
-            records: list[tuple[int, dict[str, Any]]] = list(read_jsonl(path, what=what))
-            header = list(records[0][1]) if records else []
-        else:
-            records = list(read_csv_records(path, what=what))
-            header = list(records[0][1]) if records else [c.strip() for c in read_csv_rows(path)[0][1]]
-        while len(_READ) >= 8:  # a few files at most (the WWD authors' layout reads three)
-            del _READ[next(iter(_READ))]
-        _READ[key] = (header, records)
-    return _READ[key]
+    return _READ.get(path, _read_table)
+
+
+def _read_table(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+    from culturebench.inputs import read_csv_records, read_csv_rows, read_jsonl
+
+    what = "a generations file"
+    if path.suffix.lower() in (".jsonl", ".json"):
+        records: list[tuple[int, dict[str, Any]]] = list(read_jsonl(path, what=what))
+        return (list(records[0][1]) if records else []), records
+    records = list(read_csv_records(path, what=what))
+    header = list(records[0][1]) if records else [c.strip() for c in read_csv_rows(path)[0][1]]
+    return header, records
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:

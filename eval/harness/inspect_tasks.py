@@ -96,7 +96,7 @@ def build_task(
     return Task(
         dataset=MemoryDataset(samples, name=f"{PACKAGE}/{dataset}"),
         solver=generate(),
-        scorer=task_scorer(dataset, task_name),
+        scorer=task_scorer(loaded.task),
         config=config,
         epochs=Epochs(count, "mean"),
         name=harness_name(dataset, task_name),
@@ -133,16 +133,12 @@ def _sample(item: Any) -> Any:
     return Sample(id=record["id"], input=prompt, metadata={META: record["meta"]})
 
 
-def task_scorer(dataset: str, task_name: str) -> Any:
+def task_scorer(task: Any) -> Any:
     """The task's own scoring as an Inspect scorer: value = the per-sample numbers,
     metadata = the whole sample ``eval run`` writes; metric = the task's ``aggregate``."""
     from inspect_ai.scorer import Score, scorer
 
-    from culturebench.eval.tasks import get_task
-
-    task = get_task(dataset, task_name)
-
-    @scorer(metrics=[paper_metrics(dataset, task_name)], name=harness_name(dataset, task_name))
+    @scorer(metrics=[paper_metrics(task)], name=harness_name(task.dataset, task.name))
     def culturebench_scorer() -> Any:
         async def score(state: Any, target: Any) -> Any:
             import json
@@ -165,16 +161,12 @@ def task_scorer(dataset: str, task_name: str) -> Any:
     return culturebench_scorer()
 
 
-def paper_metrics(dataset: str, task_name: str) -> Any:
+def paper_metrics(task: Any) -> Any:
     """The task's ``aggregate`` over every (sample, epoch) score: its top-level headline
     numbers (e.g. ``accuracy``), the same as ``eval run`` reports."""
     from inspect_ai.scorer import metric
 
-    from culturebench.eval.tasks import get_task
-
-    task = get_task(dataset, task_name)
-
-    @metric(name=f"{harness_name(dataset, task_name)}_metrics", scores="unreduced")
+    @metric(name=f"{harness_name(task.dataset, task.name)}_metrics", scores="unreduced")
     def culturebench_metrics() -> Any:
         def compute(scores: list[Any]) -> dict[str, float]:
             samples = [s.score.metadata["sample"] for s in scores if s.score.metadata]

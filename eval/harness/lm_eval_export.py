@@ -53,9 +53,11 @@ def export_lm_eval(
     _check_out(out, dataset)
     written: dict[str, str] = {}
     metrics: dict[str, list[str]] = {}
+    pin = None  # the release is resolved once (a Hub revision: one lookup), then pinned
     for index, cls in enumerate(chosen):
-        loaded = harness_requests(dataset, cls.name, revision=revision, local=local, repo=repo)
-        names = metric_names(dataset, cls.name, loaded.requests)
+        loaded = harness_requests(dataset, cls.name, revision=revision, local=local, repo=repo, pin=pin)
+        pin = loaded.pin
+        names = metric_names(loaded.task, loaded.requests)
         if not names:
             raise CultureBenchError(f"{dataset}/{cls.name}: its aggregate reports no number to export")
         metrics[f"{dataset}/{cls.name}"] = names

@@ -54,19 +54,26 @@ def process_results(doc: dict[str, Any], results: Sequence[str], metrics: Sequen
 
 def aggregate(items: Sequence[dict[str, Any]], metric: str) -> float:
     """An aggregation: ``metric`` of the task's own aggregate over the samples (NaN when the
-    samples give none, e.g. every answer unparsed)."""
+    samples give none, e.g. every answer unparsed). lm-eval calls it once per metric with the
+    same sample objects (:func:`process_results` hands one sample to every metric), so the
+    aggregate, bootstrap included, is computed once for all of a task's metrics."""
     if not items:
         return float("nan")
-    task = _task(items[0]["task"])
-    return top_level(task.aggregate(list(items))).get(metric, float("nan"))
+    held, headline = _LAST_AGGREGATE
+    if len(held) != len(items) or any(a is not b for a, b in zip(held, items, strict=False)):
+        headline = top_level(_task(items[0]["task"]).aggregate(list(items)))
+        _LAST_AGGREGATE[:] = [tuple(items), headline]  # holding the samples keeps identity valid
+    return headline.get(metric, float("nan"))
 
 
-def metric_names(dataset: str, task: str, requests: Sequence[Any]) -> list[str]:
+_LAST_AGGREGATE: list[Any] = [(), {}]  # (the samples aggregated last, their headline numbers)
+
+
+def metric_names(task: Any, requests: Sequence[Any]) -> list[str]:
     """The task's headline metric names (what its aggregate reports), from scoring an empty
     answer to each request: the names an exported YAML lists."""
-    cls = _task(f"{dataset}/{task}")
-    samples = [scored(cls, item, "", None) for item in requests]
-    return list(top_level(cls.aggregate(samples)))
+    samples = [scored(task, item, "", None) for item in requests]
+    return list(top_level(task.aggregate(samples)))
 
 
 _TASKS: dict[str, Any] = {}

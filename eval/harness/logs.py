@@ -15,6 +15,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.harness.common import parse_harness_name
+from culturebench.filecache import FileCache
 
 INSPECT = "inspect-ai"
 LM_EVAL = "lm-eval"
@@ -51,19 +52,15 @@ def harness_of(path: Path) -> str | None:
     return None
 
 
-_CACHE: dict[tuple[str, int, int], HarnessLog] = {}
+# every task of one `eval score` (and the command's choice of tasks) reads the same logs
+_LOGS: FileCache[HarnessLog] = FileCache()
 
 
 def read_harness_log(path: Path) -> HarnessLog:
     """The log at ``path`` (read once per process while unchanged)."""
     if not path.is_file():
         raise SourceError(Location(str(path)), "no such file" if not path.exists() else "not a file")
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _CACHE:
-        _CACHE.clear()
-        _CACHE[key] = read_inspect(path) if harness_of(path) == INSPECT else read_lm_eval(path)
-    return _CACHE[key]
+    return _LOGS.get(path, lambda p: read_inspect(p) if harness_of(p) == INSPECT else read_lm_eval(p))
 
 
 # ----------------------------------------------------------------------------- Inspect
@@ -99,11 +96,7 @@ def read_inspect(path: Path) -> HarnessLog:
             raise SourceError(
                 Location(path.name, number, "error"), f"sample {sample.id!r} failed: {sample.error}"
             )
-        seed = (
-            (seeds[sample.epoch - 1] if seeds and sample.epoch <= len(seeds) else sample.epoch - 1)
-            if epochs > 1
-            else None
-        )
+        seed = _epoch_seed(sample.epoch, epochs, seeds)
         generations.append(Generation(str(sample.id), seed, sample.output.completion, path.name, number))
     config = log.plan.config.model_dump(exclude_none=True)
     sampling = {
@@ -129,6 +122,14 @@ def read_inspect(path: Path) -> HarnessLog:
         },
     }
     return HarnessLog(path, INSPECT, dataset, task, generations, model, info.get("pin"), {"epochs": epochs})
+
+
+def _epoch_seed(epoch: int, epochs: int, seeds: list[int] | None) -> int | None:
+    """The seed of Inspect epoch ``epoch`` (1-based): none for a one-epoch run, the paper's
+    seed of that index when the run used the paper's seeds, else ``epoch - 1``."""
+    if epochs <= 1:
+        return None
+    return seeds[epoch - 1] if seeds and epoch <= len(seeds) else epoch - 1
 
 
 # ------------------------------------------------------------------------- lm-eval

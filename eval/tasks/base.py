@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from culturebench.eval.backends.base import Request
+from culturebench.filecache import FileCache
 from culturebench.hashing import sha256_text
 from culturebench.registry import DatasetName
 from culturebench.yamlio import load_yaml
@@ -38,15 +39,10 @@ def load_prompts(dataset: str) -> dict[str, Any]:
     must not modify it)."""
     from culturebench import registry
 
-    path = registry.get(dataset).folder / "prompts.yaml"
-    stat = path.stat()
-    key = (str(path), stat.st_mtime_ns, stat.st_size)
-    if key not in _PROMPTS:
-        _PROMPTS[key] = load_yaml(path)
-    return _PROMPTS[key]
+    return _PROMPTS.get(registry.get(dataset).folder / "prompts.yaml", load_yaml)
 
 
-_PROMPTS: dict[tuple[str, int, int], dict[str, Any]] = {}
+_PROMPTS: FileCache[dict[str, Any]] = FileCache(limit=16)  # one per dataset
 
 
 def request_id(row_id: str, lang: str, template: int | str) -> str:
