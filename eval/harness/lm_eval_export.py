@@ -87,6 +87,9 @@ MARKER = ".culturebench-lm-eval"  # names the dataset of an export folder (so it
 
 def _chosen(dataset: str, tasks: list[str] | None) -> list[Any]:
     """The text tasks to export (VQA tasks cannot run in lm-eval's text route)."""
+    from culturebench import registry
+
+    registry.get(dataset)  # an unknown dataset: the registry's error, naming the datasets
     available = [cls for cls in harness_tasks(dataset) if not cls.needs_images]
     if not available:
         raise UsageError(f"{dataset} has no text task lm-eval can run")
