@@ -19,7 +19,6 @@ become е and Е, which have their UTF-8 length, so byte positions never move.
 
 from __future__ import annotations
 
-import functools
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -88,17 +87,18 @@ class Matcher:
                     stems = [inflection_stem(w) for w in words]
                     heads.setdefault(stems[0][0], []).append((term.key, stems))
             keys: list[bytes] = []
-            owners: list[tuple[int, int, int, list]] = []
+            owners: list[tuple[int, int, int, list[_Plan]]] = []
             for head, entries in heads.items():
                 # room after the key's start for the longest of its names, in bytes
                 width = 4 * max(len(" ".join(w for w, _ in stems)) + sum(e for _, e in stems) + 8
                                 for _, stems in entries)  # fmt: skip
                 # the text is not lower-cased (that alone cost as much as the scan): each first
                 # stem is a key in lower case, Title case and UPPER CASE, after each boundary
+                plans = _plans(entries)
                 for variant in _forms(head):
                     for mark in _PREFIXES:
                         keys.append((mark + variant).encode())
-                        owners.append((len(mark.encode()), len(variant), width, entries))
+                        owners.append((len(mark.encode()), len(variant), width, plans))
             # a DFA scans about twice as fast as the NFA but takes ~2.5 KB per key
             kind = ahocorasick_rs.Implementation
             fast = kind.DFA if len(keys) <= DFA_MAX_KEYS else kind.ContiguousNFA
@@ -126,7 +126,7 @@ class Matcher:
         marks = [mark for mark in APOSTROPHES if mark in joined]  # looked for once, not per window
         found = []
         for pattern, begin, _end in automaton.find_matches_as_indexes(data, overlapping=True):
-            skip, chars, width, checks = owners[pattern]
+            skip, chars, width, plans = owners[pattern]
             at = begin + skip  # the first stem, in bytes of the joined text
             stop = min(at + width, size)
             while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
@@ -135,10 +135,7 @@ class Matcher:
             for mark in marks:  # one character for one: positions kept
                 if mark in window:
                     window = window.replace(mark, "'")
-            for key, stems in checks:
-                end = _rest_end(window, chars, stems)
-                if end is not None:
-                    found.append((at, end, key))
+            found.extend((at, end, key) for end, key in _verified(window, chars, plans))
         if found:
             starts = _doc_starts(data, texts)
             offsets = _char_offsets(data, starts, sorted({at for at, _, _ in found}))
@@ -161,31 +158,62 @@ def _forms(head: str) -> set[str]:
     return {v.replace("'", mark) for v in cases for mark in ("'", *APOSTROPHES)}
 
 
-@functools.cache
-def _tail(extra: int) -> re.Pattern:
-    """Up to ``extra`` letters, then no letter."""
-    return re.compile(f"{_LETTER}{{0,{extra}}}(?!{_LETTER})")
+_WORD = re.compile(f"{_LETTER}*")  # the rest of a word
+_NEXT_WORD = re.compile(f"{_OTHER}+({_LETTER}*)")  # a separator, then the next word
 
 
-_GAP = re.compile(f"{_OTHER}+")
+@dataclass(frozen=True)
+class _Plan:
+    """The names under one first stem that have the same words: the first word's extra
+    letters allowed, each later word's (stem, extra letters), and the keys (with their order
+    among the first stem's names, so hits come out in the order the names were given)."""
+
+    extra: int
+    later: tuple[tuple[str, int], ...]
+    keys: tuple[tuple[int, tuple[str, ...]], ...]
 
 
-def _rest_end(window: str, pos: int, stems: Sequence[tuple[str, int]]) -> int | None:
-    """End of the match whose first stem ends at ``pos`` in ``window``, or None: up to the
-    first word's extra letters, then for each later word a separator, the stem in any case
-    (ё as е) and its extra letters; the match ends before a non-letter."""
-    match = _tail(stems[0][1]).match(window, pos)
-    for stem, extra in stems[1:]:
-        if match is None:
-            return None
-        gap = _GAP.match(window, match.end())
-        if gap is None:
-            return None
-        pos = gap.end()
-        if normalise(window[pos : pos + len(stem)]) != stem:
-            return None
-        match = _tail(extra).match(window, pos + len(stem))
-    return None if match is None else match.end()
+def _plans(entries: Sequence[tuple[tuple[str, ...], list[tuple[str, int]]]]) -> list[_Plan]:
+    """The checks of one first stem, one per distinct name (many names share a first stem:
+    a dish's names in two languages, soups and salads of one head word)."""
+    grouped: dict[tuple, list[tuple[int, tuple[str, ...]]]] = {}
+    for order, (key, stems) in enumerate(entries):
+        grouped.setdefault((stems[0][1], tuple(stems[1:])), []).append((order, key))
+    return [_Plan(extra, later, tuple(keys)) for (extra, later), keys in grouped.items()]
+
+
+def _verified(window: str, pos: int, plans: Sequence[_Plan]) -> list[tuple[int, tuple[str, ...]]]:
+    """(end, key) of every name whose first stem ends at ``pos`` in ``window`` and whose rest
+    is there: the first word's letters after its stem at most its extra letters; then for
+    each later word a separator and a word that starts with the stem in any case (ё as е)
+    with at most its extra letters after it; the match ends where its last word ends. The
+    window is cut into words once, however many names share the first stem."""
+    first_end = _WORD.match(window, pos).end()
+    rest = first_end - pos
+    words: list[tuple[int, int]] = []  # the later words, as far as a name needs them
+    out: list[tuple[int, int, tuple[str, ...]]] = []
+    for plan in plans:
+        if rest > plan.extra:
+            continue
+        end = first_end
+        for i, (stem, extra) in enumerate(plan.later):
+            while len(words) <= i:
+                after = words[-1][1] if words else first_end
+                found = _NEXT_WORD.match(window, after) if after >= 0 else None
+                words.append(found.span(1) if found else (-1, -1))
+            start, end = words[i]
+            if (
+                start < 0
+                or end - start - len(stem) > extra
+                or normalise(window[start : start + len(stem)]) != stem
+            ):
+                end = -1
+                break
+        if end >= 0:
+            out.extend((order, end, key) for order, key in plan.keys)
+    if len(plans) > 1:
+        out.sort(key=lambda hit: hit[0])
+    return [(end, key) for _, end, key in out]
 
 
 def _char_offsets(data: bytes, starts: Sequence[int], positions: Sequence[int]) -> dict[int, tuple[int, int]]:
