@@ -40,6 +40,7 @@ _LATIN_TO_CYRILLIC = str.maketrans(
 )
 _APOSTROPHES = "\u2019\u02bc\u2018`\u00b4\u2032"  # ’ ʼ ‘ ` ´ ′  -> '
 _QUOTES = '«»\u201c\u201d\u201e"'  # « » “ ” „ "
+_APOSTROPHES_AND_QUOTES = str.maketrans({**dict.fromkeys(_APOSTROPHES, "'"), **dict.fromkeys(_QUOTES)})
 _WS = re.compile(r"\s+")
 _CYRILLIC = re.compile(r"[\u0400-\u04FF]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -75,8 +76,7 @@ def normalize_name(name: str) -> str:
     """
     text = unicodedata.normalize("NFC", name)
     text = fix_homoglyphs(clean_whitespace(text))
-    text = text.translate({ord(ch): "'" for ch in _APOSTROPHES})
-    text = text.translate({ord(ch): None for ch in _QUOTES})
+    text = text.translate(_APOSTROPHES_AND_QUOTES)
     return clean_whitespace(text).casefold()
 
 

@@ -149,12 +149,17 @@ def language_schema(language: str) -> pa.DataFrameSchema:
     )
 
 
-def _parallel_id(row: pd.Series) -> str:
-    parts = [
-        f"ru{int(row['ru_id'])}" if pd.notna(row["ru_id"]) else "",
-        f"uk{int(row['uk_id'])}" if pd.notna(row["uk_id"]) else "",
+def _parallel_ids(frame: pd.DataFrame) -> pd.Series:
+    """``par-ru<ru_id>-uk<uk_id>`` of every row, a side left out where its id is null."""
+
+    def side(lang: str, value: Any) -> str:
+        return f"{lang}{int(value)}" if pd.notna(value) else ""
+
+    ids = [
+        "par-" + "-".join(p for p in (side("ru", ru), side("uk", uk)) if p)
+        for ru, uk in zip(frame["ru_id"].tolist(), frame["uk_id"].tolist(), strict=True)
     ]
-    return "par-" + "-".join(p for p in parts if p)
+    return pd.Series(ids, index=frame.index)
 
 
 def parallel_schema() -> pa.DataFrameSchema:
@@ -185,7 +190,7 @@ def parallel_schema() -> pa.DataFrameSchema:
                 error="neither ru_id nor uk_id is set",
             ),
             pa.Check(
-                lambda df: df["id"] == df.apply(_parallel_id, axis=1),
+                lambda df: df["id"] == _parallel_ids(df),
                 name="id_matches_links",
                 error="id must be par-ru<ru_id>-uk<uk_id>",
             ),
