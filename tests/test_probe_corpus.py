@@ -370,3 +370,32 @@ def test_a_count_off_a_terminal_is_quiet(borsch_release, tmp_path: Path) -> None
     assert code == 0, output
     assert "\x1b[" not in output and "ETA" not in output, output
     assert output.startswith("2 shards, 100 documents"), output  # nothing before the summary
+
+
+def _texts(path: Path) -> list[str]:
+    from culturebench.eval.corpus.shards import iter_texts as texts_of
+    from culturebench.eval.corpus.shards import list_shards
+
+    (shard,) = list_shards(str(path))
+    return [t for batch in texts_of(shard, "text") for t in batch]
+
+
+def test_gzip_members_padding_and_trailing_garbage(tmp_path: Path) -> None:
+    """gzip shards are read by ISA-L's inflate one member at a time: several members (``cat
+    a.gz b.gz``) are one shard of all their lines, zero padding after a member is allowed (as
+    gzip(1) allows it), anything else after a member is a corrupt shard, not a shorter one."""
+    from culturebench.eval.corpus.shards import CorpusError
+
+    data = _lines(4000)
+    expected = [json.loads(line)["text"] for line in data.splitlines()]
+    half = data.index(b"\n", len(data) // 2) + 1
+    members = tmp_path / "members.jsonl.gz"
+    members.write_bytes(gzip.compress(data[:half]) + gzip.compress(data[half:], compresslevel=1))
+    assert _texts(members) == expected
+    padded = tmp_path / "padded.jsonl.gz"
+    padded.write_bytes(gzip.compress(data) + bytes(1000))
+    assert _texts(padded) == expected
+    garbage = tmp_path / "garbage.jsonl.gz"
+    garbage.write_bytes(gzip.compress(data) + b"not gzip")
+    with pytest.raises(CorpusError, match=r"garbage\.jsonl\.gz: corrupt or unreadable gzip data after line"):
+        _texts(garbage)

@@ -42,6 +42,7 @@ COMPRESSION = {
 # compressions that a shard name may carry but that are not read: an error, never a skipped file
 UNSUPPORTED = (".lz4", ".snappy", ".sz", ".br", ".zip", ".7z", ".lzo", ".tar", ".tgz", ".z")
 CHUNK = 1 << 18  # compressed bytes read at a time (zstd)
+GZIP_MAGIC = b"\x1f\x8b"
 BLOCK = 1 << 20  # decompressed bytes split into lines at a time
 SAMPLE_BLOCKS, SAMPLE_SIZE = 16, 1 << 16  # what a local shard's fingerprint reads
 # the package a protocol's fsspec filesystem needs (the rest: the error fsspec gives)
@@ -309,18 +310,25 @@ class _FrameReader(io.RawIOBase):
             raise TruncatedError(f"empty file: no {unit}")
         while data:
             following = raw.read(CHUNK)
-            out = []
-            while data:
-                if frame is None:
-                    if codec == "gzip":  # gzip allows zero bytes after a member (padding)
-                        data = data.lstrip(b"\x00")
-                        if not data:
-                            break
-                    frame = new_frame()
-                out.append(frame.decompress(data))
-                data = b""
-                if frame.eof:  # this frame is whole; what follows it is the next frame
-                    data, frame = frame.unused_data, None
+            out: list[bytes] = []
+            try:
+                while data:
+                    if frame is None:
+                        if codec == "gzip":  # gzip allows zero bytes after a member (padding)
+                            data = data.lstrip(b"\x00")
+                            if not data:
+                                break
+                            if not GZIP_MAGIC.startswith(data[:2]):
+                                raise ValueError(f"bytes that are not a gzip member: {data[:8]!r}")
+                        frame = new_frame()
+                    out.append(frame.decompress(data))
+                    data = b""
+                    if frame.eof:  # this frame is whole; what follows it is the next frame
+                        data, frame = frame.unused_data, None
+            except Exception:  # damaged: the whole lines before the damage, then the error
+                decompressed = b"".join(out)
+                yield decompressed[: decompressed.rfind(b"\n") + 1]
+                raise
             decompressed = b"".join(out)
             if not following and frame is not None:  # cut short: the whole lines, then the error
                 yield decompressed[: decompressed.rfind(b"\n") + 1]
