@@ -5,6 +5,9 @@ Both in one process, after a warm-up run of each (imports, the release's Arrow c
 country names), then 3 timed runs each; prints min / median and the ratio of the minima
 (issue 31's goal: ``eval score`` of the whole WWD scoring <= 20x the pandas read). A second
 baseline parses every list answer too (``ast.literal_eval``), what any scorer must do at least.
+Then ``eval results`` of two of the scored runs (country, meal-type: 7,650 Every Eval Ever
+sample lines, each checked against the schema) with the compiled schema (fastjsonschema) and
+with jsonschema alone, the validator it had before.
 
     python benchmarks/bench_score.py [--release dist/wwd/1.1.0] [--upstream ../shared/upstream/wwd]
 """
@@ -93,12 +96,33 @@ def main() -> None:
             )
 
         scored = timed(score)
+        runs = [Path(tmp) / "score-0" / task for task in ("country", "meal-type")]
+        compiled = timed(lambda k: results(runs, Path(tmp) / f"results-{k}"))
+        reference = timed(lambda k: results(runs, Path(tmp) / f"results-js-{k}", compiled=False))
     samples = sum(r["samples"] for r in done.values())
     base = min(read)
     show("pandas read of the 3 files (baseline)", read)
     show("  + ast.literal_eval of every list", parse, base)
     show(f"eval score, {len(TASKS)} tasks, {samples:,} samples", scored, base)
     print(f"eval score: {samples / min(scored):,.0f} samples/s")
+    show("eval results, jsonschema only", reference)
+    show("eval results, compiled schema", compiled)
+    print(f"eval results: {min(reference) / min(compiled):.1f}x faster with the compiled schema")
+
+
+def results(runs: list[Path], out: Path, compiled: bool = True) -> None:
+    """``eval results`` of ``runs`` into ``out``; ``compiled=False``: jsonschema alone."""
+    from unittest import mock
+
+    from culturebench.eval import every_eval_ever
+    from culturebench.eval.hub_results import export_results
+
+    with (
+        mock.patch.object(every_eval_ever, "_compiled", lambda name: None)
+        if not compiled
+        else contextlib.nullcontext()
+    ):
+        export_results(runs, out, model_id="openai/gpt-3.5-turbo")
 
 
 if __name__ == "__main__":

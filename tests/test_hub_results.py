@@ -330,6 +330,46 @@ def test_a_broken_record_fails_the_schemas_and_is_not_written(gpt35_scored: Path
     assert list(tmp_path.iterdir()) == []
 
 
+def _mutations(data: dict) -> list[dict]:
+    """Broken copies of a record: each key (at the top and one level down) removed, given a
+    value of another JSON type, and an unknown key added beside it."""
+    out = []
+    for path in [(k,) for k in data] + [(k, j) for k, v in data.items() if isinstance(v, dict) for j in v]:
+        for value in (None, 7, "x", [], {}, True):
+            broken = copy.deepcopy(data)
+            parent = broken if len(path) == 1 else broken[path[0]]
+            parent[path[-1]] = value
+            out.append(broken)
+        removed = copy.deepcopy(data)
+        parent = removed if len(path) == 1 else removed[path[0]]
+        del parent[path[-1]]
+        parent["not_in_the_schema"] = 1
+        out.append(removed)
+    return out
+
+
+def test_the_compiled_schema_agrees_with_jsonschema(gpt35_scored: Path) -> None:
+    """``schema_errors`` takes fastjsonschema's yes as valid and asks jsonschema otherwise: on
+    real records and on hundreds of broken copies the two must judge alike."""
+    from jsonschema import Draft7Validator
+
+    assert eee._compiled(eee.INSTANCE_SCHEMA) is not None  # the interop extra has fastjsonschema
+    result = read_run_result(gpt35_scored / "meal-type")
+    record = eee.build(result, dataset_id="culturebench/wwd", revision=None, model_id=GPT35)
+    cases = [(record.aggregate, eee.AGGREGATE_SCHEMA)] + [(s, eee.INSTANCE_SCHEMA) for s in record.samples]
+    cases += [(m, eee.AGGREGATE_SCHEMA) for m in _mutations(record.aggregate)]
+    cases += [(m, eee.INSTANCE_SCHEMA) for m in _mutations(record.samples[0])]
+    judged = {"valid": 0, "invalid": 0}
+    for data, schema in cases:
+        before = copy.deepcopy(data)
+        path = REPO / "eval" / "data" / "every_eval_ever" / schema
+        reference = Draft7Validator(json.loads(path.read_text(encoding="utf-8"))).is_valid(data)
+        assert (eee.schema_errors(data, schema) == []) == reference, data
+        assert data == before  # no default written into the record
+        judged["valid" if reference else "invalid"] += 1
+    assert judged["valid"] > len(record.samples) and judged["invalid"] > 100, judged
+
+
 def _copy_run(source: Path, dest: Path, edit) -> Path:
     shutil.copytree(source, dest)
     for name in ("run.json", "results.json"):
