@@ -184,6 +184,22 @@ def _faiss_range(faiss, hashes: np.ndarray, queries: np.ndarray, threshold: int)
     return lims, ids
 
 
+def _timed(runs: int, job, *args) -> tuple[list[float], object]:
+    """Seconds of ``runs`` calls of ``job(*args)`` and the first call's result (checked once)."""
+    seconds, first = [], None
+    for run in range(runs):
+        t0 = time.perf_counter()
+        result = job(*args)
+        seconds.append(time.perf_counter() - t0)
+        if run == 0:
+            first = result
+    return seconds, first
+
+
+def _brute_queries(index_module, hashes: np.ndarray, queries: np.ndarray, threshold: int) -> list:
+    return [index_module.brute_force(hashes, int(q), threshold) for q in queries]
+
+
 def _index_bench(rng: np.random.Generator, threshold: int, faiss, runs: int, index_module) -> None:
     index_module = _index_module(index_module)
     print(
@@ -210,13 +226,8 @@ def _index_bench(rng: np.random.Generator, threshold: int, faiss, runs: int, ind
             del index
         totals = [b + s for b, s in zip(builds, searches, strict=True)]
         found = np.split(ii, np.searchsorted(qi, np.arange(1, len(queries))))
-        brutes, same = [], True
-        for run in range(runs):
-            t0 = time.perf_counter()
-            reference = [index_module.brute_force(hashes, int(q), threshold) for q in queries]
-            brutes.append(time.perf_counter() - t0)
-            if run == 0:
-                same = all(np.array_equal(f, r) for f, r in zip(found, reference, strict=True))
+        brutes, reference = _timed(runs, _brute_queries, index_module, hashes, queries, threshold)
+        same = all(np.array_equal(f, r) for f, r in zip(found, reference, strict=True))
         line = (
             f"   n={n:>9,}: index build {_stats(builds)} + queries {_stats(searches)} "
             f"({min(searches) / len(queries) * 1e6:.1f} us/query) = {_stats(totals)}; build is "
@@ -226,15 +237,10 @@ def _index_bench(rng: np.random.Generator, threshold: int, faiss, runs: int, ind
             f"{len(queries):,} queries: {same}"
         )
         if faiss is not None:
-            flats = []
-            for run in range(runs):
-                t0 = time.perf_counter()
-                lims, ids = _faiss_range(faiss, hashes, queries, threshold)
-                flats.append(time.perf_counter() - t0)
-                if run == 0:
-                    faiss_same = all(
-                        np.array_equal(np.sort(ids[lims[k] : lims[k + 1]]), f) for k, f in enumerate(found)
-                    )
+            flats, (lims, ids) = _timed(runs, _faiss_range, faiss, hashes, queries, threshold)
+            faiss_same = all(
+                np.array_equal(np.sort(ids[lims[k] : lims[k + 1]]), f) for k, f in enumerate(found)
+            )
             line += (
                 f"\n      faiss IndexBinaryFlat build + range_search {_stats(flats)} -> index "
                 f"{min(totals) / min(flats):.3f}x of it (median {np.median(totals) / np.median(flats):.3f}x; "
@@ -281,28 +287,18 @@ def _self_join_bench(rng: np.random.Generator, threshold: int, faiss, runs: int,
         how = "pairs_within" if hasattr(index_module.HashIndex, "pairs_within") else "query_many(all), i < j"
         line = f"   n={len(hashes):>9,}: index build + {how} {_stats(joins)} ({len(found):,} pairs)"
         if n <= 100_000:
-            brutes = []
-            for run in range(runs):
-                t0 = time.perf_counter()
-                expected = _brute_self_join(hashes, threshold)
-                brutes.append(time.perf_counter() - t0)
-                if run == 0:
-                    same = expected == found
+            brutes, expected = _timed(runs, _brute_self_join, hashes, threshold)
+            same = expected == found
             line += (
                 f"\n      numpy brute force (every row against all) {_stats(brutes)} -> index "
                 f"{min(joins) / min(brutes):.4f}x of it ({min(brutes) / min(joins):.0f}x faster); "
                 f"same pairs: {same}"
             )
             if faiss is not None:
-                flats = []
-                for run in range(runs):
-                    t0 = time.perf_counter()
-                    lims, ids = _faiss_range(faiss, hashes, hashes, threshold)
-                    flats.append(time.perf_counter() - t0)
-                    if run == 0:
-                        owner = np.repeat(np.arange(len(hashes)), np.diff(lims).astype(np.int64))
-                        keep = owner < ids
-                        faiss_same = set(zip(owner[keep].tolist(), ids[keep].tolist(), strict=True)) == found
+                flats, (lims, ids) = _timed(runs, _faiss_range, faiss, hashes, hashes, threshold)
+                owner = np.repeat(np.arange(len(hashes)), np.diff(lims).astype(np.int64))
+                keep = owner < ids
+                faiss_same = set(zip(owner[keep].tolist(), ids[keep].tolist(), strict=True)) == found
                 line += (
                     f"\n      faiss IndexBinaryFlat build + range_search of the set against itself "
                     f"{_stats(flats)} -> index {min(joins) / min(flats):.4f}x of it; same pairs: {faiss_same}"

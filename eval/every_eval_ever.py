@@ -55,11 +55,16 @@ def require_jsonschema() -> None:
 
 
 @cache
+def _schema(name: str) -> dict[str, Any]:
+    """A vendored schema, read once (both validators are built from it)."""
+    return json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+
+
+@cache
 def _validator(name: str) -> Any:
     from jsonschema import Draft7Validator
 
-    schema = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
-    return Draft7Validator(schema)
+    return Draft7Validator(_schema(name))
 
 
 @cache
@@ -72,8 +77,7 @@ def _compiled(name: str) -> Any:
         import fastjsonschema
     except ImportError:  # pragma: no cover - part of the interop extra
         return None
-    schema = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
-    return fastjsonschema.compile(schema, use_default=False, use_formats=False)
+    return fastjsonschema.compile(_schema(name), use_default=False, use_formats=False)
 
 
 def schema_errors(data: Any, schema: str) -> list[str]:

@@ -202,14 +202,11 @@ def _verified(window: str, pos: int, plans: Sequence[_Plan]) -> list[tuple[int, 
                 found = _NEXT_WORD.match(window, after) if after >= 0 else None
                 words.append(found.span(1) if found else (-1, -1))
             start, end = words[i]
-            if (
-                start < 0
-                or end - start - len(stem) > extra
-                or normalise(window[start : start + len(stem)]) != stem
-            ):
-                end = -1
+            if start < 0 or end - start - len(stem) > extra:
                 break
-        if end >= 0:
+            if normalise(window[start : start + len(stem)]) != stem:
+                break
+        else:  # every later word is there
             out.extend((order, end, key) for order, key in plan.keys)
     if len(plans) > 1:
         out.sort(key=lambda hit: hit[0])

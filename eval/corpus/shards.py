@@ -326,14 +326,12 @@ class _FrameReader(io.RawIOBase):
                     if frame.eof:  # this frame is whole; what follows it is the next frame
                         data, frame = frame.unused_data, None
             except Exception:  # damaged: the whole lines before the damage, then the error
-                decompressed = b"".join(out)
-                yield decompressed[: decompressed.rfind(b"\n") + 1]
+                yield _whole_lines(b"".join(out))
                 raise
-            decompressed = b"".join(out)
             if not following and frame is not None:  # cut short: the whole lines, then the error
-                yield decompressed[: decompressed.rfind(b"\n") + 1]
+                yield _whole_lines(b"".join(out))
                 raise TruncatedError(f"the file ends inside a {unit} (cut short)")
-            yield decompressed
+            yield b"".join(out)
             data = following
 
     def readable(self) -> bool:
@@ -364,11 +362,6 @@ class _Counted:
         self.read_bytes += len(data)
         return data
 
-    def readinto(self, buffer) -> int:
-        n = self.raw.readinto(buffer)
-        self.read_bytes += n or 0
-        return n
-
 
 def _decompressed(raw, compression: str | None):
     """A binary file of the shard's decompressed bytes (``raw`` itself when uncompressed)."""
@@ -383,6 +376,11 @@ def _decompressed(raw, compression: str | None):
     import lzma
 
     return lzma.LZMAFile(raw, mode="rb")
+
+
+def _whole_lines(data: bytes) -> bytes:
+    """``data`` up to and with its last newline (a cut line left out)."""
+    return data[: data.rfind(b"\n") + 1]
 
 
 def _frame_decoder(codec: str) -> tuple[Callable[[], Any], str]:
