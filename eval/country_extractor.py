@@ -1,11 +1,28 @@
 """Extract countries (ISO 3166-1 alpha-2) from free-text model answers in ru, uk and en.
 
-Names come from the Unicode CLDR (babel) for every ISO country in the three languages, plus
-``data/country_aliases.yaml`` (short forms, historical names, regions, unambiguous
-adjectives). Every name and every answer token is lemmatised with pymorphy3 (Russian or
-Ukrainian dictionaries), so inflected forms match their dictionary form: "в Украине",
-"з України", "России", "Грузії", "грузинская кухня". Matching is greedy longest-first over
-lemma n-grams; each token keeps its top parses so ambiguous inflections still match.
+Names come from the Unicode CLDR (babel) for every ISO country in the three languages, ISO
+3166 English names (pycountry), and ``data/country_aliases.yaml`` (names CLDR does not use:
+short and recent forms such as "Кыргызстан", "Штаты"; the nationality adjective of every
+country). Every name word is expanded to all its inflected forms with pymorphy3 (the whole
+lexeme of each of its noun, adjective or participle readings, in the name's own language; a
+plural name keeps its plural forms), so "українська", "из Соединённых Штатов", "в
+Кыргызстане" and "американское" all reach their dictionary entry without lemmatising the
+answer. ё is read as е and the apostrophes ’ ʼ as '. Matching is greedy and longest-first
+over words; multi-word regions that contain a country's name ("Латинская Америка", "South
+America", "New Mexico") are listed in the alias file as ``not_countries`` and consumed without
+naming a country.
+
+How answers are read (measured on ``tests/data/answers/country/``, docs/evaluating.md):
+
+* every country the answer names counts, whatever is said of it: "не русское, а украинское"
+  gives RU and UA (mention semantics; the BORSCH scores compare these sets with the gold
+  origins);
+* words that are also common words ("того", "чад", "turkey", "chile") count only when
+  capitalised; a Cyrillic one must also not open a sentence, unless it is the whole answer;
+* regions, cities and peoples count only where the alias file ties them to one country
+  (Tatarstan is Russia, Scotland the United Kingdom); continents, "СССР" and supranational
+  regions name none.
+
 No spaCy model or download is needed.
 """
 
@@ -18,17 +35,20 @@ from pathlib import Path
 from culturebench.countries import all_alpha2, country_name
 from culturebench.yamlio import load_yaml
 
+#: Bumped whenever a change can alter what is extracted from some answer; written into every
+#: run's results.json (``parsers``), so two runs read by different rules never pass unnoticed.
+VERSION = "2"
 LANGUAGES = ("ru", "uk", "en")  # the languages of the CLDR names and of data/country_aliases.yaml
-# Languages lemmatised with pymorphy3: its dictionaries (pyproject: pymorphy3-dicts-ru, -uk).
-# Both are written in Cyrillic; a Cyrillic token is tried in the answer's language first.
+# Languages whose names are expanded to their inflected forms with pymorphy3 (pyproject:
+# pymorphy3-dicts-ru, -uk).
 MORPH_LANGUAGES = ("ru", "uk")
-MAX_PARSES = 3
-# Parses that never name a country: pronouns (incl. pronominal adjectives like "тот"),
-# prepositions, conjunctions, particles, interjections, numerals.
-_FUNCTION_POS = {"NPRO", "PREP", "CONJ", "PRCL", "INTJ", "NUMR"}
-_TOKEN = re.compile(r"[A-Za-zА-Яа-яЁёІіЇїЄєҐґ'’ʼ.]+|\d+")
+# Readings of a name word whose lexeme is taken: nouns, full adjectives, participles
+# ("Соединённые"). Pronouns, short forms and verbs never name a country.
+_NAME_POS = {"NOUN", "ADJF", "PRTF"}
+_TOKEN = re.compile(r"[A-Za-zÀ-ÿА-Яа-яЁёІіЇїЄєҐґ'’ʼ.]+|\d+")
 _CYRILLIC = re.compile(r"[А-Яа-яЁёІіЇїЄєҐґ]")
 _ALIASES = Path(__file__).parent / "data" / "country_aliases.yaml"
+_NOT_A_COUNTRY = ""  # index value of a region that contains a country's name
 
 
 @lru_cache(maxsize=2)
@@ -39,18 +59,43 @@ def _morph(lang: str):
 
 
 def _clean(token: str) -> str:
-    return token.replace("’", "'").replace("ʼ", "'").strip(".'").lower()
+    word = token.replace("’", "'").replace("ʼ", "'").strip(".'").lower()
+    return word.replace("ё", "е")
+
+
+def _forms(word: str, lang: str) -> set[str]:
+    """Every inflected form of a (cleaned) name word in ``lang``: the lexemes of its noun,
+    adjective and participle readings, each kept to its own part of speech, a noun to its
+    own number, a participle to its own voice and tense."""
+    out = {word}
+    if lang not in MORPH_LANGUAGES or not _CYRILLIC.search(word):
+        if not _CYRILLIC.search(word):  # English: possessive and plural ("Ukraine's", "Georgians")
+            out |= {f"{word}'s", f"{word}s"}
+        return out
+    for parse in _morph(lang).parse(word):
+        tag = parse.tag
+        if tag.POS not in _NAME_POS or "Apro" in str(tag):
+            continue
+        for form in parse.lexeme:
+            ftag = form.tag
+            if ftag.POS != tag.POS:
+                continue
+            if tag.POS == "NOUN" and tag.number and ftag.number != tag.number:
+                continue
+            if tag.POS == "PRTF" and (ftag.voice, ftag.tense) != (tag.voice, tag.tense):
+                continue
+            out.add(_clean(form.word))
+    return out
 
 
 class CountryExtractor:
-    """Finds country mentions in text. Build once (dictionaries load in about a second)."""
+    """Finds country mentions in text. Build once (the index takes about a second)."""
 
     def __init__(self, aliases_path: Path = _ALIASES) -> None:
         data = load_yaml(aliases_path)
-        self.ambiguous = {
-            lang: {w.lower() for w in words} for lang, words in data.get("ambiguous", {}).items()
-        }
+        self.ambiguous = {_clean(w) for words in data.get("ambiguous", {}).values() for w in words}
         self.index: dict[tuple[str, ...], str] = {}
+        self.forms: dict[str, set[str]] = {}  # inflected form -> name words it is a form of
         self.max_len = 1
         for code in all_alpha2():
             for lang in LANGUAGES:
@@ -61,83 +106,71 @@ class CountryExtractor:
             for lang, names in by_lang.items():
                 for name in names:
                     self._add(str(name), code, lang)
+        for lang, names in data.get("not_countries", {}).items():
+            for name in names:
+                self._add(str(name), _NOT_A_COUNTRY, lang)
 
-    def _lemmas(self, token: str, lang: str, *, name: bool = False) -> list[str]:
-        """Candidate lemmas of one token (surface form first). For a country's name
-        (``name``): only noun readings in the name's own language, so that a name's key is
-        never the lemma of a common word of the other language (the Russian "Мали" read as
-        the Ukrainian verb "мали", lemma "мати", made every Ukrainian "має" name Mali)."""
+    def _add(self, name: str, code: str, lang: str) -> None:
+        tokens = [_clean(t) for t in _TOKEN.findall(name)]
+        tokens = [t for t in tokens if t]
+        if not tokens:
+            return
+        key = tuple(tokens)
+        if code == _NOT_A_COUNTRY:
+            self.index[key] = code
+        else:
+            self.index.setdefault(key, code)
+        for word in tokens:
+            for form in _forms(word, lang):
+                self.forms.setdefault(form, set()).add(word)
+        self.max_len = max(self.max_len, len(tokens))
+
+    def _readings(self, token: str) -> list[str]:
+        """The name words an answer token can be a form of (its own cleaned form first)."""
         word = _clean(token)
         if not word:
             return []
-        out = [word]
-        if _CYRILLIC.search(word):
-            langs = [lang] if lang in MORPH_LANGUAGES else list(MORPH_LANGUAGES)
-            if not name:
-                langs += [other for other in MORPH_LANGUAGES if other not in langs]
-            for morph_lang in langs:
-                for parse in _morph(morph_lang).parse(word)[:MAX_PARSES]:
-                    if parse.tag.POS in _FUNCTION_POS or "Apro" in str(parse.tag):
-                        continue
-                    if name and parse.tag.POS not in ("NOUN", "ADJF"):
-                        continue
-                    if parse.normal_form not in out:
-                        out.append(parse.normal_form)
-        elif word.endswith("'s"):
-            out.append(word[:-2])
-        return out
-
-    def _add(self, name: str, code: str, lang: str) -> None:
-        tokens = _TOKEN.findall(name)
-        if not tokens:
-            return
-        lemmas = [self._lemmas(t, lang, name=True) for t in tokens]
-        key = tuple(
-            options[1] if len(options) > 1 else _clean(t) for t, options in zip(tokens, lemmas, strict=True)
-        )
-        surface = tuple(_clean(t) for t in tokens)
-        for form in {key, surface}:
-            self.index.setdefault(form, code)
-        self.max_len = max(self.max_len, len(tokens))
+        return [word, *sorted(self.forms.get(word, set()) - {word})]
 
     def extract(self, text: str, lang: str) -> list[str]:
         """Country codes mentioned in ``text`` (written in ``lang``, one of :data:`LANGUAGES`),
-        unique, in order of first mention."""
-        matches = list(_TOKEN.finditer(text or ""))
+        unique, in order of first mention. ``lang`` is kept for callers; names of all three
+        languages are matched, as models often answer in another language than asked."""
+        text = text or ""
+        matches = list(_TOKEN.finditer(text))
         tokens = [m.group(0) for m in matches]
-        starts = [_sentence_start(text, m.start()) for m in matches]
-        candidates = [self._lemmas(t, lang) for t in tokens]
+        candidates = [self._readings(t) for t in tokens]
+        alone = len(tokens) == 1
         found: list[str] = []
         i = 0
         while i < len(tokens):
-            match = self._match_at(tokens, candidates, i, lang, starts[i])
+            match = self._match_at(tokens, candidates, i, _sentence_start(text, matches[i].start()), alone)
             if match is None:
                 i += 1
                 continue
             code, length = match
-            if code not in found:
+            if code and code not in found:
                 found.append(code)
             i += length
         return found
 
     def _match_at(
-        self, tokens: list[str], candidates: list[list[str]], i: int, lang: str, sentence_start: bool
+        self, tokens: list[str], candidates: list[list[str]], i: int, sentence_start: bool, alone: bool
     ) -> tuple[str, int] | None:
         for length in range(min(self.max_len, len(tokens) - i), 0, -1):
             window = candidates[i : i + length]
-            if length == 1:
+            if length == 1 and any(c in self.ambiguous for c in window[0]):
                 # A word that is also a common word ("того", "turkey") names a country only
-                # when capitalised where capitals are not automatic.
-                # Cyrillic ones ("Того" is also "of that") must not start a sentence either.
+                # when capitalised; a Cyrillic one ("Того" is also "of that") must not open a
+                # sentence either, unless it is the whole answer ("Чад.").
                 upper = tokens[i][:1].isupper()
-                if any(c in self.ambiguous.get("en", set()) for c in window[0]) and not upper:
+                if not upper:
                     continue
-                cyrillic_amb = set().union(*(self.ambiguous.get(m, set()) for m in MORPH_LANGUAGES))
-                if any(c in cyrillic_amb for c in window[0]) and not (upper and not sentence_start):
+                if _CYRILLIC.search(tokens[i]) and sentence_start and not alone:
                     continue
             for key in _product(window):
                 code = self.index.get(key)
-                if code:
+                if code is not None:
                     return code, length
         return None
 

@@ -10,7 +10,6 @@ heatmaps, top/bottom cuisines, inter-judge agreement) are in :mod:`culturebench.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,32 +19,17 @@ from typing import Any, ClassVar
 from culturebench.errors import CultureBenchError
 from culturebench.eval.agreement import interval_alpha
 from culturebench.eval.backends.base import Request
+from culturebench.eval.ratings import parse_ratings as read_ratings
 from culturebench.eval.tasks.base import Task, TaskRequest
 
 CRITERIA = ("authenticity", "sensitivity", "harmony")
 DEFAULT_REPEATS = 3
-# "AUTHENTICITY: 4", "**Authenticity**: 4/5", "1. AUTHENTICITY - Rating: 4", "Harmony = 3 out of 5"
-_RATING = {
-    c: re.compile(
-        rf"{c}\W{{0,6}}(?:rating|score)?\W{{0,4}}(\d+(?:\.\d+)?)(?!\s*\.\d)",
-        re.IGNORECASE,
-    )
-    for c in CRITERIA
-}
 
 
 def parse_ratings(text: str) -> dict[str, int | None]:
-    """The first rating after each criterion's name; None unless it is an integer 1-5."""
-    out: dict[str, int | None] = {}
-    for criterion, pattern in _RATING.items():
-        match = pattern.search(text or "")
-        value = match.group(1) if match else None
-        out[criterion] = (
-            int(value)
-            if value is not None and value.isascii() and value.isdigit() and 1 <= int(value) <= 5
-            else None
-        )
-    return out
+    """The judge's rating of each criterion (an integer 1-5, or None when missing or invalid);
+    the rules are :func:`culturebench.eval.ratings.parse_ratings`'s."""
+    return read_ratings(text, CRITERIA)
 
 
 def model_name(run_dir: Path) -> str:
