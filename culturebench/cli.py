@@ -972,6 +972,16 @@ def eval_score_cmd(
             f"(tasks: {', '.join(tasks)})"
         )
         raise typer.Exit(EXIT_BAD_INPUT)
+    if not task and not in_logs and layout:  # every task: those no given file answers are listed
+        from culturebench.eval.score import tasks_without_outputs
+
+        absent = or_exit(lambda: tasks_without_outputs(dataset, names, generations, layout))
+        names = [n for n in names if n not in absent]
+        for name, column in absent.items():
+            console.print(f"{name}: not scored: no given file has its column {column!r}")
+        if not names:
+            err_console.print(f"[red]error:[/] no given file answers any task of {dataset}")
+            raise typer.Exit(EXIT_BAD_INPUT)
     with progress_bar() as bar:
         jobs: dict[str, int] = {}
 

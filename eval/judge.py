@@ -121,7 +121,9 @@ def replay_judgments(
     """Samples re-scored with recorded judge answers (``recorded[i]`` for ``samples[i]``) and a
     summary for the provenance. A sample whose judgment is missing (no record, or an empty
     cell) is unscored and counted (``judge_missing``); an answer not in the asked form is
-    unscored and counted as with a live judge (``judge_unparsed``)."""
+    unscored and counted as with a live judge (``judge_unparsed``). A recorded judgment of an
+    answer the task's parser cannot read (no list where one was asked) is still the sample's
+    score, as it was in the recording's own table, and is counted (``judge_on_unparsed``)."""
     from culturebench.atomic import write_text_atomic
     from culturebench.errors import CultureBenchError, UsageError
     from culturebench.jsonsafe import json_text
@@ -131,22 +133,25 @@ def replay_judgments(
     rescored: list[dict[str, Any]] = []
     lines: list[str] = []
     missing = prompts_total = judged = 0
+    on_unparsed = 0
     for sample, record in zip(samples, recorded, strict=True):
         prompts = task.judge_prompts(sample)
-        if not prompts:  # nothing to judge (e.g. no list to match): scored as the task says
-            rescored.append({**task.apply_judgments(sample, {}), "matcher": RECORDED})
-            continue
-        prompts_total += len(prompts)
-        judged += 1
+        names = [name for name, _ in prompts] or list(task.judge_names)
         answers = (
             {}
             if record is None
-            else {
-                name: record.answers[name]
-                for name, _ in prompts
-                if str(record.answers.get(name) or "").strip()
-            }
+            else {name: record.answers[name] for name in names if str(record.answers.get(name) or "").strip()}
         )
+        if not prompts:
+            # Nothing our parser can give the judge (an answer that is no list): the recorded
+            # judgment still is the row's score, as it was in the authors' table; counted.
+            if record is None or len(answers) < len(names):
+                rescored.append({**task.apply_judgments(sample, {}), "matcher": RECORDED})
+                continue
+            on_unparsed += 1
+            prompts = [(name, None) for name in names]
+        prompts_total += len(prompts)
+        judged += 1
         if record is None or len(answers) < len(prompts):
             missing += 1
             rescored.append({**sample, task.metric: None, "matcher": RECORDED, "judge_missing": True})
@@ -154,13 +159,14 @@ def replay_judgments(
         for name, prompt in prompts:
             lines.append(
                 json_text(
-                    {"sample": sample["id"], "name": name, "key": sha256_text(prompt), "prompt": prompt,
-                     "output": answers[name], "source": record.source},
+                    {"sample": sample["id"], "name": name, "key": sha256_text(prompt) if prompt else None,
+                     "prompt": prompt, "output": answers[name], "source": record.source},
                     sort_keys=True,
                 )
             )  # fmt: skip
-        scored = task.apply_judgments(sample, answers)
-        rescored.append({**scored, "matcher": RECORDED, "judge_source": record.source})
+        scored = task.apply_judgments({**sample, "matcher": RECORDED}, answers)
+        extra = {"judge_on_unparsed": True} if prompts[0][1] is None else {}
+        rescored.append({**scored, "matcher": RECORDED, "judge_source": record.source, **extra})
     unparsed = sum(s.get("judge_parsed") is False for s in rescored)
     if judged and missing + unparsed == judged:
         raise CultureBenchError(
@@ -177,6 +183,9 @@ def replay_judgments(
         "judge_calls": 0,
         "judge_missing": missing,  # samples left unscored: no recorded judgment
         "judge_unparsed": unparsed,
+        # judged by the recorded matcher although our parser reads no answer (e.g. a refusal
+        # where a list was asked): scored by the recorded judgment, as the authors' table was
+        "judge_on_unparsed": on_unparsed,
         "judge_cache": str(path),
     }
     return rescored, summary

@@ -15,9 +15,9 @@ for its authors' files in ``datasets/<name>/generations.yaml``::
         seed: seed                             # optional seed column
         list_outputs: [task-name, ...]         # columns that hold answers as Python list literals
         outputs: {task-name: column, ...}      # which column answers which task
-        ids_from:                              # optional: ids/seeds live in a sibling file
-          file: other.csv                      # aligned row by row ...
-          check: [countries]                   # ... and these columns must agree
+        ids_from:                              # optional: ids/seeds live in a sibling file,
+          check: [countries]                   # the given file that has the id and seed
+                                               # columns and these, aligned row by row (checked)
         judgments:                             # optional: a judge's recorded answers, read
           task-name: {judgment-name: column}   # beside the output (``--matcher recorded``)
 
@@ -116,10 +116,12 @@ def read_generations(
     layout: dict[str, Any] | None = None,
     id_prefix: str = "",
     judgment_columns: dict[str, str] | None = None,
+    siblings: Sequence[str | Path] = (),
 ) -> list[Generation]:
     """Recorded outputs of ``task`` from ``path`` (generic layout unless ``layout``);
     ``judgment_columns`` (judgment name -> column): the recorded judge answers read beside
-    each output (``--matcher recorded``), a missing column being an error."""
+    each output (``--matcher recorded``), a missing column being an error. ``siblings``: the
+    other files given with it, where a file without ids finds them (layout ``ids_from``)."""
     path = Path(path)
     records = _records(path)
     layout = layout or {}
@@ -130,7 +132,7 @@ def read_generations(
     output_column = (layout.get("outputs") or {}).get(task, "output") if layout else "output"
     ids_from = layout.get("ids_from")
     if ids_from and records and id_column not in records[0][1]:  # this file has no ids of its own
-        records = _borrow_ids(path, records, ids_from, [id_column, seed_column])
+        records = _borrow_ids(path, records, ids_from, [id_column, seed_column], siblings)
     if records and output_column not in records[0][1]:
         raise SourceError(
             Location(path.name, 1, output_column), f"no column {output_column!r} for task {task!r}"
@@ -170,26 +172,66 @@ def read_generations(
 
 
 def _borrow_ids(
-    path: Path, records: list[tuple[int, dict[str, Any]]], ids_from: dict[str, Any], columns: Sequence[str]
+    path: Path,
+    records: list[tuple[int, dict[str, Any]]],
+    ids_from: dict[str, Any],
+    columns: Sequence[str],
+    siblings: Sequence[str | Path],
 ) -> list[tuple[int, dict[str, Any]]]:
-    """Copy id/seed columns from a sibling file aligned row by row, checking the alignment."""
-    sibling = path.with_name(ids_from["file"])
+    """Copy the id/seed ``columns`` from the one other given file that has them and the
+    ``check`` columns and lines up with ``path`` row by row (the check columns agree on every
+    row). Files are recognised by their columns, never by their names or folder."""
+    check = list(ids_from.get("check", []))
+    wanted = [*columns, *check]
+    candidates = [
+        Path(p)
+        for p in siblings
+        if Path(p).resolve() != path.resolve() and set(wanted) <= set(_header(Path(p)))
+    ]
+    if not candidates:
+        raise SourceError(
+            Location(path.name),
+            f"has no {' or '.join(repr(c) for c in columns)} column: give the file it lines up with "
+            f"(columns {', '.join(wanted)}) as another --generations",
+        )
+    faults: list[str] = []
+    aligned = []
+    for sibling in candidates:
+        fault = _misalignment(path, records, sibling, check)
+        if fault:
+            faults.append(fault)
+        else:
+            aligned.append(sibling)
+    if not aligned:
+        raise SourceError(Location(path.name), faults[0])
+    if len(aligned) > 1:
+        raise SourceError(
+            Location(path.name),
+            f"lines up with {len(aligned)} given files ({', '.join(p.name for p in aligned)}): "
+            "give the answers of one model at a time",
+        )
+    other = _records(aligned[0])
+    return [
+        (number, {**record, **{c: source.get(c) for c in columns if c in source}})
+        for (number, record), (_, source) in zip(records, other, strict=True)
+    ]
+
+
+def _misalignment(
+    path: Path, records: list[tuple[int, dict[str, Any]]], sibling: Path, check: Sequence[str]
+) -> str | None:
+    """Why ``records`` (of ``path``) do not line up with ``sibling`` row by row, or None."""
     other = _records(sibling)
     if len(other) != len(records):
-        raise SourceError(
-            Location(path.name), f"{len(records)} rows, but {sibling.name} (its ids) has {len(other)}"
-        )
-    out = []
+        return f"{len(records)} rows, but {sibling.name} (its ids) has {len(other)}"
     for (number, record), (_, source) in zip(records, other, strict=True):
-        for column in ids_from.get("check", []):
+        for column in check:
             if record.get(column) != source.get(column):
-                raise SourceError(
-                    Location(path.name, number, column),
-                    f"does not line up with {sibling.name} row {number} ({record.get(column)!r} vs "
-                    f"{source.get(column)!r})",
+                return (
+                    f"row {number} column {column!r} does not line up with {sibling.name} row {number} "
+                    f"({record.get(column)!r} vs {source.get(column)!r})"
                 )
-        out.append((number, {**record, **{c: source.get(c) for c in columns if c in source}}))
-    return out
+    return None
 
 
 def match_requests(
@@ -315,7 +357,9 @@ def prepare_scoring(
     judgment_columns = _judgment_columns(task, layout, shape) if replay else None
     generations: list[Generation] = []
     for path in used:
-        generations += read_generations(path, task_name, layout=shape, judgment_columns=judgment_columns)
+        generations += read_generations(
+            path, task_name, layout=shape, judgment_columns=judgment_columns, siblings=paths
+        )
     if not generations:  # a score of nothing is not a result
         raise SourceError(
             Location(", ".join(p.name for p in used)), f"no generations for task {task_name!r} (no rows)"
@@ -571,6 +615,22 @@ def score_generations(
 
 
 SCORE_SET = OutputKind("score-set")
+
+
+def tasks_without_outputs(
+    dataset: str, names: Sequence[str], files: Sequence[str | Path], layout: str
+) -> dict[str, str]:
+    """The tasks of ``names`` whose ``layout`` column no file of ``files`` has, with that
+    column (``eval score`` of every task lists them as not scored instead of refusing: the
+    WWD authors published no failures file for Llama 3-8B, whose other tasks still score)."""
+    shape = load_layout(dataset, layout)
+    columns = shape.get("outputs") or {}
+    headers = [set(_header(Path(f))) for f in files]
+    return {
+        name: columns[name]
+        for name in names
+        if name in columns and not any(columns[name] in header for header in headers)
+    }
 
 
 def score_tasks(

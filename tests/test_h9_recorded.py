@@ -23,7 +23,6 @@ COMPARED = "gpt35_dish_info_cleaned_compared.csv"
 EXCEPTIONS = {
     "Country: Africa": "1,559 of 2,560 judgments are True (60.90%); the print needs 1,561",
     "Utensils: Europe": "wwd-485 'fork with a long handle': the print's substring match finds 'hand'",
-    "Ingredients: Africa": "8 judge answers ['']: the authors' len() counts the empty string",
 }
 
 
@@ -58,8 +57,8 @@ def test_every_printed_gpt35_cell_is_reproduced_or_traced(report: dict) -> None:
         assert ours_sem == paper_sem, f"{label}: ± {ours_sem} vs printed ± {paper_sem}"  # all 30
         (equal if round(row["ours"], 1) == row["paper"] else differ).append(label)
     assert sorted(differ) == sorted(EXCEPTIONS), differ  # a newly equal cell: drop it from EXCEPTIONS
-    assert len(equal) == 27
-    assert "27 of 30 cells equal at the printed precision (their ± SEM: 30 of 30)" in h9["note"]
+    assert len(equal) == 28
+    assert "28 of 30 cells equal at the printed precision (their ± SEM: 30 of 30)" in h9["note"]
 
 
 def test_judgments_are_replayed_with_their_source(gpt35_recorded: Path, wwd_probing: Path) -> None:
@@ -110,19 +109,29 @@ def test_trace_utensils_europe(gpt35_recorded: Path, wwd_probing: Path) -> None:
     assert round(100 * as_printed / len(scored), 1) == 60.9
 
 
-def test_trace_ingredients_africa(gpt35_recorded: Path, wwd_probing: Path) -> None:
-    """The authors divide len() of the judge's two lists; eight intersections are [''] (no
-    shared ingredient), which len() counts as one."""
+def test_ingredients_africa_counts_the_judges_lists_as_the_authors_did(
+    gpt35_recorded: Path, wwd_probing: Path
+) -> None:
+    """--matcher recorded divides len() of the judge's two lists as written, as the authors'
+    code did: eight intersections are [''] (no shared ingredient), which len() counts as one.
+    Every row then equals the authors' own ratio, and Africa equals the print (34.4)."""
     samples = {s["id"]: s for s in _samples(gpt35_recorded / "ingredients")}
     africa = [s for s in samples.values() if "Africa" in s["continents"]]
-    assert round(100 * sum(s["iou"] for s in africa) / len(africa), 1) == 34.3
+    assert round(100 * sum(s["iou"] for s in africa) / len(africa), 1) == 34.4
     authors = {}
     for r in _rows(wwd_probing / COMPARED):
         both, either = ast.literal_eval(r["ingredients_intersect"]), ast.literal_eval(r["ingredients_union"])
         authors[f"wwd-{r['id']}:en:0@{r['seed']}"] = (len(both) / len(either), both)
-    differ = [k for k, s in samples.items() if abs(authors[k][0] - s["iou"]) > 1e-12]
-    assert len(differ) == 8 and all("" in authors[k][1] for k in differ)
-    assert round(100 * sum(authors[s["id"]][0] for s in africa) / len(africa), 1) == 34.4
+    assert sum("" in both for _, both in authors.values()) == 8
+    assert all(abs(authors[k][0] - s["iou"]) < 1e-12 for k, s in samples.items())
+    # without the recorded rule (the deterministic or a live judge's reading) [''] is no ingredient
+    from culturebench.datasets.wwd.tasks import IngredientsTask
+
+    quirk = next(k for k, (_, both) in authors.items() if "" in both)
+    row = next(r for r in _rows(wwd_probing / COMPARED) if f"wwd-{r['id']}:en:0@{r['seed']}" == quirk)
+    answers = {n: row[n] for n in ("ingredients_intersect", "ingredients_union")}
+    live = IngredientsTask().apply_judgments({**samples[quirk], "matcher": "llm"}, answers)
+    assert live["iou"] == 0.0 and samples[quirk]["iou"] > 0
 
 
 def test_a_missing_judgment_leaves_the_sample_unscored(wwd_release, tmp_path: Path) -> None:
@@ -165,14 +174,14 @@ def test_eval_compare_sets_table_h9_paper_beside_a_printed_row(gpt35_recorded: P
     )
     assert result.exit_code == 0, result.output
     text = out.read_text(encoding="utf-8")
-    assert "27 of 30 cells equal World Wide Dishes Table H.9, GPT 3.5 at the printed precision" in text
+    assert "28 of 30 cells equal World Wide Dishes Table H.9, GPT 3.5 at the printed precision" in text
     assert "(their ±: 30 of 30)" in text
     africa = next(line for line in text.splitlines() if line.startswith("| Country | Africa |"))
     assert "60.9 ± 1.0" in africa and "61.0 ± 1.0" in africa and africa.endswith("| no, ± yes |")
     # against another printed model the same file is mostly different
     other = CliRunner().invoke(app, ["eval", "compare", str(table), "--paper", "wwd:Llama 3-8B"])
     assert other.exit_code == 0 and "of 30 cells equal" in other.output
-    assert "27 of 30" not in other.output
+    assert "28 of 30" not in other.output
     for args, message in (
         (["--paper", "wwd:GPT 4"], "prints no model 'GPT 4'"),
         (["--paper", "wwd"], "DATASET:MODEL"),

@@ -47,6 +47,19 @@ def _parsed(text: str) -> tuple[str, ...] | None:
     return None
 
 
+def _as_written(text: str) -> list[str]:
+    """The judge's list item for item as written, empty strings kept (the authors' ``len()``
+    of ``['']`` is 1); only called on text :func:`parse_list` has read as a list."""
+    for candidate in _LIST.findall(text):
+        try:
+            value = ast.literal_eval(candidate)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, list):
+            return [str(v) for v in value]
+    return []
+
+
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -160,6 +173,9 @@ class _WWDTask(Task):
         counts: dict[str, Any] = {"n_judge_unparsed": unparsed} if unparsed else {}
         if missing:
             counts["n_judge_missing"] = missing
+        on_unparsed = sum(bool(s.get("judge_on_unparsed")) for s in samples)
+        if on_unparsed:  # --matcher recorded: a recorded judgment of an answer we cannot read
+            counts["n_judge_on_unparsed"] = on_unparsed
         if any("unparsed" in s for s in samples):  # the list tasks: answers not in the asked form
             failed = [s for s in samples if s.get("unparsed")]
             counts["n_unparsed"] = len(failed)
@@ -295,10 +311,16 @@ class IngredientsTask(_WWDTask):
         return [(name, judge[name].format(**fields)) for name in self.judge_names]
 
     def apply_judgments(self, sample: dict[str, Any], answers: dict[str, str]) -> dict[str, Any]:
-        if sample.get("unparsed"):
+        recorded = sample.get("matcher") == "recorded"
+        if sample.get("unparsed") and not (recorded and answers):
             return {**sample, "iou": 0.0, "matcher": "llm"}
         both = parse_list(answers.get("ingredients_intersect", ""))
         either = parse_list(answers.get("ingredients_union", ""))
+        if recorded and both is not None and either is not None:
+            # --matcher recorded reproduces the authors' computation: len() of the list as the
+            # judge wrote it, so an intersection recorded as [''] counts one ingredient
+            both = _as_written(answers["ingredients_intersect"])
+            either = _as_written(answers["ingredients_union"])
         # no list from the judge: no score, counted. Else the ratio of the judge's two lists, as
         # App. H states it, not clipped to 1: a judge may list more shared ingredients than
         # ingredients (7 of the authors' 3,825 GPT-3.5 judgments do; the printed row counts them so)
@@ -308,7 +330,7 @@ class IngredientsTask(_WWDTask):
         return {
             **sample,
             "iou": value,
-            "matcher": "llm",
+            "matcher": "recorded" if recorded else "llm",
             "judge_intersect": both,
             "judge_union": either,
             "judge_parsed": both is not None and either is not None,
