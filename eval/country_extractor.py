@@ -94,12 +94,18 @@ class CountryExtractor:
     def __init__(self, aliases_path: Path = _ALIASES) -> None:
         data = load_yaml(aliases_path)
         self.ambiguous = {_clean(w) for words in data.get("ambiguous", {}).values() for w in words}
+        self.ambiguous_at_start = {
+            _clean(w) for words in data.get("ambiguous_at_sentence_start", {}).values() for w in words
+        }
         self.index: dict[tuple[str, ...], str] = {}
         self.forms: dict[str, set[str]] = {}  # inflected form -> name words it is a form of
         self.max_len = 1
+        parts = []  # "Мʼянма (Бірма)": each part also names the country, after every full name
         for code in all_alpha2():
             for lang in LANGUAGES:
-                self._add(country_name(code, lang), code, lang)
+                name, *alternatives = _name_parts(country_name(code, lang))
+                self._add(name, code, lang)
+                parts += [(part, code, lang) for part in alternatives]
         for code, name in _iso_english_names():  # "Myanmar", "Bosnia and Herzegovina", ...
             self._add(name, code, "en")
         for code, by_lang in data["aliases"].items():
@@ -109,9 +115,11 @@ class CountryExtractor:
         for lang, names in data.get("not_countries", {}).items():
             for name in names:
                 self._add(str(name), _NOT_A_COUNTRY, lang)
+        for part, code, lang in parts:
+            self._add(part, code, lang)
 
     def _add(self, name: str, code: str, lang: str) -> None:
-        tokens = [_clean(t) for t in _TOKEN.findall(name)]
+        tokens = [_key(t) for t in _TOKEN.findall(name)]
         tokens = [t for t in tokens if t]
         if not tokens:
             return
@@ -121,16 +129,20 @@ class CountryExtractor:
         else:
             self.index.setdefault(key, code)
         for word in tokens:
+            if not word.islower():  # an abbreviation in capitals: matched as written
+                continue
             for form in _forms(word, lang):
                 self.forms.setdefault(form, set()).add(word)
         self.max_len = max(self.max_len, len(tokens))
 
     def _readings(self, token: str) -> list[str]:
-        """The name words an answer token can be a form of (its own cleaned form first)."""
+        """The name words an answer token can be a form of (its own cleaned form first; a
+        token in capitals also as written, for abbreviations)."""
         word = _clean(token)
         if not word:
             return []
-        return [word, *sorted(self.forms.get(word, set()) - {word})]
+        caps = [_key(token)] if _key(token) != word else []
+        return [word, *caps, *sorted(self.forms.get(word, set()) - {word})]
 
     def extract(self, text: str, lang: str) -> list[str]:
         """Country codes mentioned in ``text`` (written in ``lang``, one of :data:`LANGUAGES`),
@@ -159,14 +171,14 @@ class CountryExtractor:
     ) -> tuple[str, int] | None:
         for length in range(min(self.max_len, len(tokens) - i), 0, -1):
             window = candidates[i : i + length]
-            if length == 1 and any(c in self.ambiguous for c in window[0]):
-                # A word that is also a common word ("того", "turkey") names a country only
-                # when capitalised; a Cyrillic one ("Того" is also "of that") must not open a
-                # sentence either, unless it is the whole answer ("Чад.").
-                upper = tokens[i][:1].isupper()
-                if not upper:
+            if length == 1 and any(c in self.ambiguous or c in self.ambiguous_at_start for c in window[0]):
+                # A word that is also a common word ("перу", "turkey") names a country only
+                # when capitalised; some ("Того" is also "of that") must not open a sentence
+                # either, unless they are the whole answer.
+                if not tokens[i][:1].isupper():
                     continue
-                if _CYRILLIC.search(tokens[i]) and sentence_start and not alone:
+                at_start = any(c in self.ambiguous_at_start for c in window[0])
+                if at_start and sentence_start and not alone:
                     continue
             for key in _product(window):
                 code = self.index.get(key)
@@ -192,6 +204,22 @@ def _iso_english_names() -> list[tuple[str, str]]:
             if name and "," not in name and name.lower() not in _AMBIGUOUS_ISO_NAMES:
                 out.append((country.alpha_2, name))
     return out
+
+
+def _key(token: str) -> str:
+    """A name word's index form: cleaned and lower-case, except an abbreviation written in
+    capitals ("US", "UK", "США", "ПАР"), which is kept in capitals so that "us" is not the US."""
+    word = _clean(token)
+    raw = token.replace("’", "'").replace("ʼ", "'").strip(".'").replace("Ё", "Е")
+    letters = [c for c in raw if c.isalpha()]
+    return raw if len(letters) >= 2 and all(c.isupper() for c in letters) else word
+
+
+def _name_parts(name: str) -> list[str]:
+    """A CLDR name and, when it has a parenthesised alternative ("Мьянма (Бирма)", "Myanmar
+    (Burma)"), each part on its own."""
+    match = re.fullmatch(r"\s*(.+?)\s*\((.+)\)\s*", name)
+    return [name, match.group(1), match.group(2)] if match else [name]
 
 
 def _sentence_start(text: str, offset: int) -> bool:

@@ -3,19 +3,24 @@
 Rules (measured on ``tests/data/answers/ratings.yaml``; docs/evaluating.md, "How answers are
 read"):
 
-* The rubric's scale echoed back is never a rating: "(1-5)", "[1–5]", "(scale 1-5)", "on a
-  scale of 1 to 5", "(where 5 is the best)" are removed first.
-* A criterion's rating is looked for after a mention of its name, up to the next mention of
-  another criterion: headed mentions (the name opening a line, as the requested format
-  does) first, then mentions in running text.
-* In that stretch the rating is, first, the value right after the name ("AUTHENTICITY: 4",
-  "**Authenticity:** 4/5", "1. AUTHENTICITY - Rating: 4", "| Authenticity | 4 |",
-  ``"authenticity": 4``, "Authenticity = four"); else the value of an explicit rating phrase
-  ("Score: 4", "Rating: 4", "I would rate the authenticity as 4", "I'd give it a 3",
-  "4 out of 5", "4/5"). Numbers in the reasons ("2 cups", "step 3") are not ratings.
-* The first rating found is the criterion's ("3 (maybe 4)" is 3). A value that is not an
-  integer from 1 to 5 ("3.5", "6", "0", "3-4") makes the criterion *missing*: it is counted,
-  never imputed or rounded. The words one to five count as their integers.
+* The rubric's scale echoed back is never a rating: "(1-5)", "[1–5]", "(scale 1-5)", "(out
+  of 5)", "(1 = worst, 5 = best)", "on a scale of 1 to 5" are removed first.
+* A criterion's rating is looked for around each mention of its name, headed mentions (the
+  name opening a line, as the requested format does) first:
+  1. the value right after the name, past separators and a few linking words:
+     "AUTHENTICITY: 4", "**Authenticity:** 4/5", "1. AUTHENTICITY - Rating: 4",
+     "| Authenticity | 4 |", ``"authenticity": 4``, "AUTHENTICITY → 5", "AUTHENTICITY: <3>",
+     "Authenticity — a solid four", "Authenticity: I'd say 3", "For SENSITIVITY, a four",
+     "authenticity is a 4", "give harmony a 3";
+  2. the value before the name: "earns a 2 for authenticity", "a 5 for sensitivity";
+  3. a rating phrase before the next criterion's name: "Score: 4", "Rating: 5", "I'd give it
+     a 5", "4 out of a possible 5", "4/5", "[4]", ", a 3,".
+  A table with the criteria as its columns is read by column.
+* Numbers with a unit ("2 tablespoons", "4 minutes", "350°F") or inside a decimal are never
+  ratings. The first rating found is the criterion's ("3 (maybe 4)" is 3).
+* A value that is not an integer from 1 to 5 ("3.5", "6", "0"), a range or a choice ("3-4",
+  "2 to 3", "3 or 4") and a fraction of another scale ("3/4") make the criterion *missing*:
+  counted, never imputed or rounded. The words one to five count as their integers.
 """
 
 from __future__ import annotations
@@ -27,7 +32,14 @@ from collections.abc import Sequence
 VERSION = "2"
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_NUM = r"(\d+(?:[.,]\d+)?(?:\s*[-–]\s*\d+(?![/\d]))?|one|two|three|four|five)\b"
+_NUM = r"(\d+(?:[.,]\d+)?|one|two|three|four|five)\b"
+# what may follow a number that is a single rating: not a unit, not a range, not "/4"
+_TAIL = re.compile(r"\s*(?:-|–|—|to|or|/|out\s+of)?\s*(\d+)?", re.IGNORECASE)
+_UNITS = re.compile(
+    r"\s*(?:cups?|tbsp|tsp|tablespoons?|teaspoons?|minutes?|mins?|hours?|seconds?|pounds?|lbs?|ounces?|oz"
+    r"|grams?|g\b|kg|ml|l\b|%|°|degrees?|steps?|servings?|cloves?|eggs?|inch(?:es)?|cm|times?|pieces?|slices?)",
+    re.IGNORECASE,
+)
 _SCALES = [
     re.compile(
         r"[\(\[]\s*(?:rated\s+|on\s+)?(?:a\s+)?(?:scale\s*(?:of|from)?\s*:?\s*)?1\s*(?:-|–|—|to)\s*5"
@@ -38,32 +50,52 @@ _SCALES = [
         r"(?:on\s+)?(?:a|the)\s+(?:1\s*(?:-|–|to)\s*5\s+)?scale(?:\s+(?:of|from)\s+1\s*(?:-|–|—|to)\s*5)?",
         re.IGNORECASE,
     ),
-    re.compile(r"\([^()\n]*\b(?:where|scale)\b[^()\n]*\)", re.IGNORECASE),
+    re.compile(
+        r"\([^()\n]*(?:\bwhere\b|\bscale\b|\bworst\b|\bbest\b|=|\bout\s+of\b)[^()\n]*\)", re.IGNORECASE
+    ),
 ]
+_SEPS = r"[\s*_#:=|\-—–→>\]\)\"'.,<\[(]*"
 _RIGHT_AFTER = re.compile(
-    r"^[\s*_#:=|\-—–\]\)\"'>.]*(?:(?:is|as|at|gets?|of)\s+(?:an?\s+)?)?"
-    r"(?:(?:rating|score|grade)\s*(?:of\s*)?[\s*_:=|\-—–\"']*)?[\[\(]?\s*\**\s*" + _NUM,
+    "^"
+    + _SEPS
+    + r"(?:(?:I'd|I’d|I\s+would|I\s+will|I'll|I)\s+(?:say|give(?:\s+it)?|rate(?:\s+it)?|put\s+it\s+at)\s+)?"
+    r"(?:(?:is|as|at|gets?|of|scores?|rated|deserves?|earns?)\s+)?"
+    r"(?:(?:also|still|easily|clearly|probably|likely|just|only|definitely|then)\s+)?(?:(?:a|an)\s+)?"
+    r"(?:(?:solid|strong|weak|fair|good|clear|firm|low|high)\s+)?"
+    r"(?:(?:rating|score|grade)\s*(?:of\s*)?[\s*_:=|\-—–\"']*)?[\[\(<]?\s*\**\s*" + _NUM,
     re.IGNORECASE,
 )
-_UNITS = (
-    r"(?!\s*(?:cups?|tbsp|tsp|tablespoons?|teaspoons?|minutes?|mins?|hours?|grams?|g\b|kg|ml|l\b|%"
-    r"|steps?|servings?|cloves?|eggs?|inch|cm|°))"
-)
 _PHRASES = [
+    re.compile(r"\b(?:rating|score|grade)\b\s*(?:of|is|would\s+be|:|=|-|—)?[\s*_]*" + _NUM, re.IGNORECASE),
     re.compile(
-        r"\b(?:rating|score|grade)\b\s*(?:of|is|would\s+be|:|=|-|—)?[\s*_]*" + _NUM + _UNITS, re.IGNORECASE
-    ),
-    re.compile(
-        r"\b(?:rate|rated|rating|give|given|gives|giving|deserves?|gets?|earns?|scores?|award(?:ed)?|assign(?:ed)?)\b"
-        r"[^.\n\d]{0,50}?\b(?:as\s+|at\s+)?(?:an?\s+)?\**" + _NUM + _UNITS,
+        r"\b(?:rate|rated|rating|give|given|gives|giving|deserves?|gets?|earns?|scores?|award(?:ed)?|assign(?:ed)?|say)\b"
+        r"[^.\n\d]{0,50}?\b(?:as\s+|at\s+)?(?:an?\s+)?\**" + _NUM,
         re.IGNORECASE,
     ),
-    re.compile(_NUM + r"\s*(?:/\s*5|out\s+of\s+(?:5|five))", re.IGNORECASE),
+    re.compile(
+        _NUM + r"\s*(?=/\s*5|out\s+of\s+(?:a\s+)?(?:possible\s+|maximum\s+(?:of\s+)?)?(?:5|five))",
+        re.IGNORECASE,
+    ),
+    re.compile(r"[\[<]\s*" + _NUM + r"\s*[\]>]", re.IGNORECASE),
+    re.compile(r"(?:^|[,;:—–])\s*(?:an?\s+)" + _NUM + r"(?=\s*[,.;:)]|\s*$)", re.IGNORECASE | re.MULTILINE),
 ]
 
 
-def _value(raw: str) -> int | None:
-    raw = raw.strip().lower()
+def _value(text: str, match: re.Match[str]) -> int | bool | None:
+    """The rating a number match gives: an int, None (invalid), or False (not a rating at
+    all: a quantity with a unit)."""
+    raw = match.group(match.lastindex or 1).strip().lower()
+    after = text[match.end(match.lastindex or 1) :]
+    if _UNITS.match(after):
+        return False
+    tail = _TAIL.match(after)
+    if tail and tail.group(1) is not None:
+        joined = tail.group(0)
+        if re.match(r"\s*(?:/|out\s+of)", joined, re.IGNORECASE):
+            if tail.group(1) != "5":
+                return None  # "3/4": another scale
+        else:
+            return None  # "3-4", "2 to 3", "3 or 4"
     if raw in _WORDS:
         return _WORDS[raw]
     return int(raw) if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 5 else None
@@ -79,6 +111,7 @@ def parse_ratings(text: str, criteria: Sequence[str]) -> dict[str, int | None]:
     """The rating of each criterion in ``text``: an integer 1-5, or None when missing or
     not a valid rating (see the module docstring for the rules)."""
     text = _without_scales(text or "")
+    by_table = _table_columns(text, criteria)
     mentions = sorted(
         (m.start(), m.end(), c)
         for c in criteria
@@ -86,34 +119,75 @@ def parse_ratings(text: str, criteria: Sequence[str]) -> dict[str, int | None]:
     )
     out: dict[str, int | None] = {}
     for criterion in criteria:
+        if criterion in by_table:
+            out[criterion] = by_table[criterion]
+            continue
         own = [(i, s, e) for i, (s, e, c) in enumerate(mentions) if c == criterion]
-        headed = [m for m in own if _opens_line(text, m[1])]
-        out[criterion] = None
-        for group in (headed, [m for m in own if m not in headed]):
-            found = _first_rating(text, mentions, group)
-            if found is not None:
-                out[criterion] = found[0]
-                break
+        ordered = [m for m in own if _opens_line(text, m[1])] + [
+            m for m in own if not _opens_line(text, m[1])
+        ]
+        out[criterion] = _rating(text, mentions, ordered, criterion)
     return out
+
+
+def _rating(
+    text: str, mentions: list[tuple[int, int, str]], ordered: list[tuple[int, int, int]], criterion: str
+) -> int | None:
+    stretches = []
+    for index, _start, end in ordered:
+        stop = next((s for s, _, c in mentions[index + 1 :] if c != criterion), len(text))
+        stretches.append(text[end:stop])
+        value = _first(stretches[-1], [_RIGHT_AFTER])
+        if value is not False:
+            return value
+    before = re.compile(
+        r"(?:\b(?:an?)\s+)?"
+        + _NUM
+        + rf"(?:\s*/\s*5)?\s+(?:for|on|in)\s+(?:the\s+|its\s+)?{re.escape(criterion)}",
+        re.IGNORECASE,
+    )
+    value = _first(text, [before])
+    if value is not False:
+        return value
+    for stretch in stretches:
+        value = _first(stretch, _PHRASES)
+        if value is not False:
+            return value
+    return None
+
+
+def _first(text: str, patterns: Sequence[re.Pattern[str]]) -> int | bool | None:
+    """The value of the earliest rating any pattern finds (skipping quantities), or False."""
+    hits = sorted((m for p in patterns for m in p.finditer(text)), key=lambda m: m.start())
+    for match in hits:
+        value = _value(text, match)
+        if value is not False:
+            return value
+    return False
 
 
 def _opens_line(text: str, start: int) -> bool:
     line = text[text.rfind("\n", 0, start) + 1 : start]
-    return re.fullmatch(r"[\s*_#|>\-•\d.)\[\"{,]*", line) is not None
+    return re.fullmatch(r"[\s*_#|>\-•\d.)\[\"{,]*(?:for\s+)?", line, re.IGNORECASE) is not None
 
 
-def _first_rating(
-    text: str, mentions: list[tuple[int, int, str]], group: list[tuple[int, int, int]]
-) -> tuple[int | None] | None:
-    """(value,) of the first mention in ``group`` followed by a rating, or None."""
-    for index, _, end in group:
-        criterion = mentions[index][2]
-        stop = next((s for s, _, c in mentions[index + 1 :] if c != criterion), len(text))
-        stretch = text[end:stop]
-        right = _RIGHT_AFTER.match(stretch)
-        if right:
-            return (_value(right.group(1)),)
-        hits = [m for p in _PHRASES for m in [p.search(stretch)] if m]
-        if hits:
-            return (_value(min(hits, key=lambda m: m.start()).group(1)),)
-    return None
+def _table_columns(text: str, criteria: Sequence[str]) -> dict[str, int | None]:
+    """Ratings from a markdown table whose header row names the criteria as columns."""
+    rows = [line.strip().strip("|").split("|") for line in text.splitlines() if line.strip().startswith("|")]
+    for i, header in enumerate(rows):
+        names = [cell.strip().strip("*").lower() for cell in header]
+        columns = {c: names.index(c.lower()) for c in criteria if c.lower() in names}
+        if not columns:
+            continue
+        for row in rows[i + 1 :]:
+            cells = [cell.strip().strip("*").strip() for cell in row]
+            if all(
+                j < len(cells) and re.fullmatch(r"\d+(?:\.\d+)?(?:\s*/\s*5)?", cells[j])
+                for j in columns.values()
+            ):
+                values = {}
+                for c, j in columns.items():
+                    match = re.match(_NUM, cells[j])
+                    values[c] = _value(cells[j], match) if match else None
+                return {c: (None if v is False else v) for c, v in values.items()}
+    return {}
