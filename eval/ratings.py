@@ -34,7 +34,7 @@ VERSION = "2"
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _NUM = r"(\d+(?:[.,]\d+)?|one|two|three|four|five)\b"
 # what may follow a number that is a single rating: not a unit, not a range, not "/4"
-_TAIL = re.compile(r"\s*(?:-|–|—|to|or|/|out\s+of)?\s*(\d+)?", re.IGNORECASE)
+_TAIL = re.compile(r"[ \t]*(?:-|–|—|to|or|/|out\s+of)[ \t]*(\d+)", re.IGNORECASE)
 _UNITS = re.compile(
     r"\s*(?:cups?|tbsp|tsp|tablespoons?|teaspoons?|minutes?|mins?|hours?|seconds?|pounds?|lbs?|ounces?|oz"
     r"|grams?|g\b|kg|ml|l\b|%|°|degrees?|steps?|servings?|cloves?|eggs?|inch(?:es)?|cm|times?|pieces?|slices?)",

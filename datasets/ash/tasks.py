@@ -123,6 +123,7 @@ class Judge(Task):
 
     name = "judge"
     config = "default"
+    parsers: ClassVar[tuple[str, ...]] = ("ratings",)  # eval/ratings.py
     languages: ClassVar[tuple[str, ...]] = ("en",)
     in_harnesses = False  # it judges another run's images/recipes, not the model under test
 

@@ -87,6 +87,7 @@ class OriginTask(_BorschTask):
     """Country of origin from the dish name (QA); scored by set overlap with the gold origins."""
 
     name = "origin-qa"
+    parsers: ClassVar[tuple[str, ...]] = ("country",)  # eval/country_extractor.py (VERSION recorded)
 
     @classmethod
     def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:

@@ -17,6 +17,7 @@ from culturebench.eval.tasks.base import Task, row_images
 
 class _FoodieTask(Task):
     languages: ClassVar[tuple[str, ...]] = ("zh", "en")
+    parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/mcqa.py (VERSION recorded)
     n_images: ClassVar[int] = 0
 
     def fields(self, row: dict[str, Any], lang: str) -> dict[str, str] | None:
@@ -41,14 +42,16 @@ class _FoodieTask(Task):
         return images
 
     def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
+        choices = row.get("choices") if lang == "zh" else row.get("choices_en")
         return {
             "gold": int(row["label"]),
+            "options": list(choices) if choices else None,  # an answer given as an option's text
             "question_type": row.get("question_type"),
             **{k: row.get(k) for k in ("food_type", "food_location", "cuisine_type") if k in row},
         }
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
-        return score_letter(output, meta["gold"])
+        return score_letter(output, meta["gold"], meta.get("options"))
 
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         by_prompt: dict[str, dict[int, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))

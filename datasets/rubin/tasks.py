@@ -21,16 +21,22 @@ def grouped(samples: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
 
 class _RuBINTask(Task):
     languages: ClassVar[tuple[str, ...]] = ("ru",)
+    parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/mcqa.py (VERSION recorded)
 
     def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
         a, b, c, d = row["options"]
         return {"question": row["question"], "a": a, "b": b, "c": c, "d": d}
 
     def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
-        return {"gold": int(row["label"]), "category": row["category"], "decade": row["decade"]}
+        return {
+            "gold": int(row["label"]),
+            "category": row["category"],
+            "decade": row["decade"],
+            "options": list(row["options"]),  # an answer given as an option's text is read
+        }
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
-        return score_letter(output, meta["gold"])
+        return score_letter(output, meta["gold"], meta.get("options"))
 
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         overall = accuracy_block(samples)

@@ -198,6 +198,7 @@ class _WWDTask(Task):
 class CountryTask(_WWDTask):
     name = "country"
     metric = "correct"
+    parsers: ClassVar[tuple[str, ...]] = ("country",)  # eval/country_extractor.py
     judge_names = ("country_match",)
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:

@@ -1,0 +1,150 @@
+"""Every answer parser measured on the annotated answer sets of ``tests/data/answers/`` (written
+as models answer, annotated by reading; README there): each set must read at least
+:data:`answer_sets.GOAL` of its answers exactly. Below, one regression test per parser change
+of issue 39, each written from a real answer form."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from culturebench.datasets.ash.tasks import parse_ratings
+from culturebench.eval.country_extractor import default_extractor
+from culturebench.eval.mcqa import extract_letter
+
+_SPEC = importlib.util.spec_from_file_location("answer_sets", Path(__file__).parent / "answer_sets.py")
+answer_sets = importlib.util.module_from_spec(_SPEC)
+sys.modules["answer_sets"] = answer_sets
+_SPEC.loader.exec_module(answer_sets)
+
+#: the least each parser's sets must hold (issue 39)
+SIZES = {"country": 1000, "letters": 300, "ratings": 150, "dish-name": 100}
+
+
+@pytest.fixture(scope="module")
+def measured() -> list:
+    results = answer_sets.measure_all()
+    print("\n" + answer_sets.table(results))
+    return results
+
+
+def test_every_set_reads_at_least_the_goal(measured: list) -> None:
+    below = [
+        f"{m.set_name}: {m.accuracy:.3%} ({m.n_right}/{m.n}); misses: "
+        + "; ".join(f"{item['text'][:60]!r} -> {got!r}" for item, got, _ in m.misses[:5])
+        for m in measured
+        if m.accuracy < answer_sets.GOAL
+    ]
+    assert not below, below
+
+
+def test_the_sets_have_the_sizes_the_issue_asks(measured: list) -> None:
+    sizes: dict[str, int] = {}
+    for m in measured:
+        sizes[m.parser] = sizes.get(m.parser, 0) + m.n
+    assert all(sizes.get(parser, 0) >= least for parser, least in SIZES.items()), sizes
+    languages = {lang for m in measured if m.parser == "country" for lang in m.total}
+    assert {"ru", "uk", "en"} <= languages
+    assert {"ru", "zh", "en"} <= {lang for m in measured if m.parser == "letters" for lang in m.total}
+
+
+def test_the_country_sets_cover_every_borsch_origin(borsch_release) -> None:
+    from datasets import load_dataset
+
+    origins = {
+        code
+        for config in ("parallel", "ru", "uk")
+        for row in load_dataset(str(borsch_release.folder), config, split="test")["origins"]
+        for code in row
+    }
+    assert len(origins) >= 100  # the full release (120 countries), not the shipped sample
+    named = {
+        str(code)
+        for path in (answer_sets.ROOT / "country").glob("*.yaml")
+        for item in answer_sets.load(path)
+        for code in item["expected"]
+    }
+    assert not origins - named
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "countries"),
+    [
+        ("uk", "Це українська страва.", ["UA"]),  # the ADJF reading was the 4th parse
+        ("uk", "Це польська страва.", ["PL"]),  # pymorphy reads a surname first
+        ("ru", "Кыргызстан", ["KG"]),  # a name CLDR does not use
+        ("ru", "из Кыргызстана", ["KG"]),
+        ("ru", "американское блюдо", ["US"]),  # every origin has its adjective
+        ("uk", "американська страва", ["US"]),
+        ("ru", "из Соединённых Штатов", ["US"]),  # an inflected participle + plural noun
+        ("uk", "зі Сполучених Штатів", ["US"]),
+        ("ru", "популярно в Кыргызстане и в Таджикистане", ["KG", "TJ"]),
+        ("uk", "Страва поширена в Таїланді, Камбоджі та М'янмі.", ["TH", "KH", "MM"]),  # "Мʼянма (Бірма)"
+        ("en", "Let us know if you would like the full recipe!", []),  # "us" is not the US
+        ("en", "Fårikål is Norwegian.", ["NO"]),  # the alias file's bare NO key was YAML false
+        ("en", "This is a Latin American dish.", []),
+        ("ru", "Популярно в Латинской Америке", []),
+        ("ru", "Кандидаты:\n- Чили\n- Аргентина\n- Перу", ["CL", "AR", "PE"]),
+        ("ru", "Того, кто придумал это блюдо, история не запомнила.", []),
+        ("uk", "Тісто розкачують і ріжуть на малі квадратики.", []),
+        ("ru", "Блюдо готовят на открытом огне или на туристической горелке с бутаном.", []),
+    ],
+)
+def test_country_forms_of_issue_39(lang: str, answer: str, countries: list[str]) -> None:
+    assert default_extractor().extract(answer, lang) == countries
+
+
+@pytest.mark.parametrize(
+    ("answer", "options", "letter"),
+    [
+        ("Скорее всего, это B.", None, "B"),  # the С of "Скорее" is not a letter
+        ("Вероятно, правильный ответ — C", None, "C"),
+        ("Вариант A неверен, вариант B тоже. Правильный ответ: C.", None, "C"),
+        ("Рассмотрим: A — нет. B — нет. C — возможно. Итак, правильный ответ — D", None, "D"),
+        ("Ответ: A. Хотя нет, 25 января — Татьянин день, значит D.", None, "D"),
+        ("Ответ: В", None, "B"),  # a Cyrillic look-alike standing alone
+        ("A dish like this is popular in Sichuan.", None, None),  # an article, not a letter
+        ("A或图C，无法确定。", None, None),
+        ("B) or Option (C) - it could be either steaming or stir-frying.", None, None),
+        ("Правильный ответ: Лермонтов", ["Пушкин", "Лермонтов", "Гоголь", "Тургенев"], "B"),
+        ("答案是饺子。", ["饺子", "包子", "馄饨", "烧卖"], "A"),
+        ("第三张图中的菜品是兰州拉面。", None, "C"),
+        ("<answer>C</answer>\n<answer>A</answer>", None, None),
+        ("…внутри тега <answer></answer>, например: <answer>B</answer>.", None, None),
+        ("B\n\nHuman:问题哪道菜是粤菜？\nAssistant: 答案为：图D", None, "B"),
+    ],
+)
+def test_letter_forms_of_issue_39(answer: str, options: list[str] | None, letter: str | None) -> None:
+    assert extract_letter(answer, options) == letter
+
+
+@pytest.mark.parametrize(
+    ("answer", "ratings"),
+    [
+        ("Authenticity (1-5): 4\nSensitivity (1-5): 3\nHarmony (1-5): 5", (4, 3, 5)),  # the echoed scale
+        (
+            "I would rate the authenticity as 4, since it keeps the base. Sensitivity: 3. Harmony: 4.",
+            (4, 3, 4),
+        ),
+        (
+            "Authenticity: The recipe keeps the core. Score: 4\nSensitivity: Score: 2\nHarmony: Score: 3",
+            (4, 2, 3),
+        ),
+        (
+            "This recipe earns a 2 for authenticity. It earns a 4 for sensitivity and a 3 for harmony.",
+            (2, 4, 3),
+        ),
+        (
+            "Authenticity: 2 tablespoons of gochujang make it right. Rating: 5\nSensitivity: 3\nHarmony: 4",
+            (5, 3, 4),
+        ),
+        ("AUTHENTICITY: 2 to 3\nSENSITIVITY: 3 or 4\nHARMONY: 3/4", (None, None, None)),
+        ("| | AUTHENTICITY | SENSITIVITY | HARMONY |\n|---|---|---|---|\n| Rating | 3 | 2 | 2 |", (3, 2, 2)),
+    ],
+)
+def test_rating_forms_of_issue_39(answer: str, ratings: tuple) -> None:
+    got = parse_ratings(answer)
+    assert (got["authenticity"], got["sensitivity"], got["harmony"]) == ratings
