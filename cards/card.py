@@ -11,6 +11,7 @@ import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from culturebench.cards.paper import compare, lookup_stat
+from culturebench.cards.parsers import parser_lines
 from culturebench.spec import DatasetSpec
 from culturebench.yamlio import load_yaml
 
@@ -126,6 +127,7 @@ def render_card(spec: DatasetSpec, manifest: dict[str, Any], build_report: dict[
         field_docs=spec.field_docs,
         features={name: cfg.features_yaml for name, cfg in spec.configs.items()},
         describe_type=describe_type,
+        parser_lines=parser_lines(spec.name),
         stats_lines={
             name: stats_lines(value)
             for name, value in build_report.get("stats", {}).items()

@@ -585,6 +585,24 @@ ShardOption = Annotated[
 ]
 
 
+FirstOption = Annotated[
+    bool,
+    typer.Option(
+        "--first",
+        help="With --limit N: the first N rows in release order (instead of N spread over the groups).",
+    ),
+]
+
+
+def _print_limit(results: dict) -> None:
+    """How --limit chose the rows, when it did (also in results.json and report.md)."""
+    from culturebench.eval.coverage import limit_text
+
+    text = limit_text(results.get("coverage") or {})
+    if text:
+        console.print(f"[yellow]{escape(text)}[/]", soft_wrap=True)
+
+
 def parse_shard(text: str | None):
     """``K/N`` -> :class:`~culturebench.eval.shards.Shard`; None when not given."""
     from culturebench.eval.shards import Shard
@@ -601,7 +619,15 @@ def eval_run_cmd(
     source: DatasetSource = DEFAULT_SOURCE,
     engine: EngineChoice = DEFAULT_ENGINE,
     lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N rows.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only N rows, spread over the dataset's reporting groups (continent, country, "
+            "category; round-robin, deterministic); with --first the first N rows.",
+        ),
+    ] = None,
+    first: FirstOption = False,
     out: Annotated[Path, typer.Option(help="Output folder (resumes if it holds the same run).")] = Path(
         "out/runs/eval"
     ),
@@ -656,9 +682,11 @@ def eval_run_cmd(
                 task_options=task_options,
                 seeds=seed_list,
                 shard=part,
+                first=first,
             )
         )
     what = f"{results['samples']} samples" + (f" (shard {part})" if part else "")
+    _print_limit(results)
     console.print(f"{what}; results: {out / 'results.json'}; report: {out / 'report.md'}")
     _print_headlines(f"{dataset}/{task}", results["metrics"])
 
@@ -686,8 +714,14 @@ def eval_reproduce_cmd(
         typer.Option("--plan", help="Count the work (requests, tokens, GPU-hours) and stop: no model loads."),
     ] = False,
     limit: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N rows of every cell (a smoke run).")
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only N rows of every cell (a smoke run), spread over the dataset's reporting groups; "
+            "with --first the first N rows.",
+        ),
     ] = None,
+    first: FirstOption = False,
     shard: ShardOption = None,
     throughput: Annotated[
         float | None,
@@ -724,7 +758,7 @@ def eval_reproduce_cmd(
         job = bar.add_task("counting the work", total=len(cells))
         plans = or_exit(
             lambda: rep.plan(
-                grid, cells, out=out, source=source.as_kwargs(), limit=limit, model=engine.model,
+                grid, cells, out=out, source=source.as_kwargs(), limit=limit, first=first, model=engine.model,
                 model_revision=engine.model_revision, model_args=model_args, throughput=rate,
                 image_tokens=image_tokens,
                 progress=lambda name: bar.update(job, advance=1, description=f"counting {name}"),
@@ -752,7 +786,7 @@ def eval_reproduce_cmd(
         or_exit(
             lambda: rep.run_cells(
                 grid, cells, backend, out, source=source.as_kwargs(), limit=limit,
-                batch_size=engine.batch_size, shard=part, on_cell=on_cell,
+                batch_size=engine.batch_size, shard=part, on_cell=on_cell, first=first,
             )
         )  # fmt: skip
     if part:
@@ -821,7 +855,7 @@ def _reproduce_report(dataset: str, grid, out: Path, source: DatasetSource) -> N
     report = or_exit(
         lambda: build_report(dataset, folders, out / PAPER, **source.as_kwargs(), overwrite=True)
     )
-    counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)
+    counts = "; ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)  # statuses hold commas
     console.print(f"{len(folders)} cell runs; paper report: {len(report['items'])} items ({counts}); "
                   f"wrote {out / PAPER / 'paper_report.md'}")  # fmt: skip
 
@@ -1027,10 +1061,11 @@ def eval_compare_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown.")] = None,
     overwrite: FileOverwriteOption = False,
 ) -> None:
-    """Side by side: every metric (or table cell) the two share, B - A, and for runs a paired
-    bootstrap 95% CI of the difference over the items both scored; or (--paper) a table of ours
+    """Side by side: every metric (or table cell) the two share, B - A, and for runs A, B, B - A
+    and a paired 95% interval of the difference over the items both scored, with how many items
+    each run had and shared (a warning when they differ); or (--paper) a table of ours
     against the paper's printed row of a model, with which cells are equal at the printed precision."""
-    from culturebench.eval.compare import compare, markdown
+    from culturebench.eval.compare import compare, interval_text, items_line, markdown, warnings
 
     if (b is None) == (paper is None):
         err_console.print("[red]error:[/] give B, or --paper DATASET:MODEL (one of the two)")
@@ -1046,19 +1081,20 @@ def eval_compare_cmd(
     claim_file(out, overwrite, [a, b])
     rows = or_exit(lambda: compare(a, b))
     table = Table(title=f"A = {a}   B = {b}")
-    for col in ("group", "metric", "A", "B", "B - A", "95% CI of B - A"):
+    runs = any(row.get("items") for row in rows)
+    heads = ["group", "metric", "A", "B", "B - A", "95% CI of B - A"] + (["items A/B/shared"] if runs else [])
+    for col in heads:
         table.add_column(col, justify="left" if col in ("group", "metric") else "right")
     for row in rows:
-        ci = row.get("ci95")
-        table.add_row(
-            escape(row["group"]),
-            escape(row["metric"]),
-            f"{row['a']:.3f}",
-            f"{row['b']:.3f}",
-            f"{row['difference']:+.3f}",
-            f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "",
-        )
+        cells = [f"{row['a']:.3f}", f"{row['b']:.3f}", f"{row['difference']:+.3f}", interval_text(row)]
+        if runs:
+            cells.append("/".join(map(str, row["items"])) if row.get("items") else "")
+        table.add_row(escape(row["group"]), escape(row["metric"]), *cells)
     console.print(table)
+    if runs:
+        console.print(escape(items_line(rows)), soft_wrap=True)
+        for warning in warnings(rows):
+            console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if not rows:
         console.print("[yellow]nothing in common to compare[/]")
     if out:
@@ -1208,7 +1244,7 @@ def eval_paper_cmd(
             inputs=inputs, overwrite=overwrite,
         )
     )  # fmt: skip
-    counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)
+    counts = "; ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)  # statuses hold commas
     console.print(f"{len(report['items'])} items ({counts}); wrote {out / 'paper_report.md'}")
 
 

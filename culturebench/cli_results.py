@@ -90,9 +90,11 @@ def eval_results_cmd(
                 soft_wrap=True,
             )
         if result.provenance.get("limit"):
+            from culturebench.eval.coverage import coverage_of, limit_text
+
             err_console.print(
-                f"[yellow]warning:[/] {escape(str(result.folder))} covers only the first "
-                f"{result.provenance['limit']} rows (--limit); its notes say so",
+                f"[yellow]warning:[/] {escape(str(result.folder))} covers only part of the release "
+                f"({escape(str(limit_text(coverage_of(result.results))))}); its notes say so",
                 soft_wrap=True,
             )
     for path in export.eval_results.values():

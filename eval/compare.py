@@ -1,9 +1,14 @@
 """Compare two runs (or two tables such as ``table_h9.csv`` and a published stats file).
 
-Runs: every headline metric the two share, side by side, with the difference (B - A) and a
-paired bootstrap 95% interval of the difference. The unit resampled is the item (the dish,
-the question): the same drawn items are scored in both runs, all their prompts and seeds
-together. Tables: the cells the two CSV files share, side by side, with their differences.
+Runs: every headline metric the two share, side by side, over the SAME items: the items both
+runs scored (the dish, the question). A, B and B - A are the means over those shared items,
+with a paired 95% interval of the difference (the same drawn items scored in both runs, all
+their prompts and seeds together): the percentile bootstrap at 30 shared items or more, the
+conservative Wilson bound below that (values in [0, 1]), none otherwise. Each row also holds
+each run's own value over all its items and how many items each run had and shared; when the
+two runs' items differ, :func:`warnings` says so. A metric that is not a mean of per-sample
+values cannot be paired: it is compared as each run reports it, and flagged.
+Tables: the cells the two CSV files share, side by side, with their differences.
 """
 
 from __future__ import annotations
@@ -17,15 +22,124 @@ ITERATIONS = 1000
 
 
 def _samples_by_unit(samples: Sequence[dict[str, Any]], group: str, metric: str) -> dict[str, list[float]]:
+    """Per item, the values of the per-sample field ``metric`` (a boolean as 0/1) in ``group``."""
     out: dict[str, list[float]] = {}
     for sample in samples:
         if group != "all" and sample.get("lang") != group:
             continue
         value = sample.get(metric)
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if not isinstance(value, int | float):
             continue
-        out.setdefault(str(sample.get("row_id", sample.get("id"))), []).append(float(value))
+        out.setdefault(_unit(sample), []).append(float(value))
     return out
+
+
+# sample fields that are bookkeeping, never a score a headline metric is the mean of
+_NOT_SCORES = {"id", "run", "row_id", "lang", "prompt_index", "n_images", "seed", "gold", "scored_chars"}
+
+
+def _sample_field(
+    samples_a: Sequence[dict[str, Any]],
+    samples_b: Sequence[dict[str, Any]],
+    group: str,
+    metric: str,
+    values: tuple[float, float],
+) -> str | None:
+    """The per-sample field a headline metric is the mean of: the field of the metric's name,
+    else the one score field whose mean over each run's samples (in ``group``) is that run's
+    headline value (RuBIN's ``accuracy`` is the mean of ``correct``); None when there is none
+    (a count, a rate of a negated field, a best-of-prompts figure: not paired)."""
+
+    def mean(samples: Sequence[dict[str, Any]], key: str) -> float | None:
+        got = [v for vs in _samples_by_unit(samples, group, key).values() for v in vs]
+        return sum(got) / len(got) if got else None
+
+    if _samples_by_unit(samples_a, group, metric) and _samples_by_unit(samples_b, group, metric):
+        return metric
+    keys = sorted({k for s in [*samples_a[:1], *samples_b[:1]] for k in s} - _NOT_SCORES)
+    for key in keys:
+        means = (mean(samples_a, key), mean(samples_b, key))
+        if all(m is not None and abs(m - v) < 1e-9 for m, v in zip(means, values, strict=True)):
+            return key
+    return None
+
+
+def _unit(sample: dict[str, Any]) -> str:
+    """The item a sample is about (its row), or its id when it names none."""
+    return str(sample.get("row_id", sample.get("id")))
+
+
+def _items(samples: Sequence[dict[str, Any]], group: str) -> set[str]:
+    """The items (rows) a run's samples cover, in ``group`` (a prompt language) or all."""
+    return {_unit(s) for s in samples if group == "all" or s.get("lang") == group}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """mean(B) - mean(A) over ``units`` items and its 95% interval (``lo``/``hi`` None when
+    there is none), made by ``method`` (:mod:`culturebench.eval.metrics`)."""
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+    method: str
+    units: int
+
+    @property
+    def ci95(self) -> tuple[float, float] | None:
+        return None if self.lo is None or self.hi is None else (self.lo, self.hi)
+
+
+def paired_difference(
+    a: dict[str, list[float]],
+    b: dict[str, list[float]],
+    *,
+    iterations: int = ITERATIONS,
+    seed: int = 0,
+    over: str = "shared",
+) -> Difference:
+    """mean(B) - mean(A) and its 95% interval, resampling items: ``over="shared"`` the items
+    both runs scored; ``over="union"`` every item either scored (each mean over the drawn items
+    it has), for two item sets where one holds the other (RuBIN-EASY within RuBIN). The
+    interval: the percentile bootstrap at :data:`~culturebench.eval.metrics.MIN_BOOTSTRAP_UNITS`
+    items or more; below that, for values in [0, 1], the Wilson bound of (d + 1) / 2 at n items
+    (d lies in [-1, 1]: conservative, never of zero width); otherwise none."""
+    import numpy as np
+
+    from culturebench.eval.metrics import (
+        BOOTSTRAP,
+        MIN_BOOTSTRAP_UNITS,
+        NO_INTERVAL,
+        WILSON_BOUND,
+        unit_draws,
+        wilson_interval,
+    )
+
+    units = sorted(set(a) & set(b)) if over == "shared" else sorted(set(a) | set(b))
+    empty: list[float] = []
+    if not units or not any(a.get(u) for u in units) or not any(b.get(u) for u in units):
+        return Difference(None, None, None, NO_INTERVAL, len(units))
+    sum_a, n_a, sum_b, n_b = np.array(
+        [
+            [sum(a.get(u, empty)), len(a.get(u, empty)), sum(b.get(u, empty)), len(b.get(u, empty))]
+            for u in units
+        ]
+    ).T
+    value = float(sum_b.sum() / n_b.sum() - sum_a.sum() / n_a.sum())
+    if len(units) >= MIN_BOOTSTRAP_UNITS:
+        diff = np.concatenate(
+            [
+                sum_b[draw].sum(1) / n_b[draw].sum(1) - sum_a[draw].sum(1) / n_a[draw].sum(1)
+                for draw in unit_draws(len(units), iterations, seed)
+            ]
+        )
+        lo, hi = np.quantile(diff, [0.025, 0.975])
+        return Difference(value, float(lo), float(hi), BOOTSTRAP, len(units))
+    values = [v for u in units for v in (*a.get(u, empty), *b.get(u, empty))]
+    if all(0.0 <= v <= 1.0 for v in values):
+        lo, hi = wilson_interval((value + 1) / 2 * len(units), len(units))
+        return Difference(value, 2 * lo - 1, 2 * hi - 1, WILSON_BOUND, len(units))
+    return Difference(value, None, None, NO_INTERVAL, len(units))
 
 
 def paired_difference_ci(
@@ -36,35 +150,15 @@ def paired_difference_ci(
     seed: int = 0,
     over: str = "shared",
 ) -> tuple[float, float] | None:
-    """95% percentile interval of mean(B) - mean(A), resampling items: ``over="shared"`` the
-    items both runs scored; ``over="union"`` every item either scored (each mean over the drawn
-    items it has), for two item sets where one holds the other (RuBIN-EASY within RuBIN)."""
-    import numpy as np
-
-    from culturebench.eval.metrics import unit_draws
-
-    units = sorted(set(a) & set(b)) if over == "shared" else sorted(set(a) | set(b))
-    if len(units) < 2:
-        return None
-    empty: list[float] = []
-    sum_a, n_a, sum_b, n_b = np.array(
-        [
-            [sum(a.get(u, empty)), len(a.get(u, empty)), sum(b.get(u, empty)), len(b.get(u, empty))]
-            for u in units
-        ]
-    ).T
-    diff = np.concatenate(
-        [
-            sum_b[draw].sum(1) / n_b[draw].sum(1) - sum_a[draw].sum(1) / n_a[draw].sum(1)
-            for draw in unit_draws(len(units), iterations, seed)
-        ]
-    )
-    lo, hi = np.quantile(diff, [0.025, 0.975])
-    return float(lo), float(hi)
+    """The 95% interval of :func:`paired_difference` (None where there is none)."""
+    return paired_difference(a, b, iterations=iterations, seed=seed, over=over).ci95
 
 
 def compare_runs(run_a: Path, run_b: Path) -> list[dict[str, Any]]:
-    """One row per headline metric the two runs share."""
+    """One row per headline metric the two runs share: ``a``, ``b`` and ``difference`` over the
+    items both scored (``paired`` True), or, for a metric that is not a mean of per-sample
+    values, as each run reports it (``paired`` False); ``a_all``/``b_all`` each run's own value;
+    ``items`` (items of A, of B, shared); ``ci95`` and its ``interval`` method."""
     from culturebench.eval.run_report import headlines
 
     results_a, samples_a = _read_run(run_a)
@@ -82,22 +176,77 @@ def compare_runs(run_a: Path, run_b: Path) -> list[dict[str, Any]]:
         head_b = heads_b.get((head_a.group, head_a.metric))
         if head_b is None:
             continue
-        ci = paired_difference_ci(
-            _samples_by_unit(samples_a, head_a.group, head_a.metric),
-            _samples_by_unit(samples_b, head_b.group, head_b.metric),
-        )
+        items_a, items_b = _items(samples_a, head_a.group), _items(samples_b, head_a.group)
+        field = _sample_field(samples_a, samples_b, head_a.group, head_a.metric, (head_a.value, head_b.value))
+        by_a = _samples_by_unit(samples_a, head_a.group, field) if field else {}
+        by_b = _samples_by_unit(samples_b, head_b.group, field) if field else {}
+        diff = paired_difference(by_a, by_b)
+        paired = diff.value is not None
+        shared = sorted(set(by_a) & set(by_b))
+        a = _mean([v for u in shared for v in by_a[u]]) if paired else head_a.value
+        b = _mean([v for u in shared for v in by_b[u]]) if paired else head_b.value
         rows.append(
             {
                 "group": head_a.group,
                 "metric": head_a.metric,
-                "a": head_a.value,
-                "b": head_b.value,
-                "difference": head_b.value - head_a.value,
-                "ci95": ci,
+                "a": a,
+                "b": b,
+                "difference": b - a,
+                "ci95": diff.ci95,
+                "interval": diff.method if paired else "not paired",
+                "paired": paired,
+                "sample_field": field if paired else None,
+                "a_all": head_a.value,
+                "b_all": head_b.value,
                 "n": (head_a.n, head_b.n),
+                "items": (len(items_a), len(items_b), len(items_a & items_b)),
             }
         )
     return rows
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """What a reader of a run comparison must know: the two runs' items differ (the numbers
+    are over the shared ones only), or a metric could not be paired (its difference is over
+    each run's own items)."""
+    out = []
+    seen: set[tuple[int, int, int]] = set()
+    for row in rows:
+        items = row.get("items")
+        if not items or tuple(items) in seen:
+            continue
+        seen.add(tuple(items))
+        n_a, n_b, shared = items
+        if n_a != shared or n_b != shared:
+            out.append(
+                f"{row['group']}: A has {n_a} items, B {n_b}, {shared} shared: A, B and B - A are over "
+                f"the {shared} shared items (each run's own value over all its items is in results)"
+            )
+    unpaired = [f"{r['group']} {r['metric']}" for r in rows if r.get("items") and not r.get("paired")]
+    if unpaired:
+        out.append(
+            "not paired (not a mean of per-sample values; each run's own value, over its own items): "
+            + ", ".join(unpaired)
+        )
+    return out
+
+
+def items_line(rows: Sequence[dict[str, Any]]) -> str:
+    """How many items each run had and how many both scored (from the rows' ``items``)."""
+    counts = next((r["items"] for r in rows if r.get("items") and r["group"] == "all"), None)
+    counts = counts or next((r["items"] for r in rows if r.get("items")), None)
+    if counts is None:
+        return ""
+    n_a, n_b, shared = counts
+    return (
+        f"Items: A {n_a}, B {n_b}, shared {shared}. A, B, B - A and its 95% interval are over the "
+        "shared items (paired); the interval is the percentile bootstrap at 30 shared items or "
+        "more, the conservative Wilson bound below that."
+    )
 
 
 def _read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -240,21 +389,37 @@ def compare(a: Path, b: Path) -> list[dict[str, Any]]:
 
 
 def markdown(rows: Sequence[dict[str, Any]], name_a: str, name_b: str) -> str:
-    """The comparison as a Markdown table."""
+    """The comparison as a Markdown table; for runs, the items each had and shared, and the
+    :func:`warnings`, below it."""
     from culturebench.text import md_row
 
+    runs = any(row.get("items") for row in rows)
+    heads = ["group", "metric", f"A: {name_a}", f"B: {name_b}", "B - A", "95% CI of B - A"]
     lines = [
-        md_row(["group", "metric", f"A: {name_a}", f"B: {name_b}", "B - A", "95% CI of B - A"]),
-        "| --- | --- | ---: | ---: | ---: | --- |",
+        md_row([*heads, "items A / B / shared"] if runs else heads),
+        "| --- | --- | ---: | ---: | ---: | --- |" + (" ---: |" if runs else ""),
     ]
     for row in rows:
-        ci = row.get("ci95")
-        interval = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
-        lines.append(
-            md_row([row["group"], row["metric"], f"{row['a']:.3f}", f"{row['b']:.3f}",
-                    f"{row['difference']:+.3f}", interval])
-        )  # fmt: skip
+        cells = [row["group"], row["metric"], f"{row['a']:.3f}", f"{row['b']:.3f}",
+                 f"{row['difference']:+.3f}", interval_text(row)]  # fmt: skip
+        if runs:
+            cells.append(" / ".join(map(str, row["items"])) if row.get("items") else "")
+        lines.append(md_row(cells))
+    if runs:
+        lines += ["", items_line(rows), *(f"Warning: {w}" for w in warnings(rows))]
     return "\n".join(lines) + "\n"
+
+
+def interval_text(row: dict[str, Any]) -> str:
+    """The 95% interval cell of a comparison row: the bounds, or why there are none."""
+    ci = row.get("ci95")
+    if ci:
+        return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    if row.get("interval") == "not paired":
+        return "not paired"
+    if row.get("items"):
+        return "no interval (n < 30)"
+    return ""
 
 
 def printed_row(row: dict[str, Any], digits: int, *, no: str = "no") -> list[str]:

@@ -1,9 +1,15 @@
 """Which dataset revision a run reads: a Hub revision pinned to its commit sha, or a local
-release folder pinned by its manifest's sha256; and its rows, in file order."""
+release folder pinned by its manifest's sha256; and its rows, in file order.
+
+``--limit N`` (:func:`load_run_rows`) takes N rows spread over the split's reporting groups
+(continent, country, category: :func:`choose_rows`), so a limited run still covers every
+group it can; ``--limit N --first`` takes the first N rows in file order, as before.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,18 +60,17 @@ def resolve_dataset(dataset: str, *, revision: str | None, local: str | None, re
     return DatasetRef(dataset, "hub", repo_id, revision, info.sha, None, version)
 
 
-def load_rows(ref: DatasetRef, config: str, split: str, limit: int | None) -> list[dict[str, Any]]:
-    """Rows of one split, in file order, from the pinned revision."""
+def _open_split(ref: DatasetRef, config: str, split: str) -> Any:
+    """The split as a ``datasets.Dataset``, from the pinned revision."""
     from datasets.utils.logging import disable_progress_bar
 
-    from datasets import Image, load_dataset
+    from datasets import load_dataset
 
     disable_progress_bar()
     try:
         if ref.source == "local":
-            ds = load_dataset(ref.location, config, split=split)
-        else:
-            ds = load_dataset(ref.location, config, split=split, revision=ref.commit_sha)
+            return load_dataset(ref.location, config, split=split)
+        return load_dataset(ref.location, config, split=split, revision=ref.commit_sha)
     except (CultureBenchError, OSError):
         raise
     except Exception as exc:  # a damaged Parquet file, an unknown config, a schema mismatch
@@ -74,14 +79,133 @@ def load_rows(ref: DatasetRef, config: str, split: str, limit: int | None) -> li
             f"cannot read config {config!r} ({split}) of {ref.location}: {type(exc).__name__}: {first} "
             "(check the release with `culturebench validate`)"
         ) from None
-    if limit is not None:
-        ds = ds.select(range(min(limit, ds.num_rows)))
+
+
+def _as_rows(ds: Any) -> list[dict[str, Any]]:
+    """The rows as iteration gives them, images kept as encoded bytes (backends decode)."""
+    from datasets import Image
+
     if "images" in ds.features:  # keep encoded bytes; backends decode themselves
         feature = ds.features["images"]
         inner = dict(feature.feature)
         inner["image"] = Image(decode=False)
         ds = ds.cast_column("images", type(feature)(inner))
     return ds.to_list()  # the rows as iteration gives them (nothing to decode), in one Arrow pass
+
+
+def load_rows(ref: DatasetRef, config: str, split: str, limit: int | None) -> list[dict[str, Any]]:
+    """Rows of one split, in file order, from the pinned revision (the first ``limit``)."""
+    ds = _open_split(ref, config, split)
+    if limit is not None:
+        ds = ds.select(range(min(limit, ds.num_rows)))
+    return _as_rows(ds)
+
+
+# How a run's rows were chosen (RowChoice.how)
+ALL_ROWS = "all"  # every row of the split (no --limit, or --limit at least the split's rows)
+FIRST_ROWS = "first"  # the first N rows in file order (--first, or no group field to spread over)
+SPREAD_ROWS = "spread"  # N rows spread over the groups of a row field (:func:`choose_rows`)
+NO_GROUP = "(none)"  # the group of a row whose group field is empty
+
+
+@dataclass(frozen=True)
+class RowChoice:
+    """Which rows of its release split a run read: how many the split has, how many were used,
+    and, with ``--limit``, how they were chosen (``how``: :data:`ALL_ROWS`, :data:`FIRST_ROWS`,
+    :data:`SPREAD_ROWS`) and, when spread, over which row field and how many per group."""
+
+    release_rows: int
+    used: int
+    limit: int | None = None
+    how: str = ALL_ROWS
+    group_field: str | None = None
+    groups: dict[str, int] = field(default_factory=dict)  # group -> rows used (spread)
+    release_groups: int = 0  # groups of the field in the whole split (spread)
+    reason: str = ""  # why rows were not spread though --limit was given without --first
+
+    def describe(self) -> str:
+        """How the rows were chosen, in one line."""
+        if self.how == SPREAD_ROWS:
+            per = ", ".join(f"{g} {n}" for g, n in self.groups.items())
+            return (
+                f"--limit {self.limit}: {self.used} of {self.release_rows} rows spread over "
+                f"{len(self.groups)} of the {self.release_groups} groups of {self.group_field!r} "
+                f"(round-robin over the groups in sorted order, rows in release order within a group: "
+                f"{per})"
+            )
+        if self.how == FIRST_ROWS:
+            why = f" ({self.reason})" if self.reason else ""
+            return (
+                f"--limit {self.limit}: the first {self.used} of {self.release_rows} rows in release "
+                f"order{why}"
+            )
+        if self.limit is not None:
+            return f"--limit {self.limit}: all {self.used} rows (the split has no more)"
+        return f"all {self.used} rows"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "text": self.describe()}
+
+
+def group_of(value: Any) -> str:
+    """A row's group from its group field: the value, or a list's first value; empty -> (none)."""
+    if isinstance(value, list | tuple):
+        value = value[0] if value else None
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return NO_GROUP
+    return str(value)
+
+
+def choose_rows(groups: Sequence[str], limit: int) -> list[int]:
+    """``limit`` row indices spread over ``groups`` (one group per row, in release order):
+    round-robin over the distinct groups in sorted order, taking each group's rows in release
+    order, until ``limit`` are taken; returned in release order. Deterministic: the same split
+    and limit always give the same rows."""
+    members: dict[str, list[int]] = {}
+    for index, group in enumerate(groups):
+        members.setdefault(group, []).append(index)
+    order = sorted(members)
+    chosen: list[int] = []
+    depth = 0
+    while len(chosen) < min(limit, len(groups)):
+        for group in order:
+            if depth < len(members[group]) and len(chosen) < limit:
+                chosen.append(members[group][depth])
+        depth += 1
+    return sorted(chosen)
+
+
+def load_run_rows(
+    ref: DatasetRef,
+    config: str,
+    split: str,
+    limit: int | None,
+    *,
+    first: bool = False,
+    group_field: str | Callable[[Sequence[str]], str | None] | None = None,
+) -> tuple[list[dict[str, Any]], RowChoice]:
+    """The rows a run reads and how they were chosen: every row; with ``limit``, ``limit``
+    rows spread over ``group_field`` (:func:`choose_rows`; a callable picks it from the split's
+    column names: :meth:`Task.group_field`), or the first ``limit`` with ``first`` or when the
+    split has no such field."""
+    ds = _open_split(ref, config, split)
+    total = ds.num_rows
+    if limit is None or limit >= total:
+        return _as_rows(ds), RowChoice(total, total, limit)
+    if callable(group_field):
+        group_field = group_field(list(ds.column_names))
+    if first or not group_field or group_field not in ds.column_names:
+        reason = "" if first else f"no group field in config {config!r} to spread them over"
+        return _as_rows(ds.select(range(limit))), RowChoice(total, limit, limit, FIRST_ROWS, reason=reason)
+    groups = [group_of(v) for v in ds[group_field]]
+    chosen = choose_rows(groups, limit)
+    counts: dict[str, int] = {}
+    for index in chosen:
+        counts[groups[index]] = counts.get(groups[index], 0) + 1
+    choice = RowChoice(
+        total, len(chosen), limit, SPREAD_ROWS, group_field, dict(sorted(counts.items())), len(set(groups))
+    )
+    return _as_rows(ds.select(chosen)), choice
 
 
 def source_ref(dataset: str, info: dict[str, Any] | None) -> DatasetRef:

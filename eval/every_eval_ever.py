@@ -313,6 +313,8 @@ def _generation_config(prov: dict[str, Any]) -> dict[str, Any]:
         details["task_options"] = json.dumps(prov["task_options"], sort_keys=True)
     if prov.get("limit"):
         details["limit"] = str(prov["limit"])
+        if prov.get("limit_rows"):  # how the rows were chosen: spread over the groups, or the first N
+            details["limit_rows"] = str(prov["limit_rows"])
     out: dict[str, Any] = {}
     if args:
         out["generation_args"] = args

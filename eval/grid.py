@@ -11,6 +11,7 @@ The block::
 
     grid:
       sampling: {max_new_tokens: 200, temperature: 0.0}   # every cell's default
+      assumed: [temperature]     # the settings the paper does not state (default: none)
       cells:
         - name: country            # the cell's folder (default: the task name); unique
           task: country
@@ -18,9 +19,15 @@ The block::
           langs: [en]              # default: all the task's languages
           seeds: [0, 1, 2, 3, 4]   # default: one greedy pass, no seed
           sampling: {temperature: 1.0}
+          assumed: [temperature]   # default: the grid's
           options: {}              # task options (``--option``)
           source: Table H.9, footnote 9 (5 seeds)
           why: what the paper does not state and what this package assumes instead
+
+Every run of a cell records its sampling, where it came from and which settings are assumed
+(``assumed``, with the grid's and the cell's ``why``) in its coverage block
+(:mod:`culturebench.eval.coverage`): an assumption is written down, not only printed. A grid
+that does not declare ``assumed`` says so there ("not declared").
 
 A grid that does not read (unknown key, a task the dataset does not have, an option the task
 does not take, a cell read before it is run) is a one-line error naming ``paper.yaml``, the
@@ -31,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +49,7 @@ KINDS = ("text", "vision", "image", "analysis")
 # text-to-image cells; vision-language models are named with --kind vision
 DEFAULT_KINDS = {"text": ("text",), "image": ("image",)}
 SAMPLING_KEYS = ("max_new_tokens", "temperature")
-CELL_KEYS = {"name", "task", "kind", "langs", "seeds", "sampling", "options", "source", "why"}
+CELL_KEYS = {"name", "task", "kind", "langs", "seeds", "sampling", "assumed", "options", "source", "why"}
 _CELL_REF = re.compile(r"^\{cell:([A-Za-z0-9._-]+)\}$")
 
 
@@ -64,6 +71,19 @@ class Cell:
     options: Mapping[str, Any] = field(default_factory=dict)
     source: str = ""
     why: str = ""
+    # the sampling settings the paper does not state (None: the grid does not declare them)
+    assumed: tuple[str, ...] | None = None
+    grid_why: str = ""  # what the grid as a whole says the paper leaves unstated
+
+    def sampling_source(self, grid_file: str) -> dict[str, Any]:
+        """Where this cell's sampling comes from, for a run's coverage: the grid cell, the
+        settings it assumes and why."""
+        why = " ".join(part for part in (self.grid_why, self.why) if part)
+        return {
+            "source": f"{grid_file} grid cell {self.name!r} (eval reproduce)",
+            "assumed": None if self.assumed is None else list(self.assumed),
+            "why": why,
+        }
 
     @property
     def needs(self) -> tuple[str, ...]:
@@ -147,14 +167,30 @@ def parse_grid(dataset: str, block: Any, path: Path) -> Grid:
     """A grid from its YAML block; errors name ``path``, the cell and the field."""
     if not isinstance(block, Mapping) or not isinstance(block.get("cells"), list) or not block["cells"]:
         raise GridError(f"{path}: grid: needs 'cells:', a list of runs")
-    unknown = set(block) - {"sampling", "cells", "why"}
+    unknown = set(block) - {"sampling", "assumed", "cells", "why"}
     if unknown:
-        raise GridError(f"{path}: grid: unknown key {sorted(unknown)[0]!r} (keys: sampling, cells, why)")
+        raise GridError(
+            f"{path}: grid: unknown key {sorted(unknown)[0]!r} (keys: sampling, assumed, cells, why)"
+        )
     defaults = _sampling(block.get("sampling") or {}, f"{path}: grid.sampling")
+    assumed = _assumed(block.get("assumed"), f"{path}: grid.assumed")
+    why = " ".join(str(block.get("why", "")).split())
     cells: list[Cell] = []
     for index, raw in enumerate(block["cells"]):
-        cells.append(_cell(dataset, raw, index, defaults, path, {c.name for c in cells}))
-    return Grid(dataset, tuple(cells), path, " ".join(str(block.get("why", "")).split()))
+        cell = _cell(dataset, raw, index, defaults, path, {c.name for c in cells})
+        if cell.assumed is None:
+            cell = replace(cell, assumed=assumed)
+        cells.append(replace(cell, grid_why=why))
+    return Grid(dataset, tuple(cells), path, why)
+
+
+def _assumed(raw: Any, where: str) -> tuple[str, ...] | None:
+    """``assumed:``: a list of sampling settings (:data:`SAMPLING_KEYS`); None when absent."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or any(key not in SAMPLING_KEYS for key in raw):
+        raise GridError(f"{where}: expected a list of {', '.join(SAMPLING_KEYS)}, got {raw!r}")
+    return tuple(raw)
 
 
 def _sampling(raw: Any, where: str) -> dict[str, Any]:
@@ -233,4 +269,5 @@ def _cell(
         options=dict(options),
         source=" ".join(str(raw.get("source", "")).split()),
         why=" ".join(str(raw.get("why", "")).split()),
+        assumed=_assumed(raw.get("assumed"), f"{where}: assumed"),
     )

@@ -63,8 +63,10 @@ def notes(result: RunResult, *, with_samples: bool = True) -> str:
         parts.append(
             "task options: " + ", ".join(f"{k}={v}" for k, v in sorted(prov["task_options"].items()))
         )
-    if prov.get("limit"):
-        parts.append(f"limit: only the first {prov['limit']} rows of the split")
+    if prov.get("limit"):  # how --limit chose the rows (the run's coverage says)
+        from culturebench.eval.coverage import coverage_of, limit_text
+
+        parts.append(f"limit: {limit_text(coverage_of(result.results))}")
     parts.append(_dataset_note(result))
     for item in prov.get("generations") or []:
         parts.append(f"recorded outputs: {Path(str(item.get('file'))).name} sha256 {item.get('sha256')}")

@@ -56,7 +56,10 @@ _W = r"A-Za-zÀ-ÿА-Яа-яЁёІіЇїЄєҐґ"
 _L = rf"(?-i:(?<![{_W}0-9])([A-DАВС])(?![{_W}0-9])(?!(?<=A)\s+(?!(?:or|and)\b)[a-z]))"
 _L_ANY_CASE = rf"(?<![{_W}0-9])([A-Da-dАВС])(?![{_W}0-9])"
 _TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
-_EXAMPLE = re.compile(r"(?:например|for\s+example|e\.g\.|例如)\s*:?\s*$", re.IGNORECASE)
+_EXAMPLE = re.compile(
+    r"(?:например|for\s+example|e\.g\.|例如|внутри\s+тега|inside\s+the\s+tags?|in\s+the\s+tags?)\s*:?\s*$",
+    re.IGNORECASE,
+)
 _CORRECTION = re.compile(
     r"ошиб|исправ|поправк|на самом деле|хотя нет|sorry|mistake|correction|actually|wait|抱歉|更正|不对",
     re.IGNORECASE,
@@ -90,7 +93,7 @@ _LEADING = re.compile(
 )
 _LOWER_ALONE = re.compile(r"^[\s*(\[]*([a-d])[\s*).\]]*$")
 _FINAL = re.compile(rf"(?<![(\[«])\s{_L}[\s*.!)»\"]*$")
-_JOIN = r"(?:,?\s*(?:or|and|или|либо|и)\b|或者|或是|或|和|与|跟|/|、)"
+_JOIN = r"(?:,?\s*(?:or|and|или|либо|и)\b|,|或者|或是|或|和|与|跟|/|、)"
 _PAIR = re.compile(rf"{_L}\s*[\)\]]?\s*{_JOIN}\s*(?:option\s*|вариант\s*|图)?[\(\[]?\s*{_L}", re.IGNORECASE)
 _LIST_MARKER = re.compile(
     rf"(?:^|\n)\s*(?:option\s*\(\s*)?{_L}\s*[.)）、]|option\s*\(\s*{_L}\s*\)", re.IGNORECASE
@@ -133,10 +136,19 @@ def _by_option_text(text: str, options: Sequence[str]) -> str | None:
     return None
 
 
+def _without_echoed_tags(text: str) -> str:
+    """``text`` without the tags that echo the prompt's instruction or example ("внутри тега
+    <answer></answer>, например: <answer>B</answer>"): neither they nor their letter answer."""
+    echoed = [m for m in _TAG.finditer(text) if _EXAMPLE.search(text[max(0, m.start() - 20) : m.start()])]
+    for match in reversed(echoed):
+        text = text[: match.start()] + " " + text[match.end() :]
+    return text
+
+
 def _tag_letter(text: str, options: Sequence[str] | None) -> str | bool | None:
     """The letter the answer tags give (a letter, or an option's text, inside), None when they
     give no single answer, False when the output has no tag that is an answer."""
-    tags = [m for m in _TAG.finditer(text) if not _EXAMPLE.search(text[max(0, m.start() - 20) : m.start()])]
+    tags = list(_TAG.finditer(text))
     if not tags:
         return False
     letters = []
@@ -160,6 +172,7 @@ def extract_letter(output: str, options: Sequence[str] | None = None) -> str | N
     turn = _NEXT_TURN.search(text)
     if turn and turn.start() > 0:
         text = text[: turn.start()]  # the model went on to write the next turn itself
+    text = _without_echoed_tags(text)
     tagged = _tag_letter(text, options)
     if tagged is not False:
         return tagged
@@ -187,7 +200,8 @@ def extract_letter(output: str, options: Sequence[str] | None = None) -> str | N
     if options:
         by_text = _by_option_text(text, options)
         if by_text:
-            return by_text
+            others = {_letter(m) for m in _STANDALONE.findall(text)} - {by_text}
+            return None if others else by_text  # '"ёлочная игрушка" (A)' for B: no single answer
     images = {letter for letter, pattern in _ORDINALS.items() if re.search(pattern, text, re.IGNORECASE)}
     if len(images) == 1:
         return images.pop()

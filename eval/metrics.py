@@ -1,11 +1,41 @@
 """Metrics of the BORSCH paper: set overlap (Jaccard, Dice, Overlap), exact match within
-one Levenshtein edit, multi-label confusion matrices, bootstrap confidence intervals."""
+one Levenshtein edit, multi-label confusion matrices, and 95% intervals that are honest at
+small n (:func:`mean_interval`).
+
+How an interval is chosen (every report and ``eval compare`` use these rules):
+
+- a rate (every value 0 or 1): the Wilson score interval (:func:`wilson_interval`) with n the
+  number of units (dishes, questions). Where a unit holds several values (five prompts of one
+  dish, five seeds), counting units instead of values is conservative: the prompts of a dish
+  move together;
+- another mean, at :data:`MIN_BOOTSTRAP_UNITS` units or more: the percentile bootstrap over units;
+- another mean of values in [0, 1] (Jaccard, IoU) at fewer units: the Wilson bound, the
+  Wilson interval of the mean at n units. A variable in [0, 1] with mean p has variance at most
+  p(1 - p), so this interval is at least as wide as the binomial one: conservative, never of
+  zero width;
+- otherwise no interval (the bounds are None, written ``null``; reports say "n < 30").
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+# the fewest units (dishes, questions) a percentile bootstrap is used at; below it, a bounded
+# mean gets the Wilson bound and any other mean no interval
+MIN_BOOTSTRAP_UNITS = 30
+WILSON = "wilson"  # a rate: the Wilson score interval over units
+WILSON_BOUND = "wilson-bound"  # a mean of values in [0, 1] at few units: the conservative Wilson bound
+BOOTSTRAP = "bootstrap"  # the percentile bootstrap over units
+NO_INTERVAL = "none"  # too few units for a bootstrap, values not bounded in [0, 1]
+INTERVAL_RULES = (
+    "95% intervals: a rate (scores 0 or 1) the Wilson score interval over units (dishes, questions); "
+    f"another mean the percentile bootstrap over units at {MIN_BOOTSTRAP_UNITS} units or more, below "
+    "that the conservative Wilson bound for values in [0, 1] and no interval otherwise"
+)
 
 
 def jaccard(gold: Iterable[str], pred: Iterable[str]) -> float:
@@ -39,6 +69,10 @@ SET_METRICS: dict[str, Callable[[Iterable[str], Iterable[str]], float]] = {
 }
 
 _WORD = re.compile(r"[\w'’ʼ-]+")
+
+
+#: Version of the dish-name reading rule below (results.json ``parsers``, cards).
+CONTAINS_WITHIN_EDITS_VERSION = "1"
 
 
 def contains_within_edits(answer: str, name: str, max_edits: int = 1) -> bool:
@@ -92,6 +126,104 @@ def multilabel_confusion(
     return matrix
 
 
+def wilson_interval(successes: float, n: float, *, alpha: float = 0.05) -> tuple[float, float]:
+    """The Wilson score (1 - alpha) interval of the proportion ``successes / n``. Unlike the
+    normal approximation (p ± z·SEM), it is never of zero width: 0 of 10 gives [0, 0.278].
+    ``successes`` may be fractional (a mean times its number of units)."""
+    if n <= 0:
+        raise ValueError(f"a proportion needs at least one trial (n = {n})")
+    if not -1e-9 <= successes <= n + 1e-9:
+        raise ValueError(f"{successes} successes out of {n}")
+    from scipy.stats import norm
+
+    z = float(norm.ppf(1 - alpha / 2))
+    p = min(max(successes / n, 0.0), 1.0)
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    # at p = 0 (p = 1) the lower (upper) bound is exactly 0 (1); rounding must not move it
+    lo = 0.0 if p == 0.0 else max(0.0, centre - half)
+    hi = 1.0 if p == 1.0 else min(1.0, centre + half)
+    return (lo, hi)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its 95% interval and how the interval was made (:data:`WILSON`,
+    :data:`WILSON_BOUND`, :data:`BOOTSTRAP` or :data:`NO_INTERVAL`, whose bounds are None)."""
+
+    mean: float
+    lo: float | None
+    hi: float | None
+    method: str
+    units: int
+
+    def describe(self) -> str:
+        """The interval's method in words, with its number of units."""
+        words = {
+            WILSON: "Wilson score interval",
+            WILSON_BOUND: "Wilson bound (values in [0, 1])",
+            BOOTSTRAP: "percentile bootstrap",
+            NO_INTERVAL: f"no interval (n < {MIN_BOOTSTRAP_UNITS} units)",
+        }
+        return f"{words.get(self.method, self.method)} over {self.units} units"
+
+
+def _unit_sums(data: Any, units: Sequence[Hashable] | None) -> tuple[Any, Any]:
+    """Per-unit sums and counts of ``data`` (each value its own unit without ``units``)."""
+    import numpy as np
+
+    if units is None:
+        return data, np.ones_like(data)
+    if len(units) != data.size:
+        raise ValueError(f"{len(units)} units for {data.size} values")
+    _, inverse = np.unique(np.asarray([str(u) for u in units]), return_inverse=True)
+    return np.bincount(inverse, weights=data), np.bincount(inverse).astype(float)
+
+
+def mean_interval(
+    values: Sequence[float],
+    *,
+    units: Sequence[Hashable] | None = None,
+    iterations: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> Interval:
+    """Mean of ``values`` and a (1 - alpha) interval chosen by the rules of this module's
+    docstring: Wilson for rates, the percentile bootstrap over units at
+    :data:`MIN_BOOTSTRAP_UNITS` units or more, the Wilson bound for bounded means below that,
+    else none. Deterministic for a given seed.
+
+    ``units`` names the sampled unit of each value (the dish a prompt asked about; dish x
+    seed where a run has seeds). The bootstrap resamples units with replacement and takes
+    every value of a drawn unit, so the five prompts of one dish move together; the Wilson
+    intervals count units, not values, for the same reason. Without ``units`` each value is
+    its own unit. Vectorised: one (iterations x units) draw."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return Interval(float("nan"), None, None, NO_INTERVAL, 0)
+    sums, counts = _unit_sums(data, units)
+    n_units = int(sums.size)
+    mean = float(data.mean())
+    if bool(np.isin(data, (0.0, 1.0)).all()):
+        return Interval(mean, *wilson_interval(mean * n_units, n_units, alpha=alpha), WILSON, n_units)
+    if n_units >= MIN_BOOTSTRAP_UNITS:
+        means = np.concatenate(
+            [
+                sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
+                for draw in unit_draws(n_units, iterations, seed)
+            ]
+        )
+        lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+        return Interval(mean, float(lo), float(hi), BOOTSTRAP, n_units)
+    if bool(((data >= 0.0) & (data <= 1.0)).all()):
+        lo, hi = wilson_interval(mean * n_units, n_units, alpha=alpha)
+        return Interval(mean, lo, hi, WILSON_BOUND, n_units)
+    return Interval(mean, None, None, NO_INTERVAL, n_units)
+
+
 def bootstrap_ci(
     values: Sequence[float],
     *,
@@ -100,36 +232,12 @@ def bootstrap_ci(
     alpha: float = 0.05,
     seed: int = 0,
 ) -> tuple[float, float, float]:
-    """Mean of ``values`` and a percentile bootstrap (1 - alpha) interval, deterministic for
-    a given seed.
-
-    ``units`` names the sampled unit of each value (the dish a prompt asked about; dish x
-    seed where a run has seeds). The bootstrap resamples units with replacement and takes
-    every value of a drawn unit, so the five prompts of one dish move together: treating
-    them as independent draws would make the interval too narrow. Without ``units`` each
-    value is its own unit. Vectorised: one (iterations x units) draw.
-    """
-    import numpy as np
-
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return (float("nan"), float("nan"), float("nan"))
-    if units is None:
-        sums, counts = data, np.ones_like(data)
-    else:
-        if len(units) != data.size:
-            raise ValueError(f"{len(units)} units for {data.size} values")
-        _, inverse = np.unique(np.asarray([str(u) for u in units]), return_inverse=True)
-        sums = np.bincount(inverse, weights=data)
-        counts = np.bincount(inverse).astype(float)
-    means = np.concatenate(
-        [
-            sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
-            for draw in unit_draws(sums.size, iterations, seed)
-        ]
-    )
-    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return (float(data.mean()), float(lo), float(hi))
+    """``(mean, lo, hi)`` of :func:`mean_interval` (the name is kept for its callers: the
+    interval is a bootstrap only where the units allow one); ``lo`` and ``hi`` are NaN where
+    there is no interval (written ``null`` in results.json, "no interval" in reports)."""
+    got = mean_interval(values, units=units, iterations=iterations, alpha=alpha, seed=seed)
+    nan = float("nan")
+    return (got.mean, nan if got.lo is None else got.lo, nan if got.hi is None else got.hi)
 
 
 def unit_draws(units: int, iterations: int, seed: int) -> Iterator[Any]:

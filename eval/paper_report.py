@@ -18,7 +18,17 @@ wwd) call :func:`run_item`, which runs the catalogue's function for that ref exa
 
 Each computed item is built from run folders (found by task name) and the release, never by
 hand: rows carry our number, the paper's number where it prints one, the difference, n and a
-95% bootstrap interval; an item whose runs are missing says which runs it needs.
+95% interval (:func:`culturebench.eval.metrics.mean_interval`: Wilson for rates, the bootstrap
+only at 30 units or more); an item whose runs are missing says which runs it needs.
+
+"reproduced" is a finding, not a claim: whatever status an item's function gives, a computed
+item is judged by its rows (:func:`judge_status`). It is ``reproduced`` only when every cell it
+compares (a row with our number and the paper's) equals the printed value at the printed
+precision (:func:`printed_decimals`); otherwise ``computed, differs by X`` (X the largest
+difference), and the item says how many of its cells are equal. An item that claims a
+reproduction with no cell to compare (no run is of a model the paper prints) is ``computed,
+no printed model to compare``. The report opens with the coverage of every run it reads
+(:mod:`culturebench.eval.coverage`) and of the release it was given.
 
 Which model a run is (:class:`ModelId`: model id, revision, weights sha256, identity
 options) decides what it is compared with: ``Context.paper_model`` maps it to the paper's
@@ -41,12 +51,19 @@ from culturebench.errors import CultureBenchError
 from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind
 
-REPRODUCED = "reproduced"  # computed, and compared with a number the paper prints
+REPRODUCED = "reproduced"  # computed, and every compared cell equals the print at its precision
+DIFFERS = "computed, differs"  # computed and compared; some cell differs (status: "... by X")
+# claimed a comparison, but no cell has a printed number beside it: no run is of a model the
+# paper prints (NO_PRINTED), or the paper prints no number for this item's runs (NO_PRINTED_NUMBER)
+NO_PRINTED = "computed, no printed model to compare"
+NO_PRINTED_NUMBER = "computed, no printed number to compare"
 COMPUTED = "computed"  # computed from the runs, with nothing in the paper to compare (other models)
 MISSING = "missing inputs"  # the runs it needs were not given
 NOT_A_RESULT = "not a result"  # an example, a prompt, a diagram, an interface
 NOT_REPRODUCIBLE = "not reproducible"  # needs data that is not published
-STATUSES = (REPRODUCED, COMPUTED, MISSING, NOT_A_RESULT, NOT_REPRODUCIBLE)
+STATUSES = (
+    REPRODUCED, DIFFERS, NO_PRINTED, NO_PRINTED_NUMBER, COMPUTED, MISSING, NOT_A_RESULT, NOT_REPRODUCIBLE
+)  # fmt: skip
 
 
 @dataclass
@@ -59,6 +76,7 @@ class Row:
     n: int | None = None
     ci95: tuple[float, float] | None = None
     note: str = ""
+    digits: int | None = None  # the decimals the paper prints this number with (None: read from it)
 
     @property
     def difference(self) -> float | None:
@@ -78,6 +96,17 @@ class Item:
     note: str = ""
     figures: list[str] = field(default_factory=list)
     table: Table | None = None  # the models side by side (printed and ours)
+    # set by :func:`judge_status`: cells compared with the print, and how many are equal
+    cells_compared: int | None = None
+    cells_equal: int | None = None
+    largest_difference: float | None = None
+
+    @property
+    def equal_text(self) -> str:
+        """``"27 of 30 cells equal"`` (empty when nothing was compared)."""
+        if not self.cells_compared:
+            return ""
+        return f"{self.cells_equal} of {self.cells_compared} cells equal"
 
 
 PAPER = "paper"  # a column of numbers the paper prints
@@ -418,7 +447,8 @@ class Context:
         return None if name is None or not table else table.get(name)
 
     def status(self, runs: Sequence[Run]) -> str:
-        """``reproduced`` when one of the runs is of a model the paper names, else ``computed``."""
+        """``reproduced`` when one of the runs is of a model the paper names, else ``computed``:
+        a claim, which :func:`judge_status` then checks against the item's compared cells."""
         return REPRODUCED if any(self.paper_model(r) for r in runs) else COMPUTED
 
     def model_label(self, run: Run) -> str:
@@ -662,14 +692,83 @@ def build_report(
             "release": release_ref or None,
             "inputs": {k: str(v) for k, v in (inputs or {}).items()},
             "items": [asdict(i) for i in items],
-            "status_counts": {s: sum(i.status == s for i in items) for s in STATUSES},
+            "status_counts": {s: sum(status_kind(i.status) == s for i in items) for s in STATUSES},
         }
+        report = {"coverage": report_coverage(runs, release_ref), **report}
         (staged / "paper_report.json").write_text(json_text(report, indent=2, default=str), "utf-8")
         (staged / "paper_report.md").write_text(render(report, items), "utf-8")
     return report
 
 
 PAPER_REPORT = OutputKind("paper-report", ("paper_report.json",))
+
+
+def report_coverage(runs: Sequence[Run], release: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the report measured: the release given (and whether it is the shipped sample) and
+    each run's coverage (:func:`culturebench.eval.coverage.coverage_of`)."""
+    from culturebench.eval.coverage import coverage_of
+
+    given = None
+    if release:
+        sample = release.get("sample")
+        given = {**release, "build": None if sample is None else ("sample" if sample else "full")}
+    return {
+        "release": given,
+        "runs": [
+            {"folder": str(r.folder), "task": r.task, **coverage_of(r.results)} for r in runs if r.results
+        ],
+    }
+
+
+def coverage_markdown(coverage: Mapping[str, Any]) -> list[str]:
+    """The report's coverage: the release given, then one line per run (rows used of the
+    release's, how --limit chose them, seeds, sample or full release, sampling and what of it
+    is assumed, parser versions)."""
+    from culturebench.eval.coverage import limit_text
+    from culturebench.text import md_row
+
+    lines = ["## Coverage", ""]
+    release = coverage.get("release")
+    if release:
+        build = {"sample": "the SHIPPED SAMPLE: its counts are not the paper's", "full": "a full build"}.get(
+            str(release.get("build")), "build not known"
+        )
+        lines += [
+            f"Release given: {release.get('location')} (version {release.get('version')}), {build}.",
+            "",
+        ]
+    else:
+        lines += ["Release given: none (items that need it say so).", ""]
+    runs = coverage.get("runs") or []
+    if not runs:
+        return [*lines, "Runs: none given.", ""]
+    lines += [
+        "| run | rows used | limit | release | seeds | sampling (assumed) | parsers |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for run in runs:
+        rows = run.get("rows") or {}
+        release_of = run.get("release") or {}
+        of = rows.get("release") if rows.get("release") is not None else release_of.get("rows")
+        used = "-" if rows.get("used") is None else f"{rows['used']} of {'?' if of is None else of}"
+        seeds = ", ".join(map(str, run.get("seeds") or [])) or "one pass"
+        sampling = ", ".join(f"{k} {v}" for k, v in (run.get("sampling") or {}).items()) or "-"
+        assumed = run.get("sampling_assumed")
+        if assumed:
+            sampling += f" (assumed: {', '.join(map(str, assumed))})"
+        elif assumed is None and run.get("sampling_source"):
+            sampling += " (assumed: not declared)"
+        parsers = run.get("parsers")
+        used_parsers = run.get("parsers_used") or list(parsers or {})
+        parser_text = (
+            ", ".join(f"{p} {parsers.get(p, '(unversioned)')}" for p in used_parsers)
+            if parsers
+            else "not recorded"
+        )
+        cells = [f"{run['task']} ({Path(run['folder']).name})", used, limit_text(run) or "none",
+                 str(release_of.get("build") or "-"), seeds, sampling, parser_text]  # fmt: skip
+        lines.append(md_row(cells))
+    return [*lines, ""]
 
 
 def check_inputs(given: dict[str, Path], declared: dict[str, Any], where: Path) -> None:
@@ -712,7 +811,95 @@ def _item(spec: dict[str, Any], module: Any, ctx: Context, where: Path) -> Item:
     item.ref, item.title = ref, title
     if spec.get("why") and not item.note:
         item.note = str(spec["why"])
+    return judge_status(item, printed_model=any(ctx.paper_model(r) for r in ctx.runs if r.results))
+
+
+def printed_decimals(value: float) -> int:
+    """The decimals a printed number has, read from the value ``paper.yaml`` holds: ``403`` 0,
+    ``34.0`` 1, ``0.503`` 3. A trailing zero after the first decimal is not kept by YAML
+    (``1.290`` reads as ``1.29``): :func:`item_precision` takes the most decimals among an
+    item's printed values, and an item may say more (``Table.digits``, ``Row.digits``). A value
+    computed from a printed one (``40.300000000000004``) reads as its shortest form of at most
+    6 decimals."""
+    import math
+
+    if isinstance(value, int) or not math.isfinite(value):
+        return 0
+    text = repr(float(value))
+    if "e" not in text and len(text.split(".")[1]) <= 6:
+        return len(text.split(".")[1])
+    return next((d for d in range(7) if abs(round(value, d) - value) < 1e-9 * max(1.0, abs(value))), 6)
+
+
+def equal_at_printed(ours: float, paper: float, digits: int) -> bool:
+    """Whether ``ours`` equals the printed ``paper`` at ``digits`` decimals (both rounded, as
+    ``eval compare --paper`` and the WWD tally compare them)."""
+    return round(float(ours), digits) == round(float(paper), digits)
+
+
+def item_precision(item: Item, compared: Sequence[Row]) -> Callable[[Row], int]:
+    """The printed precision of each compared row: ``Row.digits`` where the item gives it; 0 for
+    a printed integer (a count); else the most decimals among the item's printed non-integer
+    values (:func:`printed_decimals`; one printed table keeps one precision, and YAML drops the
+    trailing zeros of ``0.00`` and ``40.50``), at least the item table's ``digits``."""
+    floor = item.table.digits if item.table is not None else 0
+    decimals = [printed_decimals(r.paper) for r in compared if isinstance(r.paper, float)]
+    widest = max([floor, *decimals])
+
+    def digits(row: Row) -> int:
+        if row.digits is not None:
+            return row.digits
+        return 0 if isinstance(row.paper, int) else widest
+
+    return digits
+
+
+def judge_status(item: Item, *, printed_model: bool = False) -> Item:
+    """The item's status from its rows: a computed item (``reproduced`` or ``computed``) with
+    cells compared (rows with our number and the paper's) is ``reproduced`` only when every one
+    equals the print at the printed precision (:func:`item_precision`), else ``computed, differs by X``
+    (X the largest absolute difference, one decimal finer than printed); a ``reproduced`` claim
+    with no cell to compare is :data:`NO_PRINTED`, or :data:`NO_PRINTED_NUMBER` when some run
+    is of a model the paper prints (``printed_model``: the paper prints no number to set it
+    beside). Other statuses are kept."""
+    if item.status not in (REPRODUCED, COMPUTED):
+        return item
+    compared = [r for r in item.rows if r.ours is not None and r.paper is not None]
+    if not compared:
+        if item.status == REPRODUCED:
+            item.status = NO_PRINTED_NUMBER if printed_model else NO_PRINTED
+        return item
+    digits_of = item_precision(item, compared)
+    equal, worst, worst_digits = 0, 0.0, 0
+    for row in compared:
+        digits = digits_of(row)
+        same = equal_at_printed(row.ours, row.paper, digits)
+        equal += same
+        gap = abs(float(row.ours) - float(row.paper))
+        if not same and gap >= worst:
+            worst, worst_digits = gap, digits
+    item.cells_compared, item.cells_equal = len(compared), equal
+    if equal == len(compared):
+        item.status = REPRODUCED
+    else:
+        item.largest_difference = worst
+        item.status = f"{DIFFERS} by {_gap_text(worst, worst_digits)}"
     return item
+
+
+def _gap_text(gap: float, digits: int) -> str:
+    """A difference at the printed precision, with more decimals only where that would show
+    a difference as 0."""
+    for extra in range(4):
+        text = f"{gap:.{digits + extra}f}"
+        if float(text) != 0:
+            return text
+    return f"{gap:.{digits + 3}f}"
+
+
+def status_kind(status: str) -> str:
+    """The kind of a status (:data:`STATUSES`): ``computed, differs by 0.8`` is :data:`DIFFERS`."""
+    return DIFFERS if status.startswith(DIFFERS) else status
 
 
 def percent(value: float | None) -> float | None:
@@ -728,15 +915,18 @@ def percent_ci(ci: tuple[float, float] | None) -> tuple[float, float] | None:
 def unit_mean(
     samples: Sequence[dict[str, Any]], value: Callable[[dict[str, Any]], float | None], unit: str = "row_id"
 ) -> tuple[float | None, tuple[float, float] | None, int]:
-    """Mean of ``value`` over samples, a 95% bootstrap interval resampling ``unit`` (the
-    question, the dish: every prompt of a drawn unit moves with it) and the number of units."""
-    from culturebench.eval.metrics import bootstrap_ci
+    """Mean of ``value`` over samples, a 95% interval over ``unit`` (the question, the dish:
+    every prompt of a drawn unit moves with it; :func:`~culturebench.eval.metrics.mean_interval`:
+    Wilson for rates, the bootstrap at 30 units or more; None where there is none) and the
+    number of units."""
+    from culturebench.eval.metrics import mean_interval
 
     pairs = [(v, s.get(unit, s.get("id"))) for s in samples if (v := value(s)) is not None]
     if not pairs:
         return None, None, 0
-    mean, lo, hi = bootstrap_ci([float(v) for v, _ in pairs], units=[u for _, u in pairs])
-    return mean, (lo, hi), len({u for _, u in pairs})
+    got = mean_interval([float(v) for v, _ in pairs], units=[u for _, u in pairs])
+    ci = None if got.lo is None or got.hi is None else (got.lo, got.hi)
+    return got.mean, ci, got.units
 
 
 def by_unit(
@@ -777,6 +967,15 @@ def counts_item(ctx: Context, counts: Mapping[str, int], stat: str, unit: str, n
 def missing(ref: str, needs: str, note: str = "") -> Item:
     """An item whose runs were not given (``ref``: ``ctx.ref``)."""
     return Item(ref, "", MISSING, missing=[needs], note=note)
+
+
+def _ci_text(ci: Sequence[float | None] | None) -> str:
+    """A row's 95% interval, or ``-`` where it has none (absent, or null bounds)."""
+    import math
+
+    if not ci or len(ci) != 2 or any(v is None or not math.isfinite(float(v)) for v in ci):
+        return "-"
+    return f"[{float(ci[0]):.2f}, {float(ci[1]):.2f}]"
 
 
 def _cell(value: float | None, digits: int = 2) -> str:
@@ -835,19 +1034,28 @@ def render(report: dict[str, Any], items: Sequence[Item]) -> str:
         "",
         f"Paper: {report.get('paper') or '-'}",
         "",
+    ]
+    if report.get("coverage"):
+        lines += coverage_markdown(report["coverage"])
+    lines += [
         "Runs: " + (", ".join(_run_text(r) for r in report["runs"]) or "none given"),
         "",
-        "| item | status | what |",
-        "| --- | --- | --- |",
+        "A status `reproduced` means every compared cell equals the printed value at the printed "
+        "precision; `computed, differs by X` gives the largest difference.",
+        "",
+        "| item | status | cells equal at the printed precision | what |",
+        "| --- | --- | --- | --- |",
     ]
-    lines += [md_row([i.ref, i.status, i.title]) for i in items]
-    counts = ", ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)
+    lines += [md_row([i.ref, i.status, i.equal_text or "-", i.title]) for i in items]
+    counts = "; ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)  # statuses hold commas
     lines += ["", f"In all: {counts}.", ""]
     for item in items:
         lines += [
             f"## {item.ref}: {item.title}",
             "",
-            f"Status: **{item.status}**" + (f" ({item.unit})" if item.unit else ""),
+            f"Status: **{item.status}**"
+            + (f" ({item.equal_text} at the printed precision)" if item.equal_text else "")
+            + (f" ({item.unit})" if item.unit else ""),
             "",
         ]
         if item.note:
@@ -862,7 +1070,7 @@ def render(report: dict[str, Any], items: Sequence[Item]) -> str:
                 "| --- | ---: | ---: | ---: | ---: | --- | --- |",
             ]
             for r in item.rows:
-                ci = f"[{r.ci95[0]:.2f}, {r.ci95[1]:.2f}]" if r.ci95 else "-"
+                ci = _ci_text(r.ci95)
                 n = "-" if r.n is None else str(r.n)
                 numbers = [_cell(r.ours), _cell(r.paper), _cell(r.difference)]
                 lines.append(md_row([r.label, *numbers, n, ci, r.note]))

@@ -110,6 +110,7 @@ def plan(
     out: Path,
     source: Mapping[str, Any],
     limit: int | None = None,
+    first: bool = False,
     model: str | None = None,
     model_revision: str | None = None,
     model_args: Mapping[str, Any] | None = None,
@@ -119,8 +120,9 @@ def plan(
 ) -> list[CellPlan]:
     """Count every cell's work from the release, without loading a model. A cell that reads
     another cell's run is counted once that run exists in ``out``. ``image_tokens``: the
-    prompt tokens one image takes (model-dependent; added to the prompt tokens)."""
-    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
+    prompt tokens one image takes (model-dependent; added to the prompt tokens). ``limit`` and
+    ``first`` choose rows as ``eval run`` does (:func:`~culturebench.eval.dataset_ref.load_run_rows`)."""
+    from culturebench.eval.dataset_ref import load_run_rows, resolve_dataset
     from culturebench.eval.shards import unit_of
     from culturebench.eval.tasks import get_task
 
@@ -128,7 +130,7 @@ def plan(
     throughput = throughput or Throughput(None, "none")
     folders = {c.name: out / c.name for c in grid.cells}
     ref = None
-    rows_of: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    rows_of: dict[tuple[str, str, str | None], list[dict[str, Any]]] = {}
     plans = []
     for cell in cells:
         if progress:
@@ -161,9 +163,11 @@ def plan(
         if task.needs_dataset:
             if ref is None:
                 ref = resolve_dataset(grid.dataset, **source)
-            key = (task.config, task.split)
+            key = (task.config, task.split, task.limit_group)
             if key not in rows_of:
-                rows_of[key] = load_rows(ref, task.config, task.split, limit)
+                rows_of[key], _ = load_run_rows(
+                    ref, task.config, task.split, limit, first=first, group_field=task.group_field
+                )
             rows = rows_of[key]
         requests, skipped = task.build(rows, list(cell.langs))
         if not task.needs_dataset and limit is not None:
@@ -279,9 +283,11 @@ def run_cells(
     batch_size: int = 8,
     shard: Any = None,
     on_cell: Callable[[Cell], Callable[[int, int], None] | None] | None = None,
+    first: bool = False,
 ) -> list[Path]:
-    """Run (or resume) each cell into ``out/<cell>`` with the cell's sampling settings; returns
-    the cell folders. The backend loads once and serves every cell."""
+    """Run (or resume) each cell into ``out/<cell>`` with the cell's sampling settings (each
+    run's coverage records them, where they come from and which are assumed); returns the cell
+    folders. The backend loads once and serves every cell."""
     from culturebench.eval.runner import run_eval
 
     folders = {c.name: out / c.name for c in grid.cells}
@@ -306,6 +312,8 @@ def run_cells(
                 task_options=cell.options_for(folders),
                 seeds=list(cell.seeds) if cell.seeds else None,
                 shard=shard,
+                first=first,
+                sampling_source=cell.sampling_source(grid.path.name),
             )
             done.append(folders[cell.name])
     finally:

@@ -176,10 +176,12 @@ def check_run_dir(out: Path) -> None:
 
 
 def identity(run_info: dict[str, Any]) -> dict[str, Any]:
-    """What determines a run's outputs: ``run_info`` without library versions and without the
+    """What determines a run's outputs: ``run_info`` without its coverage (what it measured,
+    :mod:`culturebench.eval.coverage`), without library versions and without the
     task options that only locate an input whose content another option pins by sha256 (so a
     copied or moved pipeline folder still resumes)."""
-    info = {k: v for k, v in run_info.items() if k != "shard"}  # a part of a run is the run
+    # a part of a run is the run; the coverage describes the run, it does not determine it
+    info = {k: v for k, v in run_info.items() if k not in ("shard", "coverage")}
     if isinstance(info.get("model"), dict):
         info["model"] = {k: v for k, v in info["model"].items() if k not in SPEED_ONLY}
     located = set(info.pop("location_options", []) or [])
@@ -288,7 +290,8 @@ def check_run(path: Path, info: dict[str, Any]) -> bool:
         raise RunMismatch(
             f"{path} is corrupt ({exc}); remove it (or the folder) or use another --out"
         ) from None
-    keys = ("dataset", "task", "languages", "limit", "prompt_sha256", "requests_sha256", "seeds", "model")
+    keys = ("dataset", "task", "languages", "limit", "limit_rows", "prompt_sha256", "requests_sha256",
+            "seeds", "model")  # fmt: skip
     old_id, new_id = identity(old), identity(info)  # the model without versions and runtime
     diff = [k for k in keys if old_id.get(k) != new_id.get(k)]
     if diff:

@@ -7,6 +7,12 @@ mapping of rows that share numeric fields (``per_country``, ``per_category``, ..
 that it renders the headline table (metric, value, 95% CI or SEM, n) and one table per
 breakdown, so a new dataset gets a correct report with no report code. A task adds its own
 sections (plots, paper-specific summaries) by defining ``Task.report_sections``.
+
+Each result opens with its coverage (:mod:`culturebench.eval.coverage`: rows used of the
+release's, how ``--limit`` chose them, seeds, sample or full release, sampling and what of it
+is assumed, parser versions, how intervals were made) before any number. An interval is shown
+only where there is one: a statistic whose ``ci95`` is null says "no interval (n < 30)", and a
+standard error of zero at fewer than 30 values is not shown as ``± 0.000`` (it is no interval).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from culturebench.eval.coverage import coverage_lines, coverage_of, sampling_of
 from culturebench.text import md_row
 
 MAX_BREAKDOWN_ROWS = 60
@@ -33,11 +40,24 @@ class Headline:
     sem: float | None = None
     n: int | None = None
 
+    # set when the statistic has a ``ci95`` key whose bounds are null (too few units for one)
+    no_interval: bool = False
+
     def formatted(self) -> str:
+        """The value with its 95% interval or ± SEM, or why it has none: a null ``ci95`` (too few
+        units) and an SEM of zero at fewer than :data:`MIN_BOOTSTRAP_UNITS` values (all values
+        equal: a zero-width "interval" that is not one) are said in words."""
+        from culturebench.eval.metrics import MIN_BOOTSTRAP_UNITS
+
         if self.ci95 is not None:
             return f"{self.value:.3f} [{self.ci95[0]:.3f}, {self.ci95[1]:.3f}]"
         if self.sem is not None:
+            if self.sem == 0 and (self.n is None or self.n < MIN_BOOTSTRAP_UNITS):
+                n = "?" if self.n is None else self.n
+                return f"{self.value:.3f} (SEM 0 at n = {n} < {MIN_BOOTSTRAP_UNITS}: no interval)"
             return f"{self.value:.3f} ± {self.sem:.3f}"
+        if self.no_interval:
+            return f"{self.value:.3f} (no interval: n < {MIN_BOOTSTRAP_UNITS})"
         return f"{self.value:.4g}" if isinstance(self.value, float) else str(self.value)
 
 
@@ -49,16 +69,27 @@ def _is_stat(value: Any) -> bool:
     return isinstance(value, Mapping) and _is_number(value.get("mean"))
 
 
+def _interval(ci: Any) -> tuple[float, float] | None:
+    """A ``ci95`` as two finite floats, or None (absent, null bounds, NaN)."""
+    import math
+
+    if not isinstance(ci, Sequence) or isinstance(ci, str) or len(ci) != 2 or not all(map(_is_number, ci)):
+        return None
+    lo, hi = float(ci[0]), float(ci[1])
+    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
+
+
 def _headline(group: str, metric: str, value: Any, n: Any) -> Headline | None:
     if _is_stat(value):
-        ci = value.get("ci95")
+        interval = _interval(value.get("ci95"))
         return Headline(
             group,
             metric,
             float(value["mean"]),
-            (float(ci[0]), float(ci[1])) if isinstance(ci, Sequence) and len(ci) == 2 else None,
+            interval,
             float(value["sem"]) if _is_number(value.get("sem")) else None,
             int(value["n"]) if _is_number(value.get("n")) else n,
+            no_interval="ci95" in value and interval is None,
         )
     if _is_number(value) and not _is_count(metric):
         return Headline(group, metric, value, n=n)
@@ -95,7 +126,8 @@ def headlines(metrics: Mapping[str, Any]) -> list[Headline]:
 
 
 def _is_series(value: Any) -> bool:
-    """Numbers keyed by a label (e.g. a metric per prompt variant)."""
+    """Numbers keyed by a label (e.g. a metric per prompt variant); a statistic (``mean`` with
+    its ``sem``) is not one: the headline table shows it, with its interval."""
     return isinstance(value, Mapping) and len(value) > 0 and all(_is_number(v) for v in value.values())
 
 
@@ -118,22 +150,26 @@ def breakdowns(metrics: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, 
             for name, inner in value.items():
                 if _is_breakdown(inner):
                     out.append((str(key), name, inner))
-                elif _is_series(inner) and not _is_count(name):
+                elif _is_series(inner) and not _is_count(name) and not _is_stat(inner):
                     out.append((str(key), name, {label: {"value": v} for label, v in inner.items()}))
         elif _is_breakdown(value):
             out.append(("all", key, value))
-        elif _is_series(value) and not _is_count(key):
+        elif _is_series(value) and not _is_count(key) and not _is_stat(value):
             out.append(("all", key, {label: {"value": v} for label, v in value.items()}))
     return out
 
 
-def cell_text(value: Any) -> str:
-    """One table cell: a statistic with its CI or SEM, a number, or blank."""
+def cell_text(value: Any, n: Any = None) -> str:
+    """One table cell: a statistic with its CI or SEM (or why it has none), a number, or blank;
+    ``n``: the row's count, when the statistic has none of its own."""
     if _is_stat(value):
-        ci = value.get("ci95")
-        interval = (float(ci[0]), float(ci[1])) if isinstance(ci, Sequence) and len(ci) == 2 else None
+        interval = _interval(value.get("ci95"))
         sem = float(value["sem"]) if _is_number(value.get("sem")) else None
-        return Headline("", "", float(value["mean"]), interval, sem).formatted()
+        count = value.get("n") if _is_number(value.get("n")) else n
+        no_interval = "ci95" in value and interval is None
+        return Headline(
+            "", "", float(value["mean"]), interval, sem, count if _is_number(count) else None, no_interval
+        ).formatted()
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value) if _is_number(value) else ""
@@ -145,8 +181,14 @@ def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
         for key, value in row.items():
             if key not in columns and key != "ci95" and (_is_number(value) or _is_stat(value)):
                 columns.append(key)
+    # a row {"n": .., "mean": .., "sem": ..} shows its mean ± SEM in one cell (an SEM of zero at
+    # small n is then said to be no interval, as in the headline table)
+    with_sem = "mean" in columns and "sem" in columns
+    if with_sem:
+        columns.remove("sem")
+    heads = [f"{c} (± SEM)" if with_sem and c == "mean" else c for c in columns]
     # a row {"n": .., "jaccard": .., "ci95": [..]} shows its interval beside its metric
-    lines = [md_row(["", *columns]), "| --- |" + " ---: |" * len(columns)]
+    lines = [md_row(["", *heads]), "| --- |" + " ---: |" * len(columns)]
     for label, row in list(rows.items())[:MAX_BREAKDOWN_ROWS]:
         cells = []
         for column in columns:
@@ -157,7 +199,9 @@ def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
                 and column not in ("n", "n_dishes")
             ):
                 value = {"mean": value, "ci95": row["ci95"]}
-            cells.append(cell_text(value))
+            elif with_sem and column == "mean" and _is_number(value) and _is_number(row.get("sem")):
+                value = {"mean": value, "sem": row["sem"]}
+            cells.append(cell_text(value, row.get("n")))
         lines.append(md_row([label, *cells]))
     if len(rows) > MAX_BREAKDOWN_ROWS:
         lines.append(f"| ... {len(rows) - MAX_BREAKDOWN_ROWS} more rows in results.json | |")
@@ -202,11 +246,17 @@ def _header(results: dict[str, Any]) -> list[str]:
     title = f"## {ds['dataset']} / {prov['task']}"
     if model:
         title += f" / {model.get('model')} ({model.get('backend')})"
-    lines = [title, "", f"- dataset: {pin}"]
+    coverage = coverage_of(results)
+    lines = [title, "", "### Coverage", "", *coverage_lines(coverage), "", "### Provenance", ""]
+    lines.append(f"- dataset: {pin}")
     if model:
+        sampling = sampling_of(model, coverage.get("seeds"))
+        seeds = coverage.get("seeds")
         lines += [
             f"- model revision: {model.get('model_revision')}; weights sha256: {model.get('weights_sha256')}",
-            f"- sampling: {model.get('sampling')}; samples: {results.get('samples')}",
+            f"- sampling: {sampling}"
+            + (f"; seeds: {', '.join(map(str, seeds))}" if seeds else "")
+            + f"; samples: {results.get('samples')}",
         ]
     else:
         lines.append(

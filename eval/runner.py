@@ -12,7 +12,7 @@ outputs as an uninterrupted one. The run folder's files are read and written by
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,8 @@ from culturebench.errors import CultureBenchError
 from culturebench.eval.backends import Backend
 from culturebench.eval.backends.base import package_versions
 from culturebench.eval.backends.image_base import ImageBackend
-from culturebench.eval.dataset_ref import DatasetRef, load_rows, resolve_dataset, source_ref
+from culturebench.eval.coverage import coverage_of, finished, run_coverage
+from culturebench.eval.dataset_ref import DatasetRef, RowChoice, load_run_rows, resolve_dataset, source_ref
 from culturebench.eval.run_folder import (
     RESULTS,
     RUN,
@@ -66,8 +67,14 @@ def run_eval(
     task_options: dict[str, Any] | None = None,
     seeds: Sequence[int] | None = None,
     shard: Shard | None = None,
+    first: bool = False,
+    sampling_source: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) one evaluation and return the results dict (also on disk).
+    ``limit``: N rows spread over the task's reporting groups (:meth:`Task.group_field`,
+    :func:`~culturebench.eval.dataset_ref.choose_rows`), or with ``first`` the first N rows.
+    ``sampling_source``: where the backend's sampling settings come from when not the command
+    line (``eval reproduce``: the grid cell, with the settings it ``assumed``), for the coverage.
     ``shard``: generate only that part of the run (:mod:`culturebench.eval.shards`; the
     folder is a partial run that ``eval merge`` joins with the other parts).
     ``seeds``: generate every request once per seed (sample ids ``<request>@<seed>``), with
@@ -89,14 +96,17 @@ def run_eval(
     out = Path(out_dir)
     check_run_dir(out)
     with writer_lock(out):  # one writer per run folder: a second run into --out stops here
+        choice: RowChoice | None = None
         if task.needs_dataset:
             ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
-            rows = load_rows(ref, task.config, task.split, limit)
+            rows, choice = load_run_rows(
+                ref, task.config, task.split, limit, first=first, group_field=task.group_field
+            )
         else:
             ref = source_ref(dataset, task.source_dataset())
             rows = []
         if isinstance(task, AnalysisTask):
-            return _run_analysis(task, task_name, ref, out, langs, rows, progress)
+            return _run_analysis(task, task_name, ref, out, langs, rows, progress, choice)
         _check_backend(task, backend)
         requests, skipped = task.build(rows, langs)
         if not task.needs_dataset and limit is not None:
@@ -108,6 +118,11 @@ def run_eval(
                 "for image tasks build the release with images first (culturebench build ... --images)"
             )
         run_info = _run_info(task, ref, backend, requests, langs, limit, seeds)
+        if limit is not None:  # which rows a limited run asks is part of what it is
+            run_info["limit_rows"] = choice.how if choice is not None else "first"
+        run_info["coverage"] = run_coverage(
+            task, run_info, choice=choice, requests=requests, sampling_source=sampling_source
+        )
         if shard is not None:
             run_info["shard"] = shard.to_dict()
         samples = _generate(task, backend, out, run_info, requests, seeds, batch_size, progress, shard)
@@ -119,10 +134,15 @@ def finish_run(
 ) -> dict[str, Any]:
     """Aggregate a run's samples into ``results.json`` and ``report.md`` (``eval run`` at the
     end of a run, ``eval merge`` for merged shards); a run the task cannot use (e.g. every
-    answer unparseable) raises after its files are written."""
+    answer unparseable) raises after its files are written. ``results.json`` opens with the
+    run's coverage (:mod:`culturebench.eval.coverage`)."""
+    coverage = run_info.get("coverage")
+    if not isinstance(coverage, dict):  # a run.json written before coverage was recorded
+        coverage = coverage_of({"provenance": run_info})
     results = {
+        "coverage": finished(coverage, samples),
         "provenance": {
-            **{k: v for k, v in run_info.items() if k != "shard"},
+            **{k: v for k, v in run_info.items() if k not in ("shard", "coverage")},
             "culturebench_git": git_sha(),
             "packages": package_versions(PACKAGES),
         },
@@ -311,11 +331,13 @@ def _run_analysis(
     langs: Sequence[str],
     rows: Sequence[dict[str, Any]],
     progress: Callable[[int, int], None] | None,
+    choice: RowChoice | None = None,
 ) -> dict[str, Any]:
     """Compute an analysis task into ``out`` (run.json, results.json, report.md and the
     task's own files). A folder holding another run is refused; the same run is recomputed
     (its inputs are pinned by hash, so the result is the same)."""
     run_info = {**task_identity(ref, task_name, task), "languages": list(langs), "inputs": task.inputs()}
+    coverage = run_coverage(task, run_info, choice=choice)
     path = out / RUN
     if path.exists():
         old, new = identity(read_json_object(path, "an eval run folder")), identity(run_info)
@@ -329,6 +351,7 @@ def _run_analysis(
     write_json(path, run_info)
     metrics = task.analyse(out, rows, progress)
     results = {
+        "coverage": {**coverage, "samples": int(metrics["n"]) if isinstance(metrics.get("n"), int) else None},
         "provenance": {
             **run_info,
             "culturebench_git": git_sha(),

@@ -568,7 +568,10 @@ def write_scoring(
         write_json(out / RUN, run_info)
     text = "".join(json_text(s, sort_keys=True) for s in samples)
     write_text_atomic(out / SAMPLES, text)
+    from culturebench.eval.coverage import scored_coverage
+
     results = {
+        "coverage": scored_coverage(task, run_info, samples),
         "provenance": {**run_info, "culturebench_version": _version()},
         "skipped_rows": prepared.skipped,
         "samples": len(samples),

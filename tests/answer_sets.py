@@ -54,7 +54,9 @@ def load(path: Path) -> list[dict[str, Any]]:
     return items
 
 
-def _measure(parser: str, set_name: str, items: list[dict[str, Any]], read: Callable, same: Callable) -> Measured:
+def _measure(
+    parser: str, set_name: str, items: list[dict[str, Any]], read: Callable, same: Callable
+) -> Measured:
     out = Measured(parser, set_name)
     for item in items:
         lang = str(item.get("answer_lang") or item.get("lang", "en"))
@@ -67,47 +69,41 @@ def _measure(parser: str, set_name: str, items: list[dict[str, Any]], read: Call
     return out
 
 
-def measure_all() -> list[Measured]:
-    """Every parser on every set present."""
+def _readers() -> dict[str, tuple[Callable, Callable]]:
+    """Parser name -> (read an item, compare with its label)."""
     from culturebench.datasets.ash.tasks import parse_ratings
     from culturebench.eval.country_extractor import default_extractor
     from culturebench.eval.mcqa import extract_letter
     from culturebench.eval.metrics import contains_within_edits
 
-    results = []
     extractor = default_extractor()
-    for path in sorted((ROOT / "country").glob("*.yaml")):
-        results.append(
-            _measure(
-                "country", f"country/{path.name}", load(path),
-                lambda i: extractor.extract(i["text"], i["lang"]),
-                lambda got, want: list(got) == [str(c) for c in want],
-            )
-        )  # fmt: skip
-    for path in sorted((ROOT / "letters").glob("*.yaml")):
-        results.append(
-            _measure(
-                "letters", f"letters/{path.name}", load(path),
-                lambda i: extract_letter(i["text"], i.get("options")),
-                lambda got, want: got == want,
-            )
-        )  # fmt: skip
-    if (ROOT / "ratings.yaml").is_file():
-        results.append(
-            _measure(
-                "ratings", "ratings.yaml", load(ROOT / "ratings.yaml"),
-                lambda i: parse_ratings(i["text"]),
-                lambda got, want: got == want,
-            )
-        )  # fmt: skip
-    if (ROOT / "dish_name.yaml").is_file():
-        results.append(
-            _measure(
-                "dish-name", "dish_name.yaml", load(ROOT / "dish_name.yaml"),
-                lambda i: contains_within_edits(i["text"], i["gold"], 1),
-                lambda got, want: got == want,
-            )
-        )  # fmt: skip
+    return {
+        "country": (
+            lambda i: extractor.extract(i["text"], i["lang"]),
+            lambda got, want: list(got) == [str(c) for c in want],
+        ),
+        "letters": (lambda i: extract_letter(i["text"], i.get("options")), lambda got, want: got == want),
+        "ratings": (lambda i: parse_ratings(i["text"]), lambda got, want: got == want),
+        "dish-name": (
+            lambda i: contains_within_edits(i["text"], i["gold"], 1),
+            lambda got, want: got == want,
+        ),
+    }
+
+
+#: parser name -> its sets under a root: ``<stem>/*.yaml`` and ``<stem>.yaml``
+_STEMS = {"country": "country", "letters": "letters", "ratings": "ratings", "dish-name": "dish_name"}
+
+
+def measure_all(root: Path = ROOT) -> list[Measured]:
+    """Every parser on every set present under ``root``."""
+    results = []
+    for parser, (read, same) in _readers().items():
+        stem = _STEMS[parser]
+        paths = sorted((root / stem).glob("*.yaml")) + [p for p in [root / f"{stem}.yaml"] if p.is_file()]
+        for path in paths:
+            name = path.relative_to(root).as_posix()
+            results.append(_measure(parser, name, load(path), read, same))
     return results
 
 
@@ -122,14 +118,74 @@ def table(results: list[Measured]) -> str:
             n, right = m.total[lang], m.right[lang]
             scope = " (not read: outside the goal)" if lang in OUT_OF_SCOPE else ""
             lines.append(f"| {m.parser} | `{m.set_name}` | {lang}{scope} | {n} | {right} | {right / n:.1%} |")
-        lines.append(f"| {m.parser} | `{m.set_name}` | **in scope** | {m.n} | {m.n_right} | {m.accuracy:.1%} |")
+        total = f"| {m.n} | {m.n_right} | {m.accuracy:.1%} |"
+        lines.append(f"| {m.parser} | `{m.set_name}` | **in scope** {total}")
     return "\n".join(lines)
+
+
+ACCURACY_FILE = Path(__file__).resolve().parents[1] / "eval" / "data" / "parser_accuracy.yaml"
+
+
+def versions() -> dict[str, str]:
+    """The version of each parser, as runs record it (``coverage.parsers``)."""
+    from culturebench.eval.coverage import parser_versions
+
+    return parser_versions()
+
+
+def summary(results: list[Measured], heldout: list[Measured], real: list[Measured] = ()) -> dict[str, Any]:
+    """What ``eval/data/parser_accuracy.yaml`` holds: per parser its version, in-scope n and
+    exact reads, per answer language, per set, the held-out measurement and the real model's
+    outputs."""
+    out: dict[str, Any] = {}
+    for parser, version in versions().items():
+        mine = [m for m in results if m.parser == parser]
+        languages: dict[str, dict[str, int]] = {}
+        for m in mine:
+            for lang, n in m.total.items():
+                if lang in OUT_OF_SCOPE:
+                    continue
+                entry = languages.setdefault(lang, {"n": 0, "right": 0})
+                entry["n"] += n
+                entry["right"] += m.right[lang]
+        held = [m for m in heldout if m.parser == parser]
+        outputs = [m for m in real if m.parser == parser]
+        out[parser] = {
+            "version": version,
+            "n": sum(m.n for m in mine),
+            "right": sum(m.n_right for m in mine),
+            "languages": languages,
+            "sets": {m.set_name: {"n": m.n, "right": m.n_right} for m in mine},
+            "heldout": {"n": sum(m.n for m in held), "right": sum(m.n_right for m in held)},
+            "real_model": {"n": sum(m.n for m in outputs), "right": sum(m.n_right for m in outputs)},
+        }
+    return {"parsers": out}
+
+
+HEADER = (
+    "# Measured by `python tests/answer_sets.py --write` on tests/data/answers/ (development sets) and\n"
+    "# tests/data/answers/heldout/ (written after the rules were final, measured once); the test\n"
+    "# suite checks this file equals a fresh measurement. Read by the dataset cards.\n"
+)
 
 
 if __name__ == "__main__":
     measured = measure_all()
+    held_out = measure_all(ROOT / "heldout") if (ROOT / "heldout").is_dir() else []
+    real_outputs = measure_all(ROOT / "real") if (ROOT / "real").is_dir() else []
     print(table(measured))
+    if held_out:
+        print("\nheld out:\n" + table(held_out))
+    if real_outputs:
+        print("\na real model's outputs:\n" + table(real_outputs))
+    if "--write" in sys.argv:
+        ACCURACY_FILE.write_text(
+            HEADER
+            + yaml.safe_dump(summary(measured, held_out, real_outputs), sort_keys=True, allow_unicode=True),
+            "utf-8",
+        )
+        print(f"wrote {ACCURACY_FILE}")
     if "-v" in sys.argv:
-        for m in measured:
+        for m in measured + held_out + real_outputs:
             for item, got, lang in m.misses:
                 print(f"{m.set_name} [{lang}]: got {got!r} want {item['expected']!r}: {item['text'][:300]!r}")

@@ -148,3 +148,40 @@ def test_letter_forms_of_issue_39(answer: str, options: list[str] | None, letter
 def test_rating_forms_of_issue_39(answer: str, ratings: tuple) -> None:
     got = parse_ratings(answer)
     assert (got["authenticity"], got["sensitivity"], got["harmony"]) == ratings
+
+
+def test_the_published_accuracy_is_the_measured_one(measured: list) -> None:
+    """eval/data/parser_accuracy.yaml (read by the cards) equals a fresh measurement: a parser
+    or set change without `python tests/answer_sets.py --write` fails here."""
+    import yaml
+
+    shipped = yaml.safe_load(answer_sets.ACCURACY_FILE.read_text(encoding="utf-8"))
+    heldout_root = answer_sets.ROOT / "heldout"
+    heldout = answer_sets.measure_all(heldout_root) if heldout_root.is_dir() else []
+    real = answer_sets.measure_all(answer_sets.ROOT / "real")
+    assert shipped == answer_sets.summary(measured, heldout, real)
+
+
+def test_a_release_card_states_its_parsers_accuracy(borsch_release) -> None:
+    card = (borsch_release.folder / "README.md").read_text(encoding="utf-8")
+    section = card.split("## Answer parsers", 1)[1].split("\n## ", 1)[0]
+    assert "Country extraction" in section and "origin-qa" in section
+    assert "Dish name within one edit" in section and "read exactly" in section
+
+
+def test_the_held_out_sets_still_read_as_measured() -> None:
+    """The held-out sets (written after the rules were final, measured once: country 240/240,
+    letters 119/120, ratings 60/60) are not tuned on; a change that reads fewer of them fails."""
+    held = {m.parser: m for m in answer_sets.measure_all(answer_sets.ROOT / "heldout")}
+    assert {p: (m.n_right, m.n) for p, m in held.items()} == {
+        "country": (240, 240),
+        "letters": (119, 120),
+        "ratings": (60, 60),
+    }
+
+
+def test_a_real_models_outputs_read_as_annotated() -> None:
+    """SmolLM2-135M-Instruct's own RuBIN and BORSCH outputs (degenerate Russian: echoed
+    instructions, the prompt's example tag, an echoed "(A, B, C, D)", option fragments)."""
+    real = {m.parser: m for m in answer_sets.measure_all(answer_sets.ROOT / "real")}
+    assert {p: (m.n_right, m.n) for p, m in real.items()} == {"country": (60, 60), "letters": (30, 30)}

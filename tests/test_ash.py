@@ -84,7 +84,8 @@ def test_rating_parsing(text: str, expected) -> None:
 
 
 def _generate(release, backend, out: Path, limit: int = 6):
-    return run_eval("ash", "generate", backend, out, local=str(release.folder), limit=limit)
+    """The first ``limit`` instructions (``--first``: all Algerian, which the summary test reads)."""
+    return run_eval("ash", "generate", backend, out, local=str(release.folder), limit=limit, first=True)
 
 
 def test_judge_summary_heatmaps_and_agreement(ash_release, scripted_backend, tmp_path: Path) -> None:
@@ -109,6 +110,7 @@ def test_judge_summary_heatmaps_and_agreement(ash_release, scripted_backend, tmp
             out,
             local=str(ash_release.folder),
             limit=6,
+            first=True,
             task_options={"generations": str(tmp_path / "gen"), "repeats": 3},
         )
         assert res["samples"] == 18
@@ -146,7 +148,7 @@ def test_generate_and_judge_on_the_tiny_model(ash_release, tiny_model: Path, tmp
     try:
         judged = run_eval(
             "ash", "judge", engine, tmp_path / "judge", local=str(ash_release.folder), limit=2,
-            task_options=options,
+            first=True, task_options=options,
         )  # fmt: skip
     except CultureBenchError as exc:  # random weights rarely rate: a run of no ratings fails ...
         assert "answered none of 6 prompts with ratings" in str(exc)

@@ -82,7 +82,8 @@ def test_table4_rows_beside_the_transcribed_numbers(section5) -> None:
     metrics = _metrics(folder)
     report = build_report("borsch", [folder], section5["root"] / "r", local=section5["local"])
     t4 = _item(report, "Table 4")
-    assert t4["status"] == "reproduced"
+    # a tiny model's correlations beside the print: compared, and not equal to it
+    assert t4["status"].startswith("computed, differs by") and t4["cells_compared"] == 35
     qa = metrics["vs_qa"]["ru"]["jaccard"]
     row = _row(t4, "Llama-3.2 ru: QA Jaccard r")
     assert qa["pearson"] is not None and row["ours"] == pytest.approx(qa["pearson"])
@@ -150,7 +151,7 @@ def test_reference_frame_rows_in_figure_8(section5) -> None:
     assert intra["n"] == frame["pairs"]["intra_dish"] > 0
     assert inter["ours"] == pytest.approx(frame["inter_dish"]) and inter["paper"] == 0.07
     assert inter["n"] == frame["pairs"]["inter_dish"] > intra["n"]
-    assert fig8["status"] == "reproduced"
+    assert fig8["status"].startswith("computed, differs by") and fig8["cells_compared"] == 2
     not_giant = _row(fig8, "reference frame (tiny-dino): intra-dish mean cosine")
     assert not_giant["paper"] is None and "not compared" in not_giant["note"]
 

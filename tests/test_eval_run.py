@@ -34,7 +34,13 @@ def samples(folder: Path) -> list[dict]:
 def first_run(borsch_release, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("eval") / "run1"
     results = run_eval(
-        "borsch", "origin-qa", backend(tiny_model), out, local=str(borsch_release.folder), limit=LIMIT
+        "borsch",
+        "origin-qa",
+        backend(tiny_model),
+        out,
+        local=str(borsch_release.folder),
+        limit=LIMIT,
+        first=True,  # the first rows: the assertions below name them
     )
     return out, results
 
@@ -87,6 +93,7 @@ def test_same_inputs_give_identical_outputs(
         tmp_path / "run2",
         local=str(borsch_release.folder),
         limit=LIMIT,
+        first=True,
     )
     assert [(s["id"], s["output"]) for s in samples(tmp_path / "run2")] == [
         (s["id"], s["output"]) for s in samples(out)
@@ -117,7 +124,9 @@ def test_killed_run_resumes_with_identical_outputs(
     (resumed / "samples.jsonl").write_bytes(b"".join(lines[:13]) + lines[13][: len(lines[13]) // 2])
     (resumed / "results.json").unlink()
     engine = _CountingBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=TOKENS))
-    run_eval("borsch", "origin-qa", engine, resumed, local=str(borsch_release.folder), limit=LIMIT)
+    run_eval(
+        "borsch", "origin-qa", engine, resumed, local=str(borsch_release.folder), limit=LIMIT, first=True
+    )
     assert _CountingBackend.calls == len(lines) - 13
     assert (resumed / "samples.jsonl").read_bytes() != b""
     got = sorted((s["id"], s["output"]) for s in samples(resumed))
@@ -288,6 +297,7 @@ def test_origin_tasks_run_on_the_language_configs(
         tmp_path / "run",
         local=str(borsch_release.folder),
         limit=2,
+        first=True,  # the first row is read back below
         task_options={"config": config},
     )
     rows = samples(tmp_path / "run")

@@ -132,7 +132,7 @@ def test_misaligned_sibling_file_is_refused(probing: Path, wwd_release, tmp_path
         score_generations(
             "wwd",
             "time-of-day",
-            [folder / PROBING[0]],
+            [folder / PROBING[0], folder / "gpt35_dish_info_cleaned_compared.csv"],
             tmp_path / "out",
             layout="wwd-probing",
             local=str(wwd_release.folder),

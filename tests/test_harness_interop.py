@@ -89,7 +89,10 @@ def test_inspect_scores_equal_eval_run_on_the_same_answers(
     release = request.getfixturevalue(release_fixture)
     model = request.getfixturevalue(model_fixture)
     engine = TransformersBackend(str(model), sampling=SamplingParams(max_new_tokens=TOKENS), batch_size=8)
-    results = run_eval(dataset, task, engine, tmp_path / "run", local=str(release.folder), limit=rows)
+    # Inspect's --limit takes the first samples: ours takes the first rows too (--first)
+    results = run_eval(
+        dataset, task, engine, tmp_path / "run", local=str(release.folder), limit=rows, first=True
+    )
     ours = _samples(tmp_path / "run")
     by_prompt = {s["prompt"]: s["output"] for s in ours.values()}
     assert all(s["n_images"] > 0 for s in ours.values()) == ("vqa" in task)

@@ -165,7 +165,7 @@ def test_a_two_language_run_pools_its_groups(
         str(tiny_run), str(gpt35_scored / "country"), "--out", str(tmp_path), "--model-id", "local/tiny"
     )
     assert code == 0, output
-    assert "covers only the first 2 rows" in output
+    assert "covers only part of the release (--limit 2: 2 of " in " ".join(output.split())
     assert sorted(p.name for p in (tmp_path / ".eval_results").iterdir()) == ["borsch.yaml", "wwd.yaml"]
     (entry,) = _entries(tmp_path / ".eval_results" / "borsch.yaml")
     metrics = json.loads((tiny_run / "results.json").read_text(encoding="utf-8"))["metrics"]
@@ -175,13 +175,16 @@ def test_a_two_language_run_pools_its_groups(
     assert entry.task_id == "origin-qa" and entry.task_id in _eval_yaml_ids(borsch_release.folder)
     assert "the sample-weighted mean of ru " in entry.notes and ", uk " in entry.notes
     assert "max_new_tokens=4" in entry.notes and "temperature=0.0 (greedy)" in entry.notes
-    assert "limit: only the first 2 rows" in entry.notes and "languages: ru, uk" in entry.notes
+    assert "limit: --limit 2: 2 of " in entry.notes and "spread over" in entry.notes
+    assert "languages: ru, uk" in entry.notes
     assert "(a local folder) via transformers" in entry.notes and str(tiny_run.parent) not in entry.notes
     (record,) = (tmp_path / "every_eval_ever" / "data" / "borsch" / "local" / "tiny").glob("*.json")
     data = json.loads(record.read_text(encoding="utf-8"))
     _validate(data, "eval.schema.json")
     generation = data["evaluation_results"][0]["generation_config"]["generation_args"]
     assert generation == {"temperature": 0.0, "max_tokens": 4}
+    details = data["evaluation_results"][0]["generation_config"]["additional_details"]
+    assert (details["limit"], details["limit_rows"]) == ("2", "spread")  # how --limit chose the rows
 
 
 def test_a_hub_run_names_the_commit_it_read(

@@ -262,7 +262,8 @@ def test_wwd_h9_groups_runs_by_model_and_compares_only_gpt35(wwd_runs) -> None:
     )
     h9 = _item(report, "Table H.9")
     assert [c[:2] for c in _columns(h9)][3:] == [("GPT 3.5", "ours"), ("tiny", "ours")]
-    assert h9["table"]["columns"][3]["model"] == "GPT 3.5" and h9["status"] == "reproduced"
+    assert h9["table"]["columns"][3]["model"] == "GPT 3.5"
+    assert h9["status"].startswith("computed, differs by")  # 12 scripted dishes are not the print
     rows = {r["label"]: r for r in h9["rows"]}
     africa = [k for k in rows if k.endswith("Country: Africa")]
     assert sorted(africa) == ["GPT 3.5: Country: Africa", "tiny: Country: Africa"]
@@ -298,4 +299,5 @@ def test_a_pinned_alias_in_the_catalogue(monkeypatch, wwd_runs) -> None:
     monkeypatch.setattr(cards_paper, "read_catalogue", edited)
     report = build_report("wwd", folders["tiny"], tmp / "r-pinned", local=wwd_runs["local"])
     h9 = _item(report, "Table H.9")
-    assert _columns(h9)[3] == ("Llama 3-8B", "ours", "Llama 3-8B") and h9["status"] == "reproduced"
+    assert _columns(h9)[3] == ("Llama 3-8B", "ours", "Llama 3-8B")
+    assert h9["status"].startswith("computed, differs by") and h9["cells_compared"]

@@ -136,7 +136,10 @@ def description_cmd(
     source: DatasetSource = DEFAULT_SOURCE,
     config: Annotated[str, typer.Option(help="parallel (paper), ru or uk.")] = "parallel",
     lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N dishes.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="Only N dishes, spread over the gold countries (as `eval run --limit`)."),
+    ] = None,
     backend: Annotated[
         str, typer.Option(help="Describer backend: transformers, vllm or openai.")
     ] = "transformers",

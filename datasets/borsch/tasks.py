@@ -177,6 +177,7 @@ class DishNameTask(_BorschTask):
     within one Levenshtein edit."""
 
     name = "dish-name-vqa"
+    parsers: ClassVar[tuple[str, ...]] = ("dish-name",)  # eval/metrics.py:contains_within_edits
     needs_images = True
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:

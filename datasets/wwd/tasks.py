@@ -37,19 +37,12 @@ def parse_list(text: Any) -> list[str] | None:
 def _parsed(text: str) -> tuple[str, ...] | None:
     """:func:`parse_list` of one text, cached: models repeat their list answers (the authors'
     3,825 time-of-day answers hold a few hundred distinct lists)."""
-    for candidate in _LIST.findall(text):
-        try:
-            value = ast.literal_eval(candidate)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if isinstance(value, list):
-            return tuple(str(v).strip() for v in value if str(v).strip())
-    return None
+    items = _first_list(text)
+    return None if items is None else tuple(s for s in (v.strip() for v in items) if s)
 
 
-def _as_written(text: str) -> list[str]:
-    """The judge's list item for item as written, empty strings kept (the authors' ``len()``
-    of ``['']`` is 1); only called on text :func:`parse_list` has read as a list."""
+def _first_list(text: str) -> list[str] | None:
+    """The items of the first Python list literal in ``text``, as written (None: no list)."""
     for candidate in _LIST.findall(text):
         try:
             value = ast.literal_eval(candidate)
@@ -57,7 +50,13 @@ def _as_written(text: str) -> list[str]:
             continue
         if isinstance(value, list):
             return [str(v) for v in value]
-    return []
+    return None
+
+
+def _as_written(text: str) -> list[str]:
+    """The judge's list item for item as written, empty strings kept (the authors' ``len()``
+    of ``['']`` is 1); only called on text :func:`parse_list` has read as a list."""
+    return _first_list(text) or []
 
 
 _WORD = re.compile(r"[a-z]+")

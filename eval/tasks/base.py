@@ -70,6 +70,12 @@ class TaskRequest:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+# The row fields datasets report by, tried in order when a task names no ``limit_group``:
+# WWD's continents, BORSCH's origins (countries), RuBIN's category, CulinaryASH's cuisine
+# category, FoodieQA's question type.
+GROUP_FIELDS = ("continents", "origins", "category", "cuisine_category", "question_type")
+
+
 class Task(ABC):
     """One evaluation task of one dataset: its prompts and its scoring.
 
@@ -101,6 +107,14 @@ class Task(ABC):
     # False for a text task whose requests are not the dataset's rows asked of the model under
     # test (a judge of another run's outputs): Inspect and lm-eval do not get it
     in_harnesses: ClassVar[bool] = True
+    # the answer parsers the task's scores rest on, by the names of
+    # :data:`culturebench.eval.coverage.PARSERS` ("country", "letters", "ratings"); results.json
+    # records their versions under coverage.parsers_used
+    parsers: ClassVar[tuple[str, ...]] = ()
+    # the row field ``--limit N`` spreads its rows over (its reporting groups: continent,
+    # country, category; a list field by its first value); None: the first of
+    # :data:`GROUP_FIELDS` the rows have
+    limit_group: ClassVar[str | None] = None
 
     def __init__(self, **options: Any) -> None:
         """``options``: task-specific settings (e.g. the ASH judge's ``generations`` folder);
@@ -152,6 +166,13 @@ class Task(ABC):
 
     def describe(self) -> str:
         return str(self.prompt_file["tasks"][self.name].get("description", ""))
+
+    def group_field(self, columns: Sequence[str]) -> str | None:
+        """The row field ``--limit`` spreads rows over: :attr:`limit_group`, else the first of
+        :data:`GROUP_FIELDS` among ``columns`` (the split's fields), else None."""
+        if self.limit_group:
+            return self.limit_group
+        return next((name for name in GROUP_FIELDS if name in columns), None)
 
     def source_dataset(self) -> dict[str, Any] | None:
         """For a task with ``needs_dataset`` False: the dataset revision its inputs were made
