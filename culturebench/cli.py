@@ -941,6 +941,13 @@ def eval_score_cmd(
     out: Annotated[Path, typer.Option(help="Output folder (one sub-folder per task).")] = Path(
         "out/runs/score"
     ),
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="The model that wrote the recorded outputs, as the paper names it or its Hub id "
+            "(e.g. 'Llama 3-8B'); `eval paper` sets the run beside that model's printed column."
+        ),
+    ] = None,
     option: Annotated[list[str] | None, typer.Option("--option", help="Task option KEY=VALUE.")] = None,
     matcher: Annotated[
         str,
@@ -1027,7 +1034,7 @@ def eval_score_cmd(
         done = or_exit(
             lambda: score_tasks(
                 dataset, names, generations, out, layout=layout, **source.as_kwargs(), task_options=options,
-                judge=judge, progress=show,
+                judge=judge, progress=show, model_name=model,
             )
         )  # fmt: skip
     for name, results in done.items():

@@ -40,6 +40,7 @@ of one task and one model with the same setup are an error (:func:`check_duplica
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -201,7 +202,7 @@ class ModelId:
             model.get("weights_sha256"),
             backend,
             json.dumps(args, sort_keys=True, default=str) if args else "",
-            prov.get("layout") if backend == RECORDED else None,
+            prov.get("layout") if backend == RECORDED and not model.get("named") else None,
         )
 
     @property
@@ -234,8 +235,8 @@ class ModelId:
     def matches(self, alias: Any) -> bool:
         """Whether a ``models:`` alias names this model: a string is the last path part of a Hub
         id or folder (case-insensitive); a mapping pins any of ``model`` (the same way),
-        ``revision``, ``weights_sha256`` and, for recorded outputs, ``layout``, all of which
-        must match."""
+        ``revision``, ``weights_sha256`` and, for recorded outputs, ``layout`` and ``files``
+        (a glob every recorded file name matches, e.g. ``gpt35_*``), all of which must match."""
         if isinstance(alias, str):
             return base_name(alias).lower() == base_name(self.model).lower()
         checks = {
@@ -243,12 +244,14 @@ class ModelId:
             "revision": lambda v: str(v) == str(self.revision),
             "weights_sha256": lambda v: str(v).lower() == str(self.weights_sha256 or "").lower(),
             "layout": lambda v: self.backend == RECORDED and str(v) == str(self.layout),
+            "files": lambda v: self.backend == RECORDED
+            and all(fnmatch.fnmatch(f.strip(), str(v)) for f in self.model.split(",")),
         }
         return all(checks[k](v) for k, v in alias.items())
 
 
 RECORDED = "recorded"  # the backend `eval score` records for outputs recorded elsewhere
-ALIAS_KEYS = ("model", "revision", "weights_sha256", "layout")
+ALIAS_KEYS = ("model", "revision", "weights_sha256", "layout", "files")
 
 
 def base_name(model: str) -> str:

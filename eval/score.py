@@ -305,6 +305,7 @@ class PreparedScoring:
     duplicates: int
     harness: str | None = None  # "inspect-ai" / "lm-eval": the outputs are that harness's log
     model: dict[str, Any] | None = None  # the model and settings the harness log names
+    model_name: str | None = None  # `eval score --model`: the model that wrote the outputs
 
 
 def prepare_scoring(
@@ -319,6 +320,7 @@ def prepare_scoring(
     task_options: dict[str, Any] | None = None,
     refs: dict[str, Any] | None = None,
     recorded_judgments: bool = False,
+    model_name: str | None = None,
 ) -> PreparedScoring:
     """Read every generations file that holds ``task_name``'s column (all of them, not the
     first), match the outputs to the task's requests and check them; raises on any fault
@@ -331,6 +333,10 @@ def prepare_scoring(
     task = get_task(dataset, task_name, **(task_options or {}))
     task_name = task.name  # an old name (alias) scores as the task's current name
     logs = harness_logs(files)
+    if logs and model_name:
+        from culturebench.errors import UsageError
+
+        raise UsageError("--model names the model of recorded outputs; a harness log names its own")
     if logs:  # Inspect / lm-eval logs: their own task, model and release
         return _prepare_logs(
             dataset, task, logs, files, revision=revision, local=local, repo=repo, refs=refs
@@ -366,7 +372,9 @@ def prepare_scoring(
         )
     ref, requests, skipped = _requests(dataset, task, refs, revision=revision, local=local, repo=repo)
     pairs, duplicates = match_requests(requests, generations)
-    return PreparedScoring(dataset, task_name, task, ref, skipped, pairs, used, layout, duplicates)
+    return PreparedScoring(
+        dataset, task_name, task, ref, skipped, pairs, used, layout, duplicates, model_name=model_name
+    )
 
 
 def _requests(
@@ -534,7 +542,7 @@ def write_scoring(
         "mode": "score",
         "generations": [{"file": str(f.resolve()), "sha256": sha256_file(f)} for f in used],
         "layout": prepared.layout,
-        "model": prepared.model or {"backend": "recorded", "model": ", ".join(f.name for f in used)},
+        "model": prepared.model or _recorded_model(prepared.model_name, used),
     }
     if prepared.harness:
         run_info["harness"] = prepared.harness
@@ -615,6 +623,15 @@ def score_generations(
             task_options=task_options, recorded_judgments=judge == RECORDED,
         )  # fmt: skip
         return write_scoring(prepared, out, judge=judge)
+
+
+def _recorded_model(name: str | None, used: Sequence[Path]) -> dict[str, Any]:
+    """The ``model`` of recorded outputs: the name given with ``--model`` (``named``), else the
+    files' names (which the paper's ``models:`` aliases may recognise, e.g. ``gpt35_*``)."""
+    files = ", ".join(f.name for f in used)
+    if name:
+        return {"backend": "recorded", "model": name, "files": files, "named": True}
+    return {"backend": "recorded", "model": files}
 
 
 SCORE_SET = OutputKind("score-set")

@@ -57,7 +57,7 @@ def llama(renamed: dict[str, Path], wwd_release, tmp_path_factory: pytest.TempPa
     out = tmp_path_factory.mktemp("score") / "llama3-8b"
     result = _score(
         wwd_release.folder, out, renamed["cleaned_results"], renamed["cleaned_compared"],
-        extra=("--matcher", "recorded"),
+        extra=("--matcher", "recorded", "--model", "Llama 3-8B"),
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     # no failures file: its task is listed, every Table H.9 task scores
@@ -220,3 +220,41 @@ def test_deterministic_matchers_agree_with_the_recorded_judgments(
     assert country["recorded_accepts_we_reject"] == 255 and country["we_accept_recorded_rejects"] == 8
     ingredients = agreement["ingredients"]
     assert ingredients["n"] == 3825 and 0.1 < ingredients["mean_abs_difference"] < 0.2
+
+
+H9_TASKS = ("country", "ingredients", "time-of-day", "meal-type", "utensils")
+
+
+def _h9_status(runs: Path, tmp_path: Path) -> str:
+    out = tmp_path / "paper"
+    result = CliRunner().invoke(
+        app,
+        ["eval", "paper", "wwd", *(str(runs / t) for t in H9_TASKS), "--out", str(out)],
+        terminal_width=200,
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "paper_report.json").read_text(encoding="utf-8"))
+    h9 = next(i for i in report["items"] if i["ref"] == "Table H.9")
+    return h9["status"] + " | " + " ".join(r["label"] for r in h9["rows"] if r["ours"] is not None)
+
+
+def test_eval_paper_sets_a_named_model_beside_its_printed_column(llama: Path, tmp_path: Path) -> None:
+    """`eval score --model 'Llama 3-8B'`: `eval paper` compares with the Llama 3-8B column."""
+    status = _h9_status(llama, tmp_path)
+    assert "Llama 3-8B:" in status and "GPT 3.5:" not in status
+    assert status.startswith("computed, differs")
+
+
+def test_unnamed_outputs_under_other_names_are_no_printed_model(
+    renamed: dict[str, Path], wwd_release, tmp_path: Path
+) -> None:
+    """Recorded outputs are never taken for GPT 3.5 because of their layout: files under other
+    names, scored without --model, are compared with no printed column."""
+    out = tmp_path / "unnamed"
+    result = _score(
+        wwd_release.folder, out, renamed["cleaned_results"], renamed["cleaned_compared"],
+        extra=("--matcher", "recorded", *(x for t in H9_TASKS for x in ("--task", t))),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    status = _h9_status(out, tmp_path)
+    assert "GPT 3.5:" not in status and "Llama 3-8B:" not in status
