@@ -223,7 +223,9 @@ def _name_parts(name: str) -> list[str]:
 
 
 def _sentence_start(text: str, offset: int) -> bool:
-    before = text[:offset].rstrip()
+    # a bounded look back (the whole prefix made a long answer quadratic); after 200 blank
+    # characters a new sentence has begun anyway
+    before = text[max(0, offset - 200) : offset].rstrip()
     return not before or before[-1] in '.!?:;\n"«(—-'
 
 

@@ -55,7 +55,7 @@ _W = r"A-Za-zÀ-ÿА-Яа-яЁёІіЇїЄєҐґ"
 # English article ("A dish"; "A or C" is a letter).
 _L = rf"(?-i:(?<![{_W}0-9])([A-DАВС])(?![{_W}0-9])(?!(?<=A)\s+(?!(?:or|and)\b)[a-z]))"
 _L_ANY_CASE = rf"(?<![{_W}0-9])([A-Da-dАВС])(?![{_W}0-9])"
-_TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<answer>([^<]{0,300})</answer>", re.IGNORECASE)
 _EXAMPLE = re.compile(
     r"(?:например|for\s+example|e\.g\.|例如|внутри\s+тега|inside\s+the\s+tags?|in\s+the\s+tags?)\s*:?\s*$",
     re.IGNORECASE,
@@ -64,7 +64,7 @@ _CORRECTION = re.compile(
     r"ошиб|исправ|поправк|на самом деле|хотя нет|sorry|mistake|correction|actually|wait|抱歉|更正|不对",
     re.IGNORECASE,
 )
-_OPT = r"(?:(?:вариант|опци[яю]|пункт|option|choice|letter|选项|图)\s*)?[\(\[«\"“*]*\s*"
+_OPT = r"(?:(?:вариант|опци[яю]|пункт|option|choice|letter|选项|图)\s{0,3})?[\(\[«\"“*]{0,4}\s{0,3}"
 _STATEMENTS = [
     # English
     rf"(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|should\s+be|:|-|—)\s*(?:probably\s+|likely\s+|therefore\s+)?{_OPT}{_L}",
@@ -74,7 +74,7 @@ _STATEMENTS = [
     rf"\b(?:so|therefore|thus|hence)\b,?\s+(?:it(?:'s|\s+is)\s+|the\s+answer\s+is\s+)?{_OPT}{_L}",
     # Russian
     rf"ответ(?:ом)?\s*(?:будет|является|—|-|:)?\s*(?:это\s+|будет\s+)?(?:в\s+)?{_OPT}{_L}",
-    rf"(?:правильный|верный)\s+(?:вариант|пункт)\s*(?:ответа\s*)?(?:—|-|:|это)?\s*[\(\[«\"*]*\s*{_L}",
+    rf"(?:правильный|верный)\s+(?:вариант|пункт)\s*(?:ответа\s*)?(?:—|-|:|это)?\s*[\(\[«\"*]{0,4}\s*{_L}",
     rf"(?:выбираю|выбрал[аи]?|выберу|остановлюсь\s+на)\s*{_OPT}{_L}",
     rf"{_OPT}{_L}[\)\]*»\"]*\s*(?:—|-|является)?\s*(?:правильный|верный)",
     rf"(?:значит|поэтому|следовательно|итак|выходит)\s*,?\s*(?:это\s+|ответ\s+)?{_OPT}{_L}",
@@ -136,6 +136,18 @@ def _by_option_text(text: str, options: Sequence[str]) -> str | None:
     return None
 
 
+_SPACES = re.compile(r"[^\S\n]{2,}")
+_BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n){2,}")
+_REPEATS = re.compile(r"([^\w\s])\1{3,}")
+
+
+def _squeezed(text: str) -> str:
+    """Runs of spaces, blank lines and repeated punctuation cut short ("*****" -> "***"):
+    nothing a rule reads changes, and no pattern meets a run long enough to backtrack over
+    (a 50,000-space output took minutes)."""
+    return _REPEATS.sub(r"\1\1\1", _BLANK_LINES.sub("\n\n", _SPACES.sub(" ", text)))
+
+
 def _without_echoed_tags(text: str) -> str:
     """``text`` without the tags that echo the prompt's instruction or example ("внутри тега
     <answer></answer>, например: <answer>B</answer>"): neither they nor their letter answer."""
@@ -168,7 +180,7 @@ def _tag_letter(text: str, options: Sequence[str] | None) -> str | bool | None:
 def extract_letter(output: str, options: Sequence[str] | None = None) -> str | None:
     """The answer letter of a model output, or None when none can be extracted. ``options``
     (the option texts, A-D order) lets an answer given as an option's text be read."""
-    text = unicodedata.normalize("NFKC", output or "")
+    text = _squeezed(unicodedata.normalize("NFKC", output or ""))
     turn = _NEXT_TURN.search(text)
     if turn and turn.start() > 0:
         text = text[: turn.start()]  # the model went on to write the next turn itself

@@ -31,6 +31,10 @@ from collections.abc import Sequence
 #: Bumped whenever a change can alter a rating read from some text (results.json ``parsers``).
 VERSION = "2"
 
+# A rating is looked for at most this far after a mention, and at most this many mentions of a
+# criterion are tried: a judge's answer is short, and a pathological one stays linear.
+STRETCH = 2000
+MAX_MENTIONS = 50
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _NUM = r"(\d+(?:[.,]\d+)?|one|two|three|four|five)\b"
 # what may follow a number that is a single rating: not a unit, not a range, not "/4"
@@ -117,26 +121,29 @@ def parse_ratings(text: str, criteria: Sequence[str]) -> dict[str, int | None]:
         for c in criteria
         for m in re.finditer(rf"(?<![A-Za-z]){re.escape(c)}(?![A-Za-z])", text, re.IGNORECASE)
     )
+    # where each mention's stretch ends: the next mention of another criterion (one pass)
+    stops = [len(text)] * len(mentions)
+    next_start: dict[str, int] = {}
+    for i in range(len(mentions) - 1, -1, -1):
+        start, _, criterion = mentions[i]
+        stops[i] = min((v for c, v in next_start.items() if c != criterion), default=len(text))
+        next_start[criterion] = start
     out: dict[str, int | None] = {}
     for criterion in criteria:
         if criterion in by_table:
             out[criterion] = by_table[criterion]
             continue
-        own = [(i, s, e) for i, (s, e, c) in enumerate(mentions) if c == criterion]
-        ordered = [m for m in own if _opens_line(text, m[1])] + [
-            m for m in own if not _opens_line(text, m[1])
-        ]
-        out[criterion] = _rating(text, mentions, ordered, criterion)
+        own = [(i, s, e) for i, (s, e, c) in enumerate(mentions) if c == criterion][:MAX_MENTIONS]
+        headed = [m for m in own if _opens_line(text, m[1])]
+        ordered = headed + [m for m in own if m not in headed]
+        out[criterion] = _rating(text, stops, ordered, criterion)
     return out
 
 
-def _rating(
-    text: str, mentions: list[tuple[int, int, str]], ordered: list[tuple[int, int, int]], criterion: str
-) -> int | None:
+def _rating(text: str, stops: list[int], ordered: list[tuple[int, int, int]], criterion: str) -> int | None:
     stretches = []
     for index, _start, end in ordered:
-        stop = next((s for s, _, c in mentions[index + 1 :] if c != criterion), len(text))
-        stretches.append(text[end:stop])
+        stretches.append(text[end : min(stops[index], end + STRETCH)])
         value = _first(stretches[-1], [_RIGHT_AFTER])
         if value is not False:
             return value

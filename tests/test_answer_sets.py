@@ -185,3 +185,23 @@ def test_a_real_models_outputs_read_as_annotated() -> None:
     instructions, the prompt's example tag, an echoed "(A, B, C, D)", option fragments)."""
     real = {m.parser: m for m in answer_sets.measure_all(answer_sets.ROOT / "real")}
     assert {p: (m.n_right, m.n) for p, m in real.items()} == {"country": (60, 60), "letters": (30, 30)}
+
+
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        (" " * 50_000 + "B", "B"),  # took the letter reader 112 s before runs were squeezed
+        ("(*" * 20_000, None),  # 87 s: an unbounded bracket class before the letter
+        ("<answer>" * 10_000, None),  # 9 s: a lazy tag body scanned to the end from every tag
+        ("*" * 50_000, None),
+    ],
+)
+def test_pathological_outputs_are_read(output: str, letter: str | None) -> None:
+    """Outputs a looping model writes, each read in well under a second now (the timings are
+    benchmarks/bench_parsers.py's; this test checks the reading)."""
+    assert extract_letter(output, ["a", "b", "c", "d"]) == letter
+
+
+def test_pathological_judge_answers_are_read() -> None:
+    ratings = parse_ratings("authenticity " * 20_000 + "\nHARMONY: 4")  # 361 s before
+    assert ratings == {"authenticity": None, "sensitivity": None, "harmony": 4}
