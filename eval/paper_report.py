@@ -244,8 +244,10 @@ class ModelId:
             "revision": lambda v: str(v) == str(self.revision),
             "weights_sha256": lambda v: str(v).lower() == str(self.weights_sha256 or "").lower(),
             "layout": lambda v: self.backend == RECORDED and str(v) == str(self.layout),
-            "files": lambda v: self.backend == RECORDED
-            and all(fnmatch.fnmatch(f.strip(), str(v)) for f in self.model.split(",")),
+            "files": lambda v: (
+                self.backend == RECORDED
+                and all(fnmatch.fnmatch(f.strip(), str(v)) for f in self.model.split(","))
+            ),
         }
         return all(checks[k](v) for k, v in alias.items())
 
