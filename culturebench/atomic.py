@@ -24,7 +24,11 @@ def _umask() -> int:
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8, ``\\n`` newlines) to ``path`` through a temp file + rename."""
+    """Write ``text`` (UTF-8, ``\\n`` newlines) to ``path`` through a temp file + rename;
+    text holding a credential is refused and nothing is written (:mod:`culturebench.secrets`)."""
+    from culturebench.secrets import refuse_credentials
+
+    refuse_credentials(path, text)
     write_bytes_atomic(path, text.encode("utf-8"))
 
 

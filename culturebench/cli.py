@@ -805,9 +805,12 @@ def _names(text: str | None) -> list[str]:
 def _write_plan(path: Path, document: dict) -> None:
     from culturebench.atomic import write_text_atomic
     from culturebench.jsonsafe import json_text
+    from culturebench.secrets import refuse_credentials
 
+    text = json_text(document, indent=2)
+    refuse_credentials(path, text, formats=True)  # a plan names the model and its options
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json_text(document, indent=2))
+    write_text_atomic(path, text)
 
 
 def _print_plan_table(document: dict, grid) -> None:

@@ -435,6 +435,14 @@ def write(record: Record, root: str | Path) -> tuple[Path, Path]:
             raise CultureBenchError(
                 f"{lines_path}, line {number}: not valid Every Eval Ever {EEE_VERSION}: {problems[0]}"
             )
-    write_text_atomic(lines_path, _jsonl(record.samples))
-    write_text_atomic(target, json.dumps(record.aggregate, ensure_ascii=False, indent=2) + "\n")
+    from culturebench.secrets import refuse_credentials
+
+    samples, aggregate = (
+        _jsonl(record.samples),
+        json.dumps(record.aggregate, ensure_ascii=False, indent=2) + "\n",
+    )
+    refuse_credentials(target, aggregate, formats=True)  # checked before either file is written
+    refuse_credentials(lines_path, samples)
+    write_text_atomic(lines_path, samples)
+    write_text_atomic(target, aggregate)
     return target, lines_path

@@ -175,6 +175,7 @@ def export_results(
     from culturebench.atomic import write_text_atomic
     from culturebench.eval import every_eval_ever as eee
     from culturebench.eval.run_folder import check_out_dir
+    from culturebench.secrets import refuse_credentials
 
     eee.require_jsonschema()
     out = Path(out)
@@ -200,7 +201,9 @@ def export_results(
         entries[result.dataset].append(eval_result_entry(result, dataset_id=dataset_id, source_url=url))
     for dataset, items in entries.items():
         path = out / EVAL_RESULTS_DIR / f"{dataset}.yaml"
-        write_text_atomic(path, eval_results_yaml(items))
+        text = eval_results_yaml(items)
+        refuse_credentials(path, text, formats=True)
+        write_text_atomic(path, text)
         export.eval_results[f"{EVAL_RESULTS_DIR}/{dataset}.yaml"] = path
     return export
 

@@ -303,9 +303,13 @@ def check_run(path: Path, info: dict[str, Any]) -> bool:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
+    """A run record, refused (nothing written) when it would hold a credential."""
     from culturebench.atomic import write_text_atomic
+    from culturebench.secrets import refuse_credentials
 
-    write_text_atomic(path, json_text(data, indent=2, sort_keys=True))
+    text = json_text(data, indent=2, sort_keys=True)
+    refuse_credentials(path, text, formats=True)
+    write_text_atomic(path, text)
 
 
 def describe_shard(shard: Any) -> str:

@@ -60,4 +60,7 @@ if __name__ == "__main__":  # pragma: no cover - a thin printer
         sys.exit(
             "usage: python -m culturebench.datasets.wwd.matcher_agreement DETERMINISTIC_DIR RECORDED_DIR"
         )
-    print(json.dumps(matcher_agreement(sys.argv[1], sys.argv[2]), indent=2))
+    try:
+        print(json.dumps(matcher_agreement(sys.argv[1], sys.argv[2]), indent=2))
+    except (CultureBenchError, KeyError, json.JSONDecodeError) as exc:
+        sys.exit(f"error: {exc}")

@@ -114,9 +114,23 @@ def check_model_args(name: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
 def make_backend(name: str, model: str, *, model_args: dict[str, Any] | None = None, **options) -> Any:
     """Backend ``name`` for ``model``: ``options`` (the command's own flags) and ``model_args``
     (checked ``--model-arg`` values, which win and are recorded in the run's provenance)."""
+    _refuse_conflicts(name, options, model_args or {})
     backend = backend_class(name)(model, **{**options, **(model_args or {})})
     backend.model_args = dict(model_args or {})
     return backend
+
+
+def _refuse_conflicts(name: str, options: dict[str, Any], model_args: dict[str, Any]) -> None:
+    """A value given both as the command's flag (not left at its default) and as a
+    ``--model-arg`` with another value is an error, never one silently winning."""
+    from culturebench.errors import UsageError
+
+    defaults = {o.name: o.default for o in backend_options(name)}
+    for key, value in model_args.items():
+        given = options.get(key)
+        if given is not None and given != defaults.get(key, object()) and given != value:
+            flag = "--" + key.replace("_", "-")
+            raise UsageError(f"--model-arg {key} and {flag} give two different values: give one of them")
 
 
 def make_image_backend(name: str, model: str, **options) -> ImageBackend:

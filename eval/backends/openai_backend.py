@@ -23,10 +23,12 @@ MAX_RETRY_AFTER_S = 60.0
 Opt = BackendOption
 CLIENT_OPTIONS = (
     Opt("base_url", "str", None, "The server's base URL (…/v1); default $OPENAI_BASE_URL or 127.0.0.1:8000."),
-    Opt("api_key_env", "str", "OPENAI_API_KEY", "The environment variable holding the key (never the key)."),
-    Opt("concurrency", "int", 4, "Requests in flight."),
-    Opt("timeout", "float", 120.0, "Seconds per request."),
-    Opt("max_retries", "int", 5, "Retries on 429, 5xx and connection errors (with backoff)."),
+    Opt("api_key_env", "str", "OPENAI_API_KEY", "The environment variable holding the key (never the key).",
+        variable=True),
+    Opt("concurrency", "int", 4, "Requests in flight.", minimum=1, maximum=1024),
+    Opt("timeout", "float", 120.0, "Seconds per request.", minimum=0.001, maximum=86400),
+    Opt("max_retries", "int", 5, "Retries on 429, 5xx and connection errors (with backoff).",
+        minimum=0, maximum=100),
 )  # fmt: skip
 CLIENT_CHUNK_PER_SLOT = 16  # requests handed over per call: 16 per slot in flight
 

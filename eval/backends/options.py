@@ -34,6 +34,9 @@ class BackendOption:
     help: str
     identity: bool = False  # True: the option changes the outputs (part of the run's identity)
     choices: tuple[str, ...] = ()
+    minimum: float | None = None  # numbers: the least accepted value (NaN and infinity never are)
+    maximum: float | None = None
+    variable: bool = False  # the NAME of an environment variable (api_key_env), never a key
 
     def parse(self, text: Any) -> Any:
         """The typed value of ``text`` (a value already of the right type passes)."""
@@ -70,9 +73,35 @@ class BackendOption:
         wrong = not isinstance(value, wanted) or (self.kind in ("int", "float") and isinstance(value, bool))
         if value is not None and wrong:
             raise ValueError(f"{self.kind}")
+        if value is not None and self.kind in ("int", "float"):
+            self._check_range(value)
+        if value is not None and self.variable:
+            from culturebench.secrets import checked_variable_name
+
+            checked_variable_name(f"--model-arg {self.name}", value)
         if self.choices and value is not None and value not in self.choices:
             raise ValueError("one of " + ", ".join(self.choices))
         return value
+
+    def accepted(self) -> str:
+        """The accepted range in words ("an integer >= 1", "a number > 0")."""
+        what = "an integer" if self.kind == "int" else "a finite number"
+        bounds = []
+        if self.minimum is not None:
+            bounds.append(f">= {self.minimum:g}")
+        if self.maximum is not None:
+            bounds.append(f"<= {self.maximum:g}")
+        return what + (" " + " and ".join(bounds) if bounds else "")
+
+    def _check_range(self, value: float) -> None:
+        import math
+
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(self.accepted())
+        if (self.minimum is not None and value < self.minimum) or (
+            self.maximum is not None and value > self.maximum
+        ):
+            raise ValueError(self.accepted())
 
     def describe(self) -> str:
         """``name (kind, default X): help`` for listings."""
@@ -156,5 +185,6 @@ def parse_model_args(
         try:
             out[key] = option.parse(text)
         except ValueError as exc:
-            raise UsageError(f"--model-arg {key}={text}: {backend} expects {exc}") from None
+            shown = "" if option.variable else f"={text}"  # a key given by mistake is not echoed
+            raise UsageError(f"--model-arg {key}{shown}: {backend} expects {exc}") from None
     return out

@@ -25,7 +25,7 @@ OPTIONS = (
     Opt("trust_remote_code", "bool", False, "Run the model repo's own code (Qwen-VL, Yi-VL, Phi-3-vision).",
         identity=True),
     Opt("attn_implementation", "str", None, "eager, sdpa or flash_attention_2.", identity=True),
-    Opt("batch_size", "int", 8, "Prompts per generate() call (sorted by length within a chunk)."),
+    Opt("batch_size", "int", 8, "Prompts per generate() call (sorted by length within a chunk).", minimum=1),
     Opt("gguf_file", "str", None, "A GGUF file in the model folder or repo (dequantised on load).",
         identity=True),
     Opt("device", "str", None, "cuda, cpu, ... (default: cuda when available); ignored with device_map."),

@@ -27,13 +27,14 @@ CHUNK = 4096  # requests per LLM.chat call: vLLM batches them itself; samples ar
 
 Opt = BackendOption
 OPTIONS = (
-    Opt("tensor_parallel_size", "int", 1, "GPUs one model is split over (70B/72B: 4 or 8)."),
-    Opt("pipeline_parallel_size", "int", 1, "Pipeline stages (across nodes)."),
+    Opt("tensor_parallel_size", "int", 1, "GPUs one model is split over (70B/72B: 4 or 8).", minimum=1),
+    Opt("pipeline_parallel_size", "int", 1, "Pipeline stages (across nodes).", minimum=1),
     Opt("dtype", "str", "auto", "Weights and activations: auto, bfloat16, float16, float32.", identity=True),
     Opt("quantization", "str", None, "Quantization method (awq, gptq, fp8, ...), if the weights need one.",
       identity=True),
-    Opt("max_model_len", "int", 8192, "Context length (prompt + answer).", identity=True),
-    Opt("gpu_memory_utilization", "float", 0.85, "Share of GPU memory vLLM may take."),
+    Opt("max_model_len", "int", 8192, "Context length (prompt + answer).", identity=True, minimum=16),
+    Opt("gpu_memory_utilization", "float", 0.85, "Share of GPU memory vLLM may take.",
+        minimum=0.01, maximum=1),
     Opt("trust_remote_code", "bool", False, "Run the model repo's own code (Qwen-VL, Yi-VL, Phi-3-vision).",
       identity=True),
     Opt("enforce_eager", "bool", False, "No CUDA graphs (slower; needed on CPU)."),
@@ -42,11 +43,12 @@ OPTIONS = (
       identity=True),
     Opt("limit_mm_per_prompt", "json", {"image": MAX_IMAGES_PER_PROMPT}, "Images per prompt, as JSON.",
       identity=True),
-    Opt("max_num_seqs", "int", None, "Sequences scheduled at once (vLLM's default when unset)."),
+    Opt("max_num_seqs", "int", None, "Sequences scheduled at once (vLLM's default when unset).", minimum=1),
     Opt("kv_cache_dtype", "str", "auto", "KV cache dtype (auto, fp8, ...).", identity=True),
     Opt("seed", "int", None, "Engine seed (default: the run's --seed).", identity=True),
     Opt("enable_prefix_caching", "bool", None, "Reuse the KV cache of shared prompt prefixes."),
-    Opt("chunk_size", "int", CHUNK, "Requests handed to vLLM per call; samples are saved after each."),
+    Opt("chunk_size", "int", CHUNK, "Requests handed to vLLM per call; samples are saved after each.",
+        minimum=1),
 )  # fmt: skip
 DATA_PARALLEL = (
     "vLLM refuses data_parallel_size offline: run one `culturebench eval run` per GPU set on its shard "
