@@ -17,8 +17,10 @@ How answers are read (measured on ``tests/data/answers/country/``, docs/evaluati
 * every country the answer names counts, whatever is said of it: "не русское, а украинское"
   gives RU and UA (mention semantics; the BORSCH scores compare these sets with the gold
   origins);
-* words that are also common words ("того", "чад", "turkey", "chile") count only when
-  capitalised; a Cyrillic one must also not open a sentence, unless it is the whole answer;
+* words that are also common words ("перу", "бутан", "turkey", "chile") count only when
+  capitalised; some ("того", "чад", uk "мали") must also not open a sentence, unless they are
+  the whole answer;
+* names in capitals (US, UK, США, ПАР) count only when written in capitals;
 * regions, cities and peoples count only where the alias file ties them to one country
   (Tatarstan is Russia, Scotland the United Kingdom); continents, "СССР" and supranational
   regions name none.
@@ -29,6 +31,7 @@ No spaCy model or download is needed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -67,10 +70,10 @@ def _forms(word: str, lang: str) -> set[str]:
     """Every inflected form of a (cleaned) name word in ``lang``: the lexemes of its noun,
     adjective and participle readings, each kept to its own part of speech, a noun to its
     own number, a participle to its own voice and tense."""
+    if not _CYRILLIC.search(word):  # English: possessive and plural ("Ukraine's", "Georgians")
+        return {word, f"{word}'s", f"{word}s"}
     out = {word}
-    if lang not in MORPH_LANGUAGES or not _CYRILLIC.search(word):
-        if not _CYRILLIC.search(word):  # English: possessive and plural ("Ukraine's", "Georgians")
-            out |= {f"{word}'s", f"{word}s"}
+    if lang not in MORPH_LANGUAGES:
         return out
     for parse in _morph(lang).parse(word):
         tag = parse.tag
@@ -93,10 +96,8 @@ class CountryExtractor:
 
     def __init__(self, aliases_path: Path = _ALIASES) -> None:
         data = load_yaml(aliases_path)
-        self.ambiguous = {_clean(w) for words in data.get("ambiguous", {}).values() for w in words}
-        self.ambiguous_at_start = {
-            _clean(w) for words in data.get("ambiguous_at_sentence_start", {}).values() for w in words
-        }
+        self.ambiguous = _ambiguous(data, "ambiguous")
+        self.ambiguous_at_start = _ambiguous(data, "ambiguous_at_sentence_start")
         self.index: dict[tuple[str, ...], str] = {}
         self.forms: dict[str, set[str]] = {}  # inflected form -> name words it is a form of
         self.max_len = 1
@@ -141,7 +142,8 @@ class CountryExtractor:
         word = _clean(token)
         if not word:
             return []
-        caps = [_key(token)] if _key(token) != word else []
+        key = _key(token)
+        caps = [key] if key != word else []
         return [word, *caps, *sorted(self.forms.get(word, set()) - {word})]
 
     def extract(self, text: str, lang: str) -> list[str]:
@@ -156,7 +158,9 @@ class CountryExtractor:
         found: list[str] = []
         i = 0
         while i < len(tokens):
-            match = self._match_at(tokens, candidates, i, _sentence_start(text, matches[i].start()), alone)
+            match = self._match_at(
+                tokens, candidates, i, lambda i=i: _sentence_start(text, matches[i].start()), alone
+            )
             if match is None:
                 i += 1
                 continue
@@ -167,8 +171,15 @@ class CountryExtractor:
         return found
 
     def _match_at(
-        self, tokens: list[str], candidates: list[list[str]], i: int, sentence_start: bool, alone: bool
+        self,
+        tokens: list[str],
+        candidates: list[list[str]],
+        i: int,
+        sentence_start: Callable[[], bool],
+        alone: bool,
     ) -> tuple[str, int] | None:
+        """The (code, length) of the longest name starting at token ``i``, or None;
+        ``sentence_start`` is asked only for a word that is also a common word."""
         for length in range(min(self.max_len, len(tokens) - i), 0, -1):
             window = candidates[i : i + length]
             if length == 1 and any(c in self.ambiguous or c in self.ambiguous_at_start for c in window[0]):
@@ -178,7 +189,7 @@ class CountryExtractor:
                 if not tokens[i][:1].isupper():
                     continue
                 at_start = any(c in self.ambiguous_at_start for c in window[0])
-                if at_start and sentence_start and not alone:
+                if at_start and not alone and sentence_start():
                     continue
             for key in _product(window):
                 code = self.index.get(key)
@@ -204,6 +215,13 @@ def _iso_english_names() -> list[tuple[str, str]]:
             if name and "," not in name and name.lower() not in _AMBIGUOUS_ISO_NAMES:
                 out.append((country.alpha_2, name))
     return out
+
+
+def _ambiguous(data: dict, key: str, lang: str | None = None) -> set[str]:
+    """The cleaned words of one of the alias file's ambiguous lists (``ambiguous``,
+    ``ambiguous_at_sentence_start``), of ``lang`` or of every language."""
+    by_lang = data.get(key) or {}
+    return {_clean(w) for code, words in by_lang.items() if lang in (None, code) for w in words}
 
 
 def _key(token: str) -> str:
@@ -245,10 +263,10 @@ def default_extractor() -> CountryExtractor:
 def country_surface_names(lang: str) -> dict[str, list[str]]:
     """Every name a country goes by in ``lang`` (CLDR name plus the aliases of
     ``data/country_aliases.yaml``, ISO English names for ``en``), by alpha-2 code; words the
-    alias file marks as ambiguous in that language are left out. For matchers that work on
+    alias file marks as ambiguous in that language (either list) are left out. For matchers that work on
     surface forms (the corpus counter) rather than on lemmas."""
     data = load_yaml(_ALIASES)
-    ambiguous = {w.lower() for w in data.get("ambiguous", {}).get(lang, [])}
+    ambiguous = _ambiguous(data, "ambiguous", lang) | _ambiguous(data, "ambiguous_at_sentence_start", lang)
     out: dict[str, list[str]] = {}
     for code in all_alpha2():
         out.setdefault(code, []).append(country_name(code, lang))
@@ -258,6 +276,6 @@ def country_surface_names(lang: str) -> dict[str, list[str]]:
     for code, by_lang in data["aliases"].items():
         out.setdefault(code, []).extend(str(n) for n in by_lang.get(lang, []))
     return {
-        code: list(dict.fromkeys(n for n in names if n and n.lower() not in ambiguous))
+        code: list(dict.fromkeys(n for n in names if n and _clean(n) not in ambiguous))
         for code, names in out.items()
     }

@@ -196,10 +196,9 @@ def extract_letter(output: str, options: Sequence[str] | None = None) -> str | N
             return None  # "answer: A or C"
         return _letter(last.group(group))
     final = _FINAL.search(text)
-    if final and not _PAIR.search(text[max(0, final.start() - 30) : final.end()]):
-        return _letter(final.group(1))
-    if final:
-        return None  # "it could be A or B."
+    if final:  # no letter when it ends two alternatives: "it could be A or B."
+        alternatives = _PAIR.search(text[max(0, final.start() - 30) : final.end()])
+        return None if alternatives else _letter(final.group(1))
     lower = _LOWER_ALONE.match(text)
     if lower:
         return lower.group(1).upper()
@@ -209,18 +208,18 @@ def extract_letter(output: str, options: Sequence[str] | None = None) -> str | N
         if _PAIR.match(text, lead.start(1)):
             return None  # "A或图C", "B) and Option (D)"
         return _letter(lead.group(1))
+    standalone = {_letter(m) for m in _STANDALONE.findall(text)}
     if options:
         by_text = _by_option_text(text, options)
         if by_text:
-            others = {_letter(m) for m in _STANDALONE.findall(text)} - {by_text}
+            others = standalone - {by_text}
             return None if others else by_text  # '"ёлочная игрушка" (A)' for B: no single answer
     images = {letter for letter, pattern in _ORDINALS.items() if re.search(pattern, text, re.IGNORECASE)}
     if len(images) == 1:
         return images.pop()
     if len(listed) >= 3:
         return None  # the option list echoed, no pick
-    found = {_letter(m) for m in _STANDALONE.findall(text)}
-    return found.pop() if len(found) == 1 else None
+    return standalone.pop() if len(standalone) == 1 else None
 
 
 def score_letter(output: str, gold: int, options: Sequence[str] | None = None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 #: Bumped whenever a change can alter a rating read from some text (results.json ``parsers``).
 VERSION = "2"
@@ -147,13 +148,7 @@ def _rating(text: str, stops: list[int], ordered: list[tuple[int, int, int]], cr
         value = _first(stretches[-1], [_RIGHT_AFTER])
         if value is not False:
             return value
-    before = re.compile(
-        r"(?:\b(?:an?)\s+)?"
-        + _NUM
-        + rf"(?:\s*/\s*5)?\s+(?:for|on|in)\s+(?:the\s+|its\s+)?{re.escape(criterion)}",
-        re.IGNORECASE,
-    )
-    value = _first(text, [before])
+    value = _first(text, [_before(criterion)])
     if value is not False:
         return value
     for stretch in stretches:
@@ -161,6 +156,17 @@ def _rating(text: str, stops: list[int], ordered: list[tuple[int, int, int]], cr
         if value is not False:
             return value
     return None
+
+
+@lru_cache(maxsize=64)
+def _before(criterion: str) -> re.Pattern[str]:
+    """A value written before the criterion's name: "earns a 2 for authenticity"."""
+    return re.compile(
+        r"(?:\b(?:an?)\s+)?"
+        + _NUM
+        + rf"(?:\s*/\s*5)?\s+(?:for|on|in)\s+(?:the\s+|its\s+)?{re.escape(criterion)}",
+        re.IGNORECASE,
+    )
 
 
 def _first(text: str, patterns: Sequence[re.Pattern[str]]) -> int | bool | None:

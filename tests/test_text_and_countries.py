@@ -62,3 +62,13 @@ def test_a_common_ukrainian_verb_is_not_mali() -> None:
         assert extractor.extract(answer, "uk") == []
     assert extractor.extract("Ця страва з Малі.", "uk") == ["ML"]
     assert extractor.extract("Это блюдо из Мали.", "ru") == ["ML"]
+
+
+def test_surface_names_leave_out_both_lists_of_ambiguous_words() -> None:
+    """The corpus counter's names: words the alias file lists as ambiguous, in either list
+    (capitalised only, or also not at a sentence start), are never counted ("того", "чад")."""
+    from culturebench.eval.country_extractor import country_surface_names
+
+    ru, uk = country_surface_names("ru"), country_surface_names("uk")
+    assert "Того" not in ru["TG"] and "Чад" not in ru["TD"] and "Мали" not in ru["ML"]
+    assert "Малі" not in uk["ML"] and "Норвегія" in uk["NO"]
