@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from culturebench import __version__
 from culturebench.cli_options import (
@@ -41,7 +43,47 @@ from culturebench.cli_support import (
 from culturebench.errors import CultureBenchError
 from culturebench.jsonsafe import json_text
 
+
+def _click_errors() -> tuple[type[BaseException], ...]:
+    """The exception class(es) click raises for bad command lines: typer >= 0.29 vendors click
+    (``typer.TyperException``), older typers use click's own ``ClickException``."""
+    found: list[type[BaseException]] = []
+    if hasattr(typer, "TyperException"):
+        found.append(typer.TyperException)
+    try:
+        import click
+
+        found.append(click.ClickException)
+    except ImportError:  # pragma: no cover - typer >= 0.29 alone
+        pass
+    return tuple(found)
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """The top-level command group: a usage error (an unknown option, a value of the wrong
+    type, a missing argument) prints as one line naming the command and the option, instead
+    of click's usage box; help and exit codes are unchanged."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except _click_errors() as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `culturebench eval`: its help
+                exc.show()  # type: ignore[attr-defined]
+                sys.exit(getattr(exc, "exit_code", EXIT_BAD_INPUT))
+            where = getattr(getattr(exc, "ctx", None), "command_path", None) or "culturebench"
+            message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+            usage = any(kind.__name__ == "UsageError" for kind in type(exc).__mro__)
+            hint = f" (see `{where} --help`)" if usage else ""
+            err_console.print(f"[red]error:[/] {escape(where)}: {escape(message)}{hint}", soft_wrap=True)
+            sys.exit(getattr(exc, "exit_code", EXIT_BAD_INPUT))
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=_OneLineUsageErrors,
     name="culturebench",
     help="Build, validate, document, publish and evaluate cultural-knowledge benchmarks.",
     no_args_is_help=True,
@@ -1090,6 +1132,13 @@ def eval_compare_cmd(
     assert b is not None
     claim_file(out, overwrite, [a, b])
     rows = or_exit(lambda: compare(a, b))
+    if not rows:  # two runs of other tasks, or tables with no row and column in common
+        err_console.print(
+            f"[red]error:[/] {escape(str(a))} and {escape(str(b))} share no metric or cell to compare "
+            "(runs of one task, or tables with the same row and column labels)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_BAD_INPUT)
     table = Table(title=f"A = {a}   B = {b}")
     runs = any(row.get("items") for row in rows)
     heads = ["group", "metric", "A", "B", "B - A", "95% CI of B - A"] + (["items A/B/shared"] if runs else [])
@@ -1105,8 +1154,6 @@ def eval_compare_cmd(
         console.print(escape(items_line(rows)), soft_wrap=True)
         for warning in warnings(rows):
             console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-    if not rows:
-        console.print("[yellow]nothing in common to compare[/]")
     if out:
         from culturebench.atomic import write_text_atomic
 
@@ -1127,6 +1174,13 @@ def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: 
         raise typer.Exit(EXIT_BAD_INPUT)
     claim_file(out, overwrite, [table_file])
     rows, printed = or_exit(lambda: compare_printed(table_file, dataset.strip(), model.strip()))
+    if not rows:  # the right file name, other contents
+        err_console.print(
+            f"[red]error:[/] {escape(str(table_file))}: no cell in common with {escape(str(printed.source))} "
+            f"(the printed table of {escape(model.strip())}); is it the table `eval score` wrote?",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_BAD_INPUT)
     d = printed.digits
     table = Table(title=f"{table_file} vs {printed.source} (printed)")
     for col in ("row", "column", "ours", "printed", "printed - ours", "equal"):
@@ -1135,7 +1189,7 @@ def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: 
         *cells, same = printed_row(row, d, no="[red]no[/]")  # `same` holds no text of the table's
         table.add_row(*(escape(text) for text in cells), same)
     console.print(table)
-    console.print(tally(rows, printed) if rows else "[yellow]no cell in common with the printed table[/]")
+    console.print(tally(rows, printed))
     if out:
         from culturebench.atomic import write_text_atomic
 

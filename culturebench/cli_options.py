@@ -32,6 +32,7 @@ from culturebench.cli_support import (
     image_options,
     or_exit,
 )
+from culturebench.errors import UsageError
 
 
 def option_group(name: str, build: Callable[..., Any], options: dict[str, tuple[Any, Any]]) -> Callable:
@@ -53,7 +54,7 @@ def option_group(name: str, build: Callable[..., Any], options: dict[str, tuple[
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             values = {key: kwargs.pop(key) for key in options if key in kwargs}
-            return command(*args, **kwargs, **{name: build(**values)})
+            return command(*args, **kwargs, **{name: or_exit(lambda: build(**values))})
 
         wrapper.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
         wrapper.__annotations__ = {
@@ -74,6 +75,17 @@ class DatasetSource:
     revision: str | None = None
     repo: str | None = None
     local: Path | None = None
+    trust_local: bool = False
+
+    def __post_init__(self) -> None:
+        """``--trust-local`` names the ``--local`` folder whose data files are read without
+        re-hashing them against its manifest."""
+        if self.trust_local:
+            if self.local is None:
+                raise UsageError("--trust-local applies to a --local release folder; give --local too")
+            from culturebench.eval.dataset_ref import trust_local
+
+            trust_local(self.local)
 
     def as_kwargs(self) -> dict[str, str | None]:
         """``revision``/``local``/``repo`` as :func:`~culturebench.eval.dataset_ref.resolve_dataset`
@@ -97,10 +109,24 @@ LocalOption = Annotated[
     Path | None, typer.Option("--local", help="A local release folder instead of the Hub.")
 ]
 
+TrustLocalOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust-local",
+        help="Read the --local release as it is, without re-hashing its data files against its "
+        "manifest (for a release being edited on purpose).",
+    ),
+]
+
 with_dataset_source = option_group(
     "source",
     DatasetSource,
-    {"revision": (RevisionOption, None), "repo": (RepoOption, None), "local": (LocalOption, None)},
+    {
+        "revision": (RevisionOption, None),
+        "repo": (RepoOption, None),
+        "local": (LocalOption, None),
+        "trust_local": (TrustLocalOption, False),
+    },
 )
 
 

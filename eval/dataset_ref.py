@@ -60,8 +60,81 @@ def resolve_dataset(dataset: str, *, revision: str | None, local: str | None, re
     return DatasetRef(dataset, "hub", repo_id, revision, info.sha, None, version)
 
 
+_TRUSTED: set[str] = set()  # release folders read as they are (``--trust-local``)
+
+
+def trust_local(folder: str | Path) -> None:
+    """Read the release folder ``folder`` without re-hashing its data files against its
+    manifest (``--trust-local``): for a folder being edited on purpose."""
+    _TRUSTED.add(str(Path(folder).resolve()))
+
+
+def _local_files(ref: DatasetRef, config: str, split: str) -> list[Path] | None:
+    """The data files of ``config``/``split`` of a local release, each checked against the
+    sha256 its manifest records (unless the folder is trusted); None when the manifest lists
+    no files for the split (an older release: read through its README's configs)."""
+    import json
+
+    from culturebench.hashing import sha256_bytes
+
+    folder = Path(ref.location)
+    manifest_path = folder / "manifest.json"
+    try:
+        raw = manifest_path.read_bytes()
+        manifest = json.loads(raw)
+    except (OSError, ValueError) as exc:
+        raise CultureBenchError(f"{manifest_path}: cannot read it ({exc})") from None
+    trusted = ref.location in _TRUSTED
+    if not trusted and ref.manifest_sha256 and sha256_bytes(raw) != ref.manifest_sha256:
+        raise CultureBenchError(
+            f"{manifest_path} changed while the run was reading the release; rerun the command"
+        )
+    info = (manifest.get("configs") or {}).get(config, {}).get("splits", {}).get(split)
+    if not isinstance(info, dict) or not info.get("files"):
+        return None
+    paths = []
+    for entry in info["files"]:
+        path = folder / entry["path"]
+        if not path.is_file():
+            raise CultureBenchError(f"{path}: missing from the release folder (listed in manifest.json)")
+        if not trusted and sha256_of(path) != entry.get("sha256"):
+            raise CultureBenchError(
+                f"{path}: its sha256 differs from the one manifest.json records (the release "
+                "changed after it was built); rebuild it, or pass --trust-local to read it as it is"
+            )
+        paths.append(path)
+    return paths
+
+
+_HASHED: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256, per process
+
+
+def sha256_of(path: Path) -> str:
+    """sha256 of a release file, hashed once per process while its size and mtime hold."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASHED:
+        _HASHED[key] = sha256_file(path)
+    return _HASHED[key]
+
+
+def _read_parquet(paths: Sequence[Path]) -> Any:
+    """The files as one in-memory ``datasets.Dataset`` (features from the Parquet schema's
+    metadata), read from the bytes on disk now: never from a cache of an earlier read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from datasets.table import InMemoryTable
+
+    from datasets import Dataset
+
+    tables = [pq.read_table(path) for path in paths]
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    return Dataset(InMemoryTable(table))
+
+
 def _open_split(ref: DatasetRef, config: str, split: str) -> Any:
-    """The split as a ``datasets.Dataset``, from the pinned revision."""
+    """The split as a ``datasets.Dataset``, from the pinned revision; a local release's files
+    are first checked against its manifest (:func:`_local_files`)."""
     from datasets.utils.logging import disable_progress_bar
 
     from datasets import load_dataset
@@ -69,6 +142,9 @@ def _open_split(ref: DatasetRef, config: str, split: str) -> Any:
     disable_progress_bar()
     try:
         if ref.source == "local":
+            paths = _local_files(ref, config, split)
+            if paths is not None:
+                return _read_parquet(paths)
             return load_dataset(ref.location, config, split=split)
         return load_dataset(ref.location, config, split=split, revision=ref.commit_sha)
     except (CultureBenchError, OSError):

@@ -134,6 +134,7 @@ def replay_judgments(
     lines: list[str] = []
     missing = prompts_total = judged = 0
     on_unparsed = 0
+    first_missing = ""
     for sample, record in zip(samples, recorded, strict=True):
         prompts = task.judge_prompts(sample)
         names = [name for name, _ in prompts] or list(task.judge_names)
@@ -154,6 +155,7 @@ def replay_judgments(
         judged += 1
         if record is None or len(answers) < len(prompts):
             missing += 1
+            first_missing = first_missing or (record.source if record else f"sample {sample['id']}")
             rescored.append({**sample, task.metric: None, "matcher": RECORDED, "judge_missing": True})
             continue
         for name, prompt in prompts:
@@ -167,6 +169,12 @@ def replay_judgments(
         scored = task.apply_judgments({**sample, "matcher": RECORDED}, answers)
         extra = {"judge_on_unparsed": True} if prompts[0][1] is None else {}
         rescored.append({**scored, "matcher": RECORDED, "judge_source": record.source, **extra})
+    if missing:  # judgments recorded for some rows only: the recording is not the one scored
+        raise CultureBenchError(
+            f"{first_missing}: no recorded judgment ({', '.join(task.judge_names)}) of task {task.name!r}; "
+            f"{missing} of {judged} judged samples lack one, and --matcher recorded scores a "
+            "recording only whole (nothing written)"
+        )
     unparsed = sum(s.get("judge_parsed") is False for s in rescored)
     if judged and missing + unparsed == judged:
         raise CultureBenchError(
@@ -174,6 +182,7 @@ def replay_judgments(
             "not in the asked form): nothing scored"
         )
     path = Path(out_dir) / RECORDED_JUDGMENTS
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, "".join(lines))
     sources = sorted({r.source.rsplit(" row ", 1)[0] for r in recorded if r is not None})
     summary = {

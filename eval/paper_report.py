@@ -778,7 +778,11 @@ def coverage_markdown(coverage: Mapping[str, Any]) -> list[str]:
 
 def check_inputs(given: dict[str, Path], declared: dict[str, Any], where: Path) -> None:
     """Every ``--input KEY=PATH`` names an input the paper's items read (``inputs:`` of
-    ``paper.yaml``) and an existing file; an unknown key is an error, not silently ignored."""
+    ``paper.yaml``) and an existing file, and is read once by the input's own reader (``read:
+    module:function``) before any item runs: an unknown key or a file of the wrong kind is an
+    error, not silently ignored when no item reaches it."""
+    import importlib
+
     from culturebench.errors import UsageError
 
     for key, path in given.items():
@@ -789,6 +793,13 @@ def check_inputs(given: dict[str, Path], declared: dict[str, Any], where: Path) 
             raise UsageError(f"--input {key}={path}: no such file")
         if path.is_dir() and not declared[key].get("folder", False):
             raise UsageError(f"--input {key}={path}: a folder, expected a file")
+        if not path.is_dir() and declared[key].get("folder", False):
+            raise UsageError(f"--input {key}={path}: a file, expected a folder")
+        reader = declared[key].get("read")
+        if not reader:
+            raise CultureBenchError(f"{where}: input {key!r} declares no read: function to check it with")
+        module, _, name = str(reader).partition(":")
+        getattr(importlib.import_module(module), name)(path)
 
 
 class _NeedsRelease(CultureBenchError):

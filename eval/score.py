@@ -468,6 +468,10 @@ def _prepare_logs(
     ref, requests, skipped = _requests(
         dataset, task, refs, revision=revision, local=local, repo=repo, pin=pin
     )  # fmt: skip
+    if given:  # the release named must be the one the logs were made from
+        from culturebench.eval.harness.logs import check_log_release
+
+        check_log_release(mine, ref, "--local" if local else "--revision" if revision else "--repo")
     generations = [g for log in mine for g in log.generations]
     pairs, duplicates = match_requests(requests, generations)
     model = {**mine[0].model, "logs": [log.path.name for log in mine]}
@@ -536,7 +540,6 @@ def write_scoring(
     task, used = prepared.task, prepared.files
     out = Path(out_dir)
     check_score_dir(out)
-    out.mkdir(parents=True, exist_ok=True)
     run_info = {
         **task_identity(prepared.ref, prepared.task_name, task),
         "mode": "score",
@@ -546,7 +549,6 @@ def write_scoring(
     }
     if prepared.harness:
         run_info["harness"] = prepared.harness
-    write_json(out / RUN, run_info)
     samples = []
     total = len(prepared.pairs)
     for done, (request, gen) in enumerate(prepared.pairs, start=1):
@@ -561,19 +563,20 @@ def write_scoring(
         from culturebench.eval.judge import RecordedJudgment, replay_judgments
 
         recorded = [
-            None if gen.judgments is None else RecordedJudgment(gen.judgments, f"{gen.file} row {gen.row}")
-            for _, gen in prepared.pairs
+            RecordedJudgment(gen.judgments or {}, f"{gen.file} row {gen.row}") for _, gen in prepared.pairs
         ]
+        # refuses (missing judgments) before anything is written
         samples, run_info["matcher"] = replay_judgments(task, samples, recorded, out)
         extra["judge_missing"] = run_info["matcher"]["judge_missing"]
         extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
-        write_json(out / RUN, run_info)
     elif judge is not None and judge != RECORDED:
         from culturebench.eval.judge import run_judge
 
+        out.mkdir(parents=True, exist_ok=True)  # the judge's cache lives in the run folder
         samples, run_info["matcher"] = run_judge(task, samples, judge, out)
         extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
-        write_json(out / RUN, run_info)
+    out.mkdir(parents=True, exist_ok=True)  # scored: only now is anything written
+    write_json(out / RUN, run_info)
     text = "".join(json_text(s, sort_keys=True) for s in samples)
     write_text_atomic(out / SAMPLES, text)
     from culturebench.eval.coverage import scored_coverage

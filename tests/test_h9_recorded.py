@@ -134,7 +134,9 @@ def test_ingredients_africa_counts_the_judges_lists_as_the_authors_did(
     assert live["iou"] == 0.0 and samples[quirk]["iou"] > 0
 
 
-def test_a_missing_judgment_leaves_the_sample_unscored(wwd_release, tmp_path: Path) -> None:
+def test_a_missing_judgment_refuses_the_recording(wwd_release, tmp_path: Path) -> None:
+    """Judgments recorded for some rows only are not the recording the numbers came from: one
+    line naming the first row without one, and nothing written (not even run.json)."""
     path = tmp_path / "country.jsonl"
     records = [
         {"id": "wwd-748", "seed": 0, "output": "Algeria", "country_match": "True"},
@@ -142,14 +144,24 @@ def test_a_missing_judgment_leaves_the_sample_unscored(wwd_release, tmp_path: Pa
         {"id": "wwd-749", "seed": 0, "output": "Tunisia", "country_match": "I think so"},
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = CliRunner().invoke(
+        app,
+        ["eval", "score", "wwd", "--task", "country", "--generations", str(path), "--matcher", "recorded",
+         "--local", str(wwd_release.folder), "--out", str(tmp_path / "out")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "country.jsonl row 2: no recorded judgment" in result.output and "1 of 3" in result.output
+    assert not (tmp_path / "out").exists()
+    # every row judged: an answer not in the asked form is counted, as with a live judge
+    records[1]["country_match"] = "False"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     results = score_generations(
         "wwd", "country", [path], tmp_path / "out", local=str(wwd_release.folder), judge="recorded"
     )
-    assert results["judge_missing"] == 1 and results["judge_unparsed"] == 1
+    assert results["judge_missing"] == 0 and results["judge_unparsed"] == 1
     en = results["metrics"]["en"]
-    assert (en["n"], en["n_judge_missing"], en["n_judge_unparsed"], en["n_without_gold"]) == (1, 1, 1, 0)
+    assert (en["n"], en["n_judge_unparsed"], en["n_without_gold"]) == (2, 1, 0)
     samples = {s["id"]: s for s in _samples(tmp_path / "out")}
-    assert samples["wwd-748:en:0@1"]["correct"] is None and samples["wwd-748:en:0@1"]["judge_missing"]
     assert samples["wwd-748:en:0@0"]["judge_source"] == "country.jsonl row 1"
 
 

@@ -270,6 +270,12 @@ def sample_incorrect(count: Path, n: int, out: Path) -> Path:
     return out
 
 
+def read_annotations(path: Path) -> dict[str, Any]:
+    """One annotated sample CSV's category shares (how ``eval paper --input annotations_*``
+    is checked before any item runs)."""
+    return tabulate_annotations([path])
+
+
 def tabulate_annotations(paths: Sequence[Path]) -> dict[str, Any]:
     """Shares of the paper's Fig. 7 categories per language in annotated sample CSVs."""
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(CATEGORIES, 0))

@@ -63,11 +63,19 @@ def write_table_h9(table: Mapping[str, Mapping[str, float | None]], path: Path) 
 
 def read_published(path: Path) -> dict[str, dict[str, float]]:
     """The authors' ``*_cleaned_stats.csv`` (or ours) as row -> continent -> value."""
+    from culturebench.errors import Location, SourceError
     from culturebench.eval.compare import read_table
 
     out: dict[str, dict[str, float]] = {}
     for (row, continent), value in read_table(path).items():
         out.setdefault(row, {})[continent] = value
+    if not any(row in out for row in (*METRIC_ROWS, *FAILURE_ROWS)) or not any(
+        continent in cells for cells in out.values() for continent in CONTINENTS
+    ):
+        raise SourceError(
+            Location(Path(path).name, 1),
+            f"not a Table H.9 stats file: no row of {', '.join(METRIC_ROWS)} with a continent column",
+        )
     return out
 
 
