@@ -1323,9 +1323,16 @@ def _key_value(item: str, flag: str, shape: str, *, need_value: bool) -> tuple[s
 
 
 def parse_inputs(items: list[str]) -> dict[str, str]:
-    """``KEY=PATH`` items -> {key: path}."""
-    pairs = (_key_value(item, "--input", "KEY=PATH", need_value=True) for item in items)
-    return {key: path.strip() for key, path in pairs}
+    """``KEY=PATH`` items -> {key: path}; a key given twice is an error (one would be lost)."""
+    from culturebench.errors import UsageError
+
+    out: dict[str, str] = {}
+    for item in items:
+        key, path = _key_value(item, "--input", "KEY=PATH", need_value=True)
+        if key in out:
+            raise UsageError(f"--input {key} is given twice ({out[key]} and {path.strip()}); give it once")
+        out[key] = path.strip()
+    return out
 
 
 def parse_seeds(text: str | None) -> list[int] | None:

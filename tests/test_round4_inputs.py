@@ -182,3 +182,130 @@ def test_eval_compare_with_nothing_in_common_is_an_error(tmp_path: Path) -> None
     assert code == 2 and "share no metric or cell" in output, output
     code, output = _cli("eval", "compare", str(b), "--paper", "wwd:GPT 3.5")
     assert code == 2 and "no cell in common" in output, output
+
+
+def test_an_input_key_given_twice_is_an_error(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    for path in (a, b):
+        path.write_text("x\n", encoding="utf-8")
+    code, output = _cli("eval", "paper", "ash", "--input", f"human={a}", "--input", f"human={b}")
+    assert code == 2 and "--input human is given twice" in output, output
+
+
+# ------------------------------------------------------------------- round-3 leftovers
+def test_rubin_distractors_with_nothing_accepted_is_not_a_success(tiny_model: Path, tmp_path: Path) -> None:
+    """A random tiny model writes no usable distractors: the stage keeps the outputs for review
+    but does not exit 0 with an empty questions.jsonl."""
+    from culturebench.spec import load_spec
+
+    sample = load_spec("rubin").folder / "sample" / "questions.jsonl"
+    rows = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()][:2]
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text(
+        "".join(
+            json.dumps(
+                {"id": r["id"], "question": r["question"], "answer": r["options"]["ABCD".index(r["label"])],
+                 "category": r["category"], "year": r.get("year")},
+                ensure_ascii=False,
+            ) + "\n"
+            for r in rows
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    out = tmp_path / "out"
+    code, output = _cli(
+        "eval", "rubin-distractors", str(raw), "--out", str(out), "--model", str(tiny_model),
+        "--max-new-tokens", "8",
+    )  # fmt: skip
+    assert code == 1, output
+    assert "none of the 2 questions was accepted" in output and "generations.jsonl" in output
+    assert (out / "questions.jsonl").read_text(encoding="utf-8") == ""
+
+
+def _judge_run(folder: Path, ratings: list[int | None]) -> Path:
+    folder.mkdir()
+    run = {"dataset": {"dataset": "ash", "source": "local"}, "task": "judge", "model": {"model": "judge-a"}}
+    (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    samples = [
+        {"id": f"s{i}", "row_id": f"r{i}", "generator": "gen", "cuisine": "Kosher",
+         "authenticity": value, "sensitivity": value, "harmony": value}
+        for i, value in enumerate(ratings)
+    ]  # fmt: skip
+    (folder / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    return folder
+
+
+def test_ash_summary_of_a_judge_run_that_rated_nothing_is_an_error(tmp_path: Path) -> None:
+    failed = _judge_run(tmp_path / "failed", [None, None, None])
+    out = tmp_path / "summary"
+    code, output = _cli("eval", "ash-summary", str(failed), "--out", str(out))
+    assert code == 2, output
+    assert "rated nothing" in output and "samples.jsonl" in output and "judge-a" in output
+    assert not out.exists()
+
+
+def test_a_publish_killed_between_commit_and_tag_is_tagged_without_an_empty_commit(
+    borsch_release, tmp_path: Path
+) -> None:
+    from culturebench.release import plan_release, publish_release
+    from culturebench.release.targets import GitTarget
+
+    out = tmp_path / "dist"
+    shutil.copytree(borsch_release.folder, out / "borsch" / "1.0.0")
+    target = GitTarget(tmp_path / "repo")
+    publish_release(plan_release("borsch", "1.0.0", target, out_root=out), target)
+    head = target._git("rev-parse", "HEAD").stdout.strip()
+    target._git("tag", "-d", "v1.0.0")  # the state a kill between commit and tag leaves
+    publish_release(plan_release("borsch", "1.0.0", target, out_root=out), target)
+    assert target._git("rev-list", "--count", "HEAD").stdout.strip() == "1"
+    assert target._git("rev-parse", "v1.0.0^{commit}").stdout.strip() == head
+
+
+def _uk_corpus(borsch_release, folder: Path) -> Path:
+    """Three gzip shards of Ukrainian sentences naming the parallel dishes beside true or wrong
+    countries (every document distinct, so the sample has a choice to make)."""
+    import gzip
+    import random
+
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
+
+    rows = load_rows(
+        resolve_dataset("borsch", revision=None, local=str(borsch_release.folder), repo=None),
+        "parallel", "test", None,
+    )  # fmt: skip
+    rng = random.Random(7)
+    countries = ["Україні", "Росії", "Грузії", "Польщі"]
+    folder.mkdir()
+    docs = [
+        f"День {k}: готуємо {rows[k % len(rows)]['name_uk'].lower()}. Її люблять у {rng.choice(countries)}."
+        for k in range(240)
+    ]
+    for s in range(3):
+        with gzip.open(folder / f"uk-{s}.jsonl.gz", "wt", encoding="utf-8") as handle:
+            handle.writelines(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs[s::3])
+    return folder
+
+
+def test_the_annotation_sample_is_drawn_from_content(borsch_release, tmp_path: Path) -> None:
+    """The same corpus bytes give the same Fig. 7 sample whatever the shards' modification
+    times and however they are fingerprinted (--full-hash)."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    corpus = _uk_corpus(borsch_release, tmp_path / "corpus")
+    base = ["corpus", "count", "borsch", "--corpus", str(corpus), "--lang", "uk",
+            "--local", str(borsch_release.folder), "--per-dish", "1"]  # fmt: skip
+    code, output = _cli(*base, "--out", str(tmp_path / "a"))
+    assert code == 0, output
+    for i, shard in enumerate(sorted(corpus.iterdir())):
+        os.utime(shard, ns=(10**18 + i, 10**18 + i))  # the same bytes, touched
+    code, output = _cli(*base, "--full-hash", "--out", str(tmp_path / "b"))
+    assert code == 0, output
+    columns = ["priority", "dish_id", "document", "sentence"]
+    a = pq.read_table(tmp_path / "a" / "incorrect_samples.parquet").select(columns).to_pylist()
+    b = pq.read_table(tmp_path / "b" / "incorrect_samples.parquet").select(columns).to_pylist()
+    assert a and a == b
+    # fewer kept than candidates: the choice was made (and made the same way)
+    record = json.loads((tmp_path / "a" / "count.json").read_text(encoding="utf-8"))
+    assert record["sample"]["per_dish"] == 1 and len(a) < 240

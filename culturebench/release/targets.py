@@ -289,6 +289,11 @@ class GitTarget(PublishTarget):
                 ).stdout.strip()
                 self._git("update-index", "--add", "--cacheinfo", f"100644,{blob},{f.path}", env=env)
             tree = self._git("write-tree", env=env).stdout.strip()
+        if head and self._git("rev-parse", f"{head}^{{tree}}").stdout.strip() == tree:
+            # the same content is committed already: a publish killed between its commit and
+            # its tag (or a release of an unchanged tree) is tagged, without an empty commit
+            self._git("tag", "-a", tag, "-m", message.splitlines()[0], head)
+            return head
         parents = ["-p", head] if head else []
         commit = self._git("commit-tree", tree, *parents, "-m", message).stdout.strip()
         self._pending.write_text(f"{head or '-'} {commit}\n", encoding="utf-8")

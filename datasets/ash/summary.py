@@ -53,6 +53,11 @@ def load_judge_runs(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
                 )
             first[key] = where
             out.append({**sample, "judge": judge})
+        if all(sample[c] is None for _, sample in records for c in CRITERIA):
+            raise CultureBenchError(
+                f"{path}: judge {judge!r} rated nothing (every {', '.join(CRITERIA)} of its "
+                f"{len(records)} samples is null: a failed judge run? see its run.json)"
+            )
     return out
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from culturebench.cli_options import DEFAULT_ENGINE, EngineChoice, with_engine
 from culturebench.cli_support import EXIT_BAD_INPUT, console, err_console, or_exit, progress_bar
@@ -54,4 +55,12 @@ def eval_rubin_distractors_cmd(
         f"{report['accepted']} accepted, {report['rejected']} rejected "
         f"{report['rejection_reasons'] or ''}; label positions {report['label_positions_accepted']}"
     )
+    if not report["accepted"]:  # an empty questions.jsonl builds an empty RuBIN: not a success
+        err_console.print(
+            f"[red]error:[/] none of the {report['rejected']} questions was accepted; "
+            f"{escape(str(out / 'questions.jsonl'))} is empty (the model's outputs are in "
+            f"{escape(str(out / 'generations.jsonl'))}: check --model and its chat template)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
     console.print(f"wrote {out / 'questions.jsonl'} (review {out / 'generations.jsonl'} before annotation)")

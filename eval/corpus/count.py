@@ -12,8 +12,8 @@ Counts (documents are the unit the paper counts; mentions are occurrences):
 - ``dishes``: per dish: documents mentioning it, with any country, with a true origin
   (the correct co-occurrence count) and the correct co-occurrence ratio (correct / any).
 - ``incorrect_samples``: candidate sentences where a dish co-occurs with a country that is not
-  its origin, at most ``per_dish`` per dish, chosen by the lowest seeded hash of (shard
-  fingerprint, document, dish): the same sample on any engine and any shard order.
+  its origin, at most ``per_dish`` per dish, chosen by the lowest seeded hash of (dish, the
+  document's text): the same sample on any engine, shard order, file name or modification time.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ class CountSpec:
             "seed": self.seed,
             "per_dish": self.per_dish,
             "matcher": MATCHER_VERSION,
+            "sample_rule": SAMPLE_RULE,
         }
         return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:20]
 
@@ -83,8 +84,18 @@ class CountSpec:
 _MATCHERS: dict[str, Matcher] = {}
 
 
-def _priority(seed: int, fingerprint: str, doc: int, dish: str) -> str:
-    return hashlib.sha256(f"{seed}\n{fingerprint}\n{doc}\n{dish}".encode()).hexdigest()[:16]
+#: how the annotation sample is drawn (in each part's digest: a part drawn by another rule is
+#: recomputed). 2: by the document's own text, not the shard's fingerprint and position.
+SAMPLE_RULE = 2
+
+
+def _priority(seed: int, text: str, dish: str) -> str:
+    """A document's place in the annotation sample of ``dish``: a seeded hash of its text, so
+    the same corpus bytes give the same sample whatever the shards' names, order, modification
+    times or fingerprints (``--full-hash``)."""
+    digest = hashlib.sha256(f"{seed}\n{dish}\n".encode())
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:16]
 
 
 def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
@@ -135,7 +146,7 @@ def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
                     correct[dish] += 1
                 wrong = sorted(countries - truth)
                 if wrong:
-                    entry = (_priority(spec.seed, shard.fingerprint, doc, dish), doc, wrong, "")
+                    entry = (_priority(spec.seed, text, dish), doc, wrong, "")
                     kept = samples[dish]
                     if len(kept) < spec.per_dish or entry[0] < max(k[0] for k in kept):
                         near = min(
