@@ -80,6 +80,9 @@ class DatasetSource:
     def __post_init__(self) -> None:
         """``--trust-local`` names the ``--local`` folder whose data files are read without
         re-hashing them against its manifest."""
+        if self.local is not None and (self.revision or self.repo):
+            given = "--revision" if self.revision else "--repo"
+            raise UsageError(f"--local reads a release folder and {given} a Hub repository: give one of them")
         if self.trust_local:
             if self.local is None:
                 raise UsageError("--trust-local applies to a --local release folder; give --local too")
@@ -194,10 +197,27 @@ class EngineChoice:
                     options.update(base_url=self.base_url, concurrency=self.concurrency)
                 elif self.backend == "transformers":
                     options.update(batch_size=self.batch_size)
+            self._refuse_unused_flags(options)
             return make_backend(self.backend, str(model or self.model), model_args=model_args, **options)
 
         model_args = self.checked_model_args()
         return or_exit(build)
+
+    def _refuse_unused_flags(self, options: dict[str, Any]) -> None:
+        """A flag given (not left at its default) that the chosen backend does not take is an
+        error naming the way it does take the setting, never silently ignored."""
+        from culturebench.eval.backends import backend_options
+
+        declared = {o.name for o in backend_options(self.backend)}
+        image_only = ("size", "steps", "guidance")
+        for name in ("base_url", "concurrency", "dtype", "quality", *image_only):
+            if getattr(self, name) == getattr(DEFAULT_ENGINE, name) or name in options:
+                continue
+            if name in image_only and self.makes_images:
+                continue
+            flag = "--" + name.replace("_", "-")
+            hint = f"; give it as --model-arg {name}=..." if name in declared else ""
+            raise UsageError(f"{flag} does not apply to --backend {self.backend}{hint}")
 
 
 DEFAULT_ENGINE = EngineChoice()  # the parameter's placeholder; the decorator passes the real one

@@ -309,3 +309,43 @@ def test_the_annotation_sample_is_drawn_from_content(borsch_release, tmp_path: P
     # fewer kept than candidates: the choice was made (and made the same way)
     record = json.loads((tmp_path / "a" / "count.json").read_text(encoding="utf-8"))
     assert record["sample"]["per_dish"] == 1 and len(a) < 240
+
+
+# ------------------------------------------------------------------- engine options
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        (["--dtype", "float16"], "error: --dtype does not apply to --backend transformers; give it as --model-arg dtype=..."),
+        (["--concurrency", "3"], "error: --concurrency does not apply to --backend transformers"),
+        (["--base-url", "http://127.0.0.1:9/v1"], "error: --base-url does not apply to --backend transformers"),
+        (["--quality", "hd"], "error: --quality does not apply to --backend transformers"),
+        (["--model-arg", "dtype=floaty"], "error: --model-arg dtype=floaty: transformers expects one of auto, bfloat16, float16, float32"),
+        (["--model-arg", 'max_memory={"0": "1GiB"}'], "error: --model-arg max_memory needs --model-arg device_map too"),
+        (["--revision", "v1.0.0"], "error: --local reads a release folder and --revision a Hub repository: give one of them"),
+    ],
+)  # fmt: skip
+def test_engine_settings_that_would_be_ignored_are_errors(
+    wwd_release, tiny_model: Path, tmp_path: Path, extra: list[str], line: str
+) -> None:
+    out = tmp_path / "run"
+    code, output = _cli(
+        "eval", "run", "wwd", "--task", "country", "--local", str(wwd_release.folder), "--model", str(tiny_model),
+        "--limit", "1", "--out", str(out), *extra,
+    )  # fmt: skip
+    assert code == 2 and output.strip().startswith(line), output
+    assert len(output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_resuming_with_an_option_at_its_default_is_the_same_run(
+    wwd_release, tiny_model: Path, tmp_path: Path
+) -> None:
+    args = ["eval", "run", "wwd", "--task", "country", "--local", str(wwd_release.folder),
+            "--model", str(tiny_model), "--limit", "2", "--out", str(tmp_path / "run")]  # fmt: skip
+    code, output = _cli(*args)
+    assert code == 0, output
+    code, output = _cli(*args, "--model-arg", "dtype=auto")
+    assert code == 0 and "different run" not in output, output
+    run = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert "model_args" not in run["model"]
+    code, output = _cli(*args, "--model-arg", "dtype=float16")  # another dtype is another run
+    assert code != 0 and "different run" in output, output

@@ -139,8 +139,9 @@ class ModelIdentity:
             "sampling": self.sampling.to_dict(),
             "versions": self.versions(),
         }
-        identity = {o.name for o in self.OPTIONS if o.identity}
-        given = {k: v for k, v in self.model_args.items() if k in identity}
+        identity = {o.name: o.default for o in self.OPTIONS if o.identity}
+        # an identity option given at its default is the run without it (resumes either way)
+        given = {k: v for k, v in self.model_args.items() if k in identity and v != identity[k]}
         runtime = {k: v for k, v in self.model_args.items() if k not in identity}
         if given:  # they change the outputs: part of the run's identity
             out["model_args"] = given

@@ -37,6 +37,7 @@ class BackendOption:
     minimum: float | None = None  # numbers: the least accepted value (NaN and infinity never are)
     maximum: float | None = None
     variable: bool = False  # the NAME of an environment variable (api_key_env), never a key
+    requires: str | None = None  # another option this one only makes sense with (device_map)
 
     def parse(self, text: Any) -> Any:
         """The typed value of ``text`` (a value already of the right type passes)."""
@@ -187,4 +188,8 @@ def parse_model_args(
         except ValueError as exc:
             shown = "" if option.variable else f"={text}"  # a key given by mistake is not echoed
             raise UsageError(f"--model-arg {key}{shown}: {backend} expects {exc}") from None
+    for key in out:  # options that only make sense together are checked together
+        needed = options[key].requires
+        if needed and out[key] is not None and out.get(needed) is None:
+            raise UsageError(f"--model-arg {key} needs --model-arg {needed} too ({options[key].help})")
     return out

@@ -19,9 +19,15 @@ from culturebench.eval.backends.options import BackendOption
 
 Opt = BackendOption
 OPTIONS = (
-    Opt("dtype", "str", "auto", "Weights dtype: auto, bfloat16, float16, float32.", identity=True),
+    Opt(
+        "dtype", "str", "auto", "Weights dtype: auto, bfloat16, float16, float32.", identity=True,
+        choices=("auto", "bfloat16", "float16", "float32"),
+    ),
     Opt("device_map", "str", None, "auto spreads the model over every visible GPU (and CPU if needed)."),
-    Opt("max_memory", "json", None, 'With device_map: memory per device, e.g. {"0": "70GiB"}.'),
+    Opt(
+        "max_memory", "json", None, 'With device_map: memory per device, e.g. {"0": "70GiB"}.',
+        requires="device_map",
+    ),
     Opt("trust_remote_code", "bool", False, "Run the model repo's own code (Qwen-VL, Yi-VL, Phi-3-vision).",
         identity=True),
     Opt("attn_implementation", "str", None, "eager, sdpa or flash_attention_2.", identity=True),

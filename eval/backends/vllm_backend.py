@@ -29,7 +29,10 @@ Opt = BackendOption
 OPTIONS = (
     Opt("tensor_parallel_size", "int", 1, "GPUs one model is split over (70B/72B: 4 or 8).", minimum=1),
     Opt("pipeline_parallel_size", "int", 1, "Pipeline stages (across nodes).", minimum=1),
-    Opt("dtype", "str", "auto", "Weights and activations: auto, bfloat16, float16, float32.", identity=True),
+    Opt(
+        "dtype", "str", "auto", "Weights and activations: auto, bfloat16, float16, float32.", identity=True,
+        choices=("auto", "bfloat16", "float16", "float32", "half", "float"),
+    ),
     Opt("quantization", "str", None, "Quantization method (awq, gptq, fp8, ...), if the weights need one.",
       identity=True),
     Opt("max_model_len", "int", 8192, "Context length (prompt + answer).", identity=True, minimum=16),
