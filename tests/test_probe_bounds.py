@@ -133,6 +133,12 @@ def test_a_truncated_data_file_is_one_line(tmp_path) -> None:
     code, output = cli("eval", "run", "ash", "--task", "generate", "--model", "m", "--local", copy,
                        "--out", tmp_path / "r")  # fmt: skip
     flat = " ".join(output.split())
+    assert code == 2 and data.name in flat and "differs from the one manifest.json records" in flat
+    assert not (tmp_path / "r").exists()
+    # read as it is (--trust-local), the damaged file is still one line
+    code, output = cli("eval", "run", "ash", "--task", "generate", "--model", "m", "--local", copy,
+                       "--trust-local", "--out", tmp_path / "r")  # fmt: skip
+    flat = " ".join(output.split())
     assert code == 2 and "cannot read config 'default' (test)" in flat and "culturebench validate" in flat
     assert not (tmp_path / "r").exists()
 
