@@ -4,6 +4,7 @@ repo as a pull request (:mod:`culturebench.eval.hub_results`)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -53,6 +54,15 @@ def eval_results_cmd(
     endpoint: Annotated[
         str | None, typer.Option(help="Hub endpoint for --to-repo (default: $HF_ENDPOINT, else the Hub).")
     ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            help="--to-repo: seconds to wait for the Hub, for each request and for the whole pull request."
+        ),
+    ] = 60.0,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an earlier `eval results` output at --out.")
+    ] = False,
 ) -> None:
     """Write each run's Hub leaderboard entry to OUT/.eval_results/<dataset>.yaml and its Every
     Eval Ever record (validated) under OUT/every_eval_ever/; with --to-repo, open a pull
@@ -63,6 +73,8 @@ def eval_results_cmd(
         _bad_input(f"--relationship {relationship!r}: one of {', '.join(RELATIONSHIPS)}")
     if to_repo is not None and (to_repo.count("/") != 1 or not all(to_repo.split("/"))):
         _bad_input(f"--to-repo {to_repo!r}: expected ORG/MODEL")
+    if not (math.isfinite(timeout) and timeout > 0):
+        _bad_input(f"--timeout {timeout:g}: a number of seconds above 0")
     export = or_exit(
         lambda: export_results(
             runs,
@@ -72,6 +84,7 @@ def eval_results_cmd(
             model_id=model_id or to_repo,
             organization=organization or (to_repo.split("/")[0] if to_repo else "unknown"),
             relationship=relationship,
+            overwrite=overwrite,
         )
     )
     for result, (record, samples) in zip(export.runs, export.every_eval_ever, strict=True):
@@ -102,7 +115,7 @@ def eval_results_cmd(
     if to_repo is None:
         return
     files = {name: path.read_bytes() for name, path in export.eval_results.items()}
-    url = or_exit(lambda: open_pull_request(to_repo, files, endpoint=endpoint))
+    url = or_exit(lambda: open_pull_request(to_repo, files, endpoint=endpoint, timeout=timeout))
     console.print(f"pull request: {escape(url)}", soft_wrap=True)
 
 

@@ -121,6 +121,45 @@ def record_uuid(result: RunResult) -> str:
     return str(uuid.UUID(bytes=hashlib.sha256(text.encode()).digest()[:16], version=4))
 
 
+def read_run_samples(folder: Path) -> list[dict[str, Any]]:
+    """A finished run's ``samples.jsonl``, read without changing it: each id once (the first
+    line of an id wins, as the run's own reader has it). A line that is not JSON is an error
+    naming the file and the line; a last line cut short (no newline, not JSON) says the file
+    was truncated."""
+    from culturebench.eval.run_folder import SAMPLES
+
+    path = Path(folder) / SAMPLES
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise CultureBenchError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise CultureBenchError(f"{path}, line {line}: not UTF-8 text") from None
+    lines = text.split("\n")  # not splitlines(): an answer may hold U+2028 and friends
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            if number == len(lines):  # the last line, without its newline
+                raise CultureBenchError(
+                    f"{path}, line {number}: truncated (the last line is cut short: {why}); the run's "
+                    "samples are incomplete: resume or re-run it"
+                ) from None
+            raise CultureBenchError(f"{path}, line {number}: not a JSON sample ({why})") from None
+        if not isinstance(sample, dict) or not isinstance(sample.get("id"), str):
+            raise CultureBenchError(f"{path}, line {number}: not a sample (no string 'id')")
+        if sample["id"] not in seen:
+            seen.add(sample["id"])
+            out.append(sample)
+    return out
+
+
 def build(
     result: RunResult,
     *,
@@ -129,11 +168,11 @@ def build(
     model_id: str,
     organization: str = "unknown",
     relationship: str = "third_party",
+    samples: list[dict[str, Any]] | None = None,
 ) -> Record:
     """The run's Every Eval Ever record (``dataset_id``/``revision``: the Hub dataset of the
-    ``.eval_results`` entry)."""
-    from culturebench.eval.run_folder import SAMPLES, read_samples
-
+    ``.eval_results`` entry; ``samples``: the run's samples when already read, see
+    :func:`read_run_samples`)."""
     if "/" not in model_id:
         raise CultureBenchError(f"--model-id {model_id!r}: expected DEVELOPER/MODEL")
     if relationship not in RELATIONSHIPS:
@@ -144,7 +183,8 @@ def build(
     rid = record_uuid(result)
     timestamp = str(int(result.finished.timestamp()))
     evaluation_id = f"{benchmark}/{model_id}/{timestamp}"
-    samples = read_samples(result.folder / SAMPLES)
+    if samples is None:
+        samples = read_run_samples(result.folder)
     lines, unscored = _instances(result, samples, evaluation_id, model_id)
     aggregate = {
         "schema_version": EEE_VERSION,
@@ -417,19 +457,27 @@ def _jsonl(lines: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in lines)
 
 
-def write(record: Record, root: str | Path) -> tuple[Path, Path]:
-    """Validate the record against both schemas, then write ``root/<folder>/<uuid>.json`` and
-    ``<uuid>_samples.jsonl`` (atomically); a violation is a :class:`CultureBenchError` naming
-    the file and the first fault, and nothing is written."""
-    from culturebench.atomic import write_text_atomic
+def paths(record: Record, root: str | Path) -> tuple[Path, Path]:
+    """Where the record goes under ``root``: its aggregate and its samples file."""
+    folder = Path(root) / record.folder
+    return folder / f"{record.uuid}.json", folder / f"{record.uuid}_samples.jsonl"
 
-    root = Path(root)
-    target = root / record.folder / f"{record.uuid}.json"
-    lines_path = root / record.folder / f"{record.uuid}_samples.jsonl"
+
+def validate(record: Record, root: str | Path) -> None:
+    """Check the record against both schemas and for credentials, writing nothing; a fault is
+    a :class:`CultureBenchError` naming the file it would go to and the first fault."""
+    target, lines_path = paths(record, root)
     problems = schema_errors(record.aggregate, AGGREGATE_SCHEMA)
     if problems:
         raise CultureBenchError(f"{target}: not valid Every Eval Ever {EEE_VERSION}: {problems[0]}")
+    if not _finite(record.aggregate):
+        raise CultureBenchError(f"{target}: holds a number that is NaN or infinite (JSON has none)")
     for number, line in enumerate(record.samples, start=1):
+        if not _finite(line):
+            raise CultureBenchError(
+                f"{lines_path}, line {number}: sample {line.get('sample_id')!r} has a score that is NaN or "
+                "infinite (JSON has none)"
+            )
         problems = schema_errors(line, INSTANCE_SCHEMA)
         if problems:
             raise CultureBenchError(
@@ -437,12 +485,33 @@ def write(record: Record, root: str | Path) -> tuple[Path, Path]:
             )
     from culturebench.secrets import refuse_credentials
 
-    samples, aggregate = (
-        _jsonl(record.samples),
-        json.dumps(record.aggregate, ensure_ascii=False, indent=2) + "\n",
-    )
-    refuse_credentials(target, aggregate, formats=True)  # checked before either file is written
-    refuse_credentials(lines_path, samples)
+    refuse_credentials(target, _aggregate_text(record), formats=True)
+    refuse_credentials(lines_path, _jsonl(record.samples))
+
+
+def _finite(data: Any) -> bool:
+    """Whether ``data`` holds no NaN or infinity (standard JSON can hold neither)."""
+    try:
+        json.dumps(data, allow_nan=False)
+    except ValueError:
+        return False
+    return True
+
+
+def _aggregate_text(record: Record) -> str:
+    return json.dumps(record.aggregate, ensure_ascii=False, indent=2) + "\n"
+
+
+def write(record: Record, root: str | Path, *, validated: bool = False) -> tuple[Path, Path]:
+    """Validate the record (:func:`validate`; ``validated``: already done), then write
+    ``root/<folder>/<uuid>.json`` and ``<uuid>_samples.jsonl`` (atomically); a violation is a
+    :class:`CultureBenchError` naming the file and the first fault, and nothing is written."""
+    from culturebench.atomic import write_text_atomic
+
+    if not validated:
+        validate(record, root)  # checked before either file is written
+    target, lines_path = paths(record, root)
+    samples, aggregate = _jsonl(record.samples), _aggregate_text(record)
     write_text_atomic(lines_path, samples)
     write_text_atomic(target, aggregate)
     return target, lines_path

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from culturebench.errors import CultureBenchError, UsageError
 from culturebench.eval.harness.common import (
     PACKAGE,
     harness_name,
@@ -48,13 +49,70 @@ def make_task(dataset: str, task_name: str) -> Callable[..., Any]:
         """The culturebench task, pinned to a release folder (``local``) or a Hub revision
         (``revision``, ``repo``); ``lang``: one of the task's languages (default all);
         ``epochs``: how many times each request is answered (default: the paper's seeds)."""
-        return build_task(
-            dataset, task_name, local=local, revision=revision, repo=repo, lang=lang, epochs=epochs
-        )
+        options = {"local": local, "revision": revision, "repo": repo, "lang": lang, "epochs": epochs}
+        try:
+            return build_task(
+                dataset, task_name, local=local, revision=revision, repo=repo, lang=lang, epochs=epochs
+            )
+        except CultureBenchError as exc:  # shown by Inspect as one line, not a traceback
+            raise task_argument_error(dataset, task_name, options, exc) from None
 
     name = harness_name(dataset, task_name)
     culturebench_task.__name__ = culturebench_task.__qualname__ = name
     return task(name=_registry_name(culturebench_task, name))(culturebench_task)
+
+
+class TaskArgumentError(UsageError):
+    """A ``-T`` argument of a culturebench Inspect task is wrong (names the option)."""
+
+    def __init__(self, option: str | None, message: str) -> None:
+        self.option = option
+        super().__init__(message)
+
+
+def task_argument_error(
+    dataset: str, task_name: str, options: dict[str, Any], exc: CultureBenchError
+) -> Exception:
+    """``exc`` as the error Inspect shows as one line without a traceback (its
+    ``PrerequisiteError``), naming the task and the ``-T`` option at fault."""
+    option = exc.option if isinstance(exc, TaskArgumentError) else _option_of(options, exc)
+    given = f" -T {option}={options[option]}" if option and options.get(option) is not None else ""
+    message = f"culturebench/{harness_name(dataset, task_name)}{given}: {' '.join(str(exc).split())}"
+    try:
+        from inspect_ai._util.error import PrerequisiteError
+        from rich.markup import escape
+    except ImportError:  # moved in another inspect_ai: still one line of ours
+        return UsageError(message)
+    error = PrerequisiteError(escape(message))  # Inspect prints it with rich: brackets kept as text
+    error.args = (message,)  # str(error): the line itself (Inspect's Python API)
+    return error
+
+
+def _option_of(options: dict[str, Any], exc: CultureBenchError) -> str | None:
+    """Which ``-T`` option a release or language error is about."""
+    text = str(exc)
+    if "has no prompts in" in text:
+        return "lang"
+    for key in ("local", "revision", "repo"):
+        if options.get(key) is not None:
+            return key
+    return None
+
+
+def check_task_arguments(local: Any, revision: Any, repo: Any, lang: Any, epochs: Any) -> None:
+    """The ``-T`` values of a culturebench task (Inspect reads each as YAML, so ``epochs=x``
+    arrives as text): a release given one way, text where text is expected, epochs a whole
+    number from 1; else :class:`TaskArgumentError` naming the option."""
+    for key, value in (("local", local), ("revision", revision), ("repo", repo), ("lang", lang)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise TaskArgumentError(key, "expected a non-empty text")
+    if local is not None and (revision is not None or repo is not None):
+        other = "revision" if revision is not None else "repo"
+        raise TaskArgumentError(
+            "local", f"-T local and -T {other} both name a release; give a release folder or a Hub revision"
+        )
+    if epochs is not None and (not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1):
+        raise TaskArgumentError("epochs", "expected a whole number from 1")
 
 
 def _registry_name(function: Callable[..., Any], name: str) -> str:
@@ -85,6 +143,7 @@ def build_task(
     from inspect_ai.model import GenerateConfig
     from inspect_ai.solver import generate
 
+    check_task_arguments(local, revision, repo, lang, epochs)
     loaded = harness_requests(
         dataset, task_name, local=local, revision=revision, repo=repo, langs=[lang] if lang else None
     )

@@ -46,10 +46,32 @@ def process_results(doc: dict[str, Any], results: Sequence[str], metrics: Sequen
     request_id, seed = split_job_id(doc["id"])
     item = TaskRequest(Request(request_id, doc["prompt"], ()), json.loads(doc["meta"]))
     sample = {
-        **scored(task, item, results[0] if results else "", int(seed) if seed else None),
+        **scored(task, item, one_answer(results, doc["id"]), int(seed) if seed else None),
         "task": doc["task"],
     }
     return {name: sample for name in metrics}
+
+
+def one_answer(results: Any, doc_id: str) -> str:
+    """The one answer text lm-eval hands ``process_results``, in every shape it has: a list
+    with one string per request (after a ``take_first`` filter), a list of lists (no filter),
+    or a string; none at all is the empty answer. Several answers for one document is an
+    error naming it (culturebench scores exactly one; a string is never read as letters)."""
+    value = results
+    while isinstance(value, list | tuple) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, list | tuple) and not value:
+        return ""
+    if isinstance(value, str):
+        return value
+    from culturebench.errors import CultureBenchError
+
+    if isinstance(value, list | tuple):
+        raise CultureBenchError(
+            f"document {doc_id!r}: lm-eval gave {len(value)} answers (repeats or several requests); "
+            "culturebench scores exactly one: set repeats to 1"
+        )
+    raise CultureBenchError(f"document {doc_id!r}: lm-eval gave {type(value).__name__}, not an answer text")
 
 
 def aggregate(items: Sequence[dict[str, Any]], metric: str) -> float:
