@@ -768,17 +768,22 @@ def eval_reproduce_cmd(
     throughput: Annotated[
         float | None,
         typer.Option(
-            min=0.001, help="Tokens (prompt + new) one GPU processes per second, for --plan's GPU-hours."
+            help="Tokens (prompt + new) one GPU processes per second, for --plan's GPU-hours "
+            "(positive, finite)."
         ),
     ] = None,
     throughput_file: Annotated[
-        Path,
-        typer.Option(help="The throughput benchmark's --save file, read when --throughput is not given."),
-    ] = Path("out/bench/throughput.json"),
+        Path | None,
+        typer.Option(
+            help="The throughput benchmark's --save file, read when --throughput is not given "
+            "[default: out/bench/throughput.json, when it exists]."
+        ),
+    ] = None,
     image_tokens: Annotated[
         int,
         typer.Option(
-            min=0, help="--plan: prompt tokens one image takes (576 for 336px LLaVA; model-dependent)."
+            help="--plan: prompt tokens one image takes (576 for 336px LLaVA; model-dependent; "
+            "0 to 1,000,000)."
         ),
     ] = 576,
 ) -> None:
@@ -794,8 +799,17 @@ def eval_reproduce_cmd(
     kinds = tuple(kind or DEFAULT_KINDS["image" if engine.makes_images else "text"])
     cells = or_exit(lambda: grid.select(only=_names(only), skip=_names(skip), kinds=kinds))
     part = or_exit(lambda: parse_shard(shard))
+    or_exit(lambda: rep.check_image_tokens(image_tokens))
+    # the reproduction folder, checked before any work and again before anything is written
+    check = {"run": not plan_only, "model": engine.model, "shard": part, "cells": [c.name for c in cells]}
+    or_exit(lambda: rep.check_out(out, dataset, **check))
     model_args = engine.checked_model_args() if engine.model else {}
-    rate = or_exit(lambda: rep.Throughput.choose(throughput, throughput_file, engine.backend))
+    saved = throughput_file or Path("out/bench/throughput.json")
+    rate = or_exit(
+        lambda: rep.Throughput.choose(
+            throughput, saved, engine.backend, saved_given=throughput_file is not None
+        )
+    )
     with progress_bar() as bar:
         job = bar.add_task("counting the work", total=len(cells))
         plans = or_exit(
@@ -806,19 +820,23 @@ def eval_reproduce_cmd(
                 progress=lambda name: bar.update(job, advance=1, description=f"counting {name}"),
             )
         )  # fmt: skip
+    or_exit(lambda: rep.check_shard_units(plans, part))  # N shards need N units in every cell
     document = rep.plan_document(dataset, plans, rate, engine.model, image_tokens)
     _print_plan_table(document, grid)
     if plan_only:
-        path = out / "plan.json"
-        or_exit(lambda: _write_plan(path, document))
-        console.print(f"wrote {path}")
+        or_exit(lambda: _write_plan(out, document, check))
+        console.print(f"wrote {out / rep.PLAN}")
         return
     or_exit(lambda: rep.check_runnable(plans))
     if not engine.model:
         err_console.print(f"[red]error:[/] eval reproduce {dataset} needs --model (or --plan)")
         raise typer.Exit(EXIT_BAD_INPUT)
     backend = engine.make()
-    or_exit(lambda: rep.write_record(out, dataset, engine.model, [c.name for c in cells], part))
+    names = [c.name for c in cells]
+    # a model that cannot load fails before reproduce.json is written (nothing loads for a rerun)
+    or_exit(
+        lambda: rep.write_record(out, dataset, engine.model, names, part, check=check, prepare=backend.load)
+    )
     with progress_bar() as bar:
 
         def on_cell(cell):
@@ -844,15 +862,14 @@ def _names(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
-def _write_plan(path: Path, document: dict) -> None:
-    from culturebench.atomic import write_text_atomic
+def _write_plan(out: Path, document: dict, check: dict) -> None:
+    """``OUT/plan.json``, through the reproduction folder's output policy (checked again under
+    its writer lock; refused, with nothing written, when it would hold a credential: a plan
+    names the model and its options)."""
+    from culturebench.eval.reproduce import PLAN, write_into
     from culturebench.jsonsafe import json_text
-    from culturebench.secrets import refuse_credentials
 
-    text = json_text(document, indent=2)
-    refuse_credentials(path, text, formats=True)  # a plan names the model and its options
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, text)
+    write_into(out, document["dataset"], {PLAN: json_text(document, indent=2)}, **check)
 
 
 def _print_plan_table(document: dict, grid) -> None:
@@ -913,9 +930,18 @@ def eval_merge_cmd(
     """Join the N shards of one run (`eval run --shard K/N`) into the folder one process
     writes: same samples, results and report, byte for byte."""
     from culturebench.eval.merge import merge_reproductions, merge_shards
-    from culturebench.eval.reproduce import read_record
+    from culturebench.eval.reproduce import REPRODUCE, read_record
 
-    if all(read_record(f) for f in folders):
+    records = [or_exit(lambda f=f: read_record(f, strict=True)) for f in folders]  # corrupt: one line
+    if any(records) and not all(records):
+        whole, part = folders[records.index(None)], folders[[bool(r) for r in records].index(True)]
+        line = (
+            f"{part} is a reproduction folder ({REPRODUCE}), {whole} is not; merge the shard folders "
+            "of one `eval reproduce --shard` or of one `eval run --shard`"
+        )
+        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if all(records):
         cells = or_exit(lambda: merge_reproductions(folders, out))
         console.print(
             f"merged {len(folders)} shards of {len(cells)} cells into {out}; the paper report: "

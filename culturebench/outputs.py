@@ -131,6 +131,21 @@ def protected_folder(folder: Path) -> str | None:
     return None
 
 
+def check_writable(path: str | Path, flag: str = "--out") -> None:
+    """Refuse ``path`` when this process cannot write it: an existing ``path`` (a folder written
+    into, or replaced) and the folder that will hold it (its writer lock and staging go beside
+    it) must both be writable. A read-only folder is refused up front with one line, so a command
+    neither fails part-way nor replaces (renames away) a folder the user made read-only."""
+    path = Path(path)
+    holder = path.parent
+    while not holder.exists() and holder != holder.parent:
+        holder = holder.parent
+    for folder in ([path] if path.is_dir() else []) + [holder]:
+        if not os.access(folder, os.W_OK | os.X_OK):
+            where = "is" if folder == path else f"is in {folder}, which is"
+            raise OutputRefused(f"{flag} {path} {where} not writable (read-only); nothing was written")
+
+
 def check_output_file(
     path: str | Path, *, overwrite: bool, inputs: Sequence[str | Path] = (), flag: str = "--out"
 ) -> None:

@@ -45,16 +45,19 @@ def resolve_dataset(dataset: str, *, revision: str | None, local: str | None, re
         return DatasetRef(
             dataset, "local", str(folder.resolve()), None, None, sha256_file(manifest), info.get("version")
         )
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, constants
 
+    from culturebench.hub_http import hub_deadline, timeout_note
+
+    seconds = hub_deadline()
     repo_id = repo or f"culturebench/{dataset}"
-    try:
-        info = HfApi().dataset_info(repo_id, revision=revision or "main")
-    except Exception as exc:  # offline, no such repo or revision, HTTP errors
+    try:  # dataset_info passes its own timeout (None: no limit) over the client's
+        info = HfApi().dataset_info(repo_id, revision=revision or "main", timeout=seconds)
+    except Exception as exc:  # offline, no such repo or revision, HTTP errors, no answer
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise CultureBenchError(
-            f"cannot resolve dataset {repo_id}@{revision or 'main'} on the Hub: {first} "
-            "(offline? use --local with a release folder)"
+            f"cannot resolve dataset {repo_id}@{revision or 'main'} on the Hub ({constants.ENDPOINT}): "
+            f"{type(exc).__name__}: {first}{timeout_note(exc)} (offline? use --local with a release folder)"
         ) from None
     version = revision if revision and revision.startswith("v") else None
     return DatasetRef(dataset, "hub", repo_id, revision, info.sha, None, version)

@@ -64,6 +64,8 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
     paths = [Path(f) for f in folders]
     if not paths:
         raise UsageError("eval merge: give the shard folders")
+    out = Path(out)
+    check_merge_out(out, paths)
     shards = [(path, *_read_shard(path)) for path in paths]
     first_path, first_run = shards[0][0], shards[0][1]
     whole = {k: v for k, v in first_run.items() if k != "shard"}  # the one-process run.json
@@ -110,10 +112,8 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
             placed[position] = {**sample, "_from": path}
     if len(placed) != total or set(placed) != set(range(total)):
         raise MergeError(f"the shards hold {len(placed)} of the run's {total} generations")
-    out = Path(out)
     check_run_dir(out)
-    if out.is_dir() and any(out.iterdir()):
-        raise MergeError(f"--out {out} is not empty; merge into a new folder")
+    check_merge_out(out, paths)  # again: unchanged while the shards were read?
     skipped = shards[0][2].get("skipped_rows", {})
     with writer_lock(out), staging_dir(out) as staged:
         write_json(staged / RUN, whole)
@@ -135,6 +135,50 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
     return results
 
 
+def check_merge_out(out: Path, inputs: Sequence[Path] = (), flag: str = "--out") -> None:
+    """The merged folder must be new or empty, and writable: never a file or link, a release or
+    run folder, a folder holding anything (the user's files, an earlier merge), a folder inside a
+    release or run or inside one of the ``inputs`` (the shard folders), or a read-only folder.
+    One line each; called before anything is read or written."""
+    from culturebench.outputs import (
+        OutputRefused,
+        check_parents,
+        check_writable,
+        clean_leftovers,
+        kind_of,
+        protected_folder,
+    )
+
+    out = Path(out)
+    clean_leftovers(out)
+    if out.is_symlink():
+        raise OutputRefused(f"{flag} {out} is a symbolic link; give a real folder (nothing was written)")
+    if out.exists() and not out.is_dir():
+        raise OutputRefused(f"{flag} {out} is a file, not a folder (nothing was written)")
+    check_parents(out, flag)
+    where = out.resolve()
+    for given in inputs:
+        if given.is_dir() and (where == given.resolve() or given.resolve() in where.parents):
+            raise OutputRefused(
+                f"{flag} {out} is inside the shard folder {given}; merge into a folder outside the "
+                "shards (nothing was written)"
+            )
+    if out.is_dir() and any(out.iterdir()):
+        what = protected_folder(out)
+        found = kind_of(out)
+        held = (
+            f"it is a {what}"
+            if what
+            else f"it holds a {found} output"
+            if found
+            else "it holds files culturebench did not write"
+        )
+        raise OutputRefused(
+            f"{flag} {out} is not empty ({held}); merge into a new or empty folder (nothing was written)"
+        )
+    check_writable(out, flag)
+
+
 def _finish(
     run_info: dict[str, Any], out: Path, samples: list[dict[str, Any]], skipped: dict[str, int]
 ) -> dict[str, Any]:
@@ -148,23 +192,44 @@ def _finish(
 
 def merge_reproductions(folders: Sequence[str | Path], out: str | Path) -> list[str]:
     """Merge the shard folders of one ``eval reproduce --shard K/N`` cell by cell into ``out``
-    (a reproduction folder whose cells are whole runs); returns the merged cell names."""
-    from culturebench.eval.reproduce import read_record, write_record
+    (new or empty; it becomes a reproduction folder whose cells are whole runs); returns the
+    merged cell names. Every record is checked first, and the whole merge is staged beside
+    ``out`` and renamed into place at the end: a cell that does not merge leaves nothing behind
+    (no merged cell, no ``reproduce.json``), so the same command works once it is fixed."""
+    from culturebench.eval.grid import load_grid
+    from culturebench.eval.reproduce import REPRODUCE, REPRODUCTION, read_record, record_text
+    from culturebench.eval.run_folder import write_json
+    from culturebench.outputs import staged_output
 
-    records = [(Path(f), read_record(Path(f)) or {}) for f in folders]
-    datasets = {r.get("dataset") for _, r in records}
+    paths = [Path(f) for f in folders]
+    if not paths:
+        raise UsageError("eval merge: give the shard folders")
+    out = Path(out)
+    check_merge_out(out, paths)
+    records = []
+    for folder in paths:
+        record = read_record(folder, strict=True)
+        if record is None:
+            raise MergeError(f"{folder}: not a reproduction folder (no {REPRODUCE})")
+        records.append((folder, record))
+    datasets = list(dict.fromkeys(str(r["dataset"]) for _, r in records))
     if len(datasets) != 1:
-        raise MergeError(
-            f"the reproduction folders are of different datasets ({', '.join(map(str, datasets))})"
-        )
+        raise MergeError(f"the reproduction folders are of different datasets ({', '.join(datasets)})")
+    grid = load_grid(datasets[0])
     cells = list(dict.fromkeys(c for _, r in records for c in r["cells"]))
     for folder, record in records:
+        unknown = [c for c in record["cells"] if c not in grid.names]
+        if unknown:
+            raise MergeError(
+                f"{folder / REPRODUCE}: {unknown[0]!r} is not a cell of the {datasets[0]} grid "
+                f"(cells: {', '.join(grid.names)})"
+            )
         lacking = [c for c in cells if c not in record["cells"]]
         if lacking:
             raise MergeError(f"{folder} has no cell {lacking[0]!r} (run that shard with the same cells)")
-    out = Path(out)
-    for cell in cells:
-        merge_shards([folder / cell for folder, _ in records], out / cell)
     first = records[0][1]
-    write_record(out, str(first["dataset"]), first.get("model"), cells, None)
+    with staged_output(out, REPRODUCTION, overwrite=False, dataset=datasets[0]) as staged:
+        for cell in cells:
+            merge_shards([folder / cell for folder, _ in records], staged / cell)
+        write_json(staged / REPRODUCE, record_text(datasets[0], first.get("model"), cells, None))
     return cells

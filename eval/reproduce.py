@@ -8,21 +8,36 @@ requests are built from the release (:func:`plan`): a cell with nothing to run s
 reproduction with one line saying what to build first, and ``--plan`` prints only this
 count of the work (requests, images, prompt characters and tokens, new tokens, GPU-hours)
 and writes it to ``plan.json``.
+
+A reproduction folder follows the package's output policy (:mod:`culturebench.outputs`): it is
+new, empty or a reproduction folder of the same dataset (and, for a run, the same model and
+shard); never a release, a run folder, a file, a folder of the user's or a folder inside a
+release or run. Everything is checked (:func:`check_out`, :func:`check_shard_units`, the plan
+inputs) before ``reproduce.json`` or ``plan.json`` is written, so a refusal changes nothing;
+both are written atomically, and a new folder appears only whole (:func:`write_into`).
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from culturebench.errors import CultureBenchError
+from culturebench.errors import CultureBenchError, UsageError
 from culturebench.eval.grid import Cell, Grid
+from culturebench.outputs import OutputKind, OutputRefused
 
 REPRODUCE = "reproduce.json"  # what a reproduction folder holds: dataset, model, cells, shard
+PLAN = "plan.json"  # what `--plan` writes into the reproduction folder
 PAPER = "paper"  # the report's folder inside the reproduction folder
 CHARS_PER_TOKEN = 4.0  # the estimate used when no tokenizer of the model is at hand
+# a reproduction folder's kind (its marker); older folders are recognised by reproduce.json
+REPRODUCTION = OutputKind("reproduction", (REPRODUCE,))
+_CELL_NAME = re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]+")  # a folder name, never . or ..
 
 
 @dataclass
@@ -59,22 +74,56 @@ class Throughput:
         self.source = source
 
     @classmethod
-    def choose(cls, given: float | None, saved: Path | None, backend: str) -> Throughput:
-        if given:
-            return cls(given, "given (--throughput)")
-        if saved and saved.is_file():
+    def choose(
+        cls, given: float | None, saved: Path | None, backend: str, *, saved_given: bool = False
+    ) -> Throughput:
+        """The throughput ``given`` on the command line (checked: positive and finite), else the
+        ``backend``'s entry of the benchmark's ``saved`` file (checked the same way; an entry that
+        is not ``{"tokens_per_s": N, ...}`` is an error naming the file and key), else none.
+        ``saved_given``: the file was named on the command line, so a missing one is an error."""
+        if given is not None:
+            return cls(check_rate(given, "--throughput"), "given (--throughput)")
+        if saved is None:
+            return cls(None, "none given (--throughput TOKENS_PER_S, or the benchmark's --save file)")
+        if saved_given and not saved.is_file():
+            raise UsageError(f"--throughput-file {saved}: no such file (the benchmark's --save file)")
+        if saved.is_file():
             from culturebench.eval.run_folder import read_json_object
 
-            entry = read_json_object(saved, "a throughput file").get(backend) or {}
-            rate = entry.get("tokens_per_s")
-            if rate:
-                return cls(
-                    float(rate), f"measured by the throughput benchmark ({saved}, {entry.get('model', '?')})"
-                )
+            data = read_json_object(saved, "a throughput file")
+            entry = data.get(backend)
+            if entry is not None:
+                if not isinstance(entry, dict):
+                    raise UsageError(
+                        f"{saved}: {backend}: expected an object with tokens_per_s, got {json.dumps(entry)}"
+                    )
+                rate = check_rate(entry.get("tokens_per_s"), f"{saved}: {backend}.tokens_per_s =")
+                return cls(rate, f"measured by the throughput benchmark ({saved}, {entry.get('model', '?')})")
         return cls(None, "none given (--throughput TOKENS_PER_S, or the benchmark's --save file)")
 
     def hours(self, tokens: float | None) -> float | None:
+        """GPU-hours for ``tokens`` (None without a throughput)."""
         return None if tokens is None or not self.tokens_per_s else tokens / self.tokens_per_s / 3600
+
+
+def check_rate(value: Any, where: str) -> float:
+    """A throughput (tokens per second): a positive, finite number; ``where`` names the option
+    or the file and key in the one-line error, followed by the value."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:
+        shown = str(value) if isinstance(value, float) else json.dumps(value)
+        raise UsageError(f"{where} {shown}: expected a positive, finite number of tokens per second")
+    return float(value)
+
+
+MAX_IMAGE_TOKENS = 1_000_000  # far above any model's tokens per image; a larger value is a typo
+
+
+def check_image_tokens(value: int) -> int:
+    """``--image-tokens``: the prompt tokens one image takes, 0 to :data:`MAX_IMAGE_TOKENS`."""
+    if not 0 <= value <= MAX_IMAGE_TOKENS:
+        raise UsageError(f"--image-tokens {value}: expected an integer from 0 to {MAX_IMAGE_TOKENS:,}")
+    return value
 
 
 def _tokenizer(model: str | None, revision: str | None, model_args: Mapping[str, Any]) -> Any:
@@ -321,28 +370,210 @@ def run_cells(
     return done
 
 
-def write_record(out: Path, dataset: str, model: str | None, cells: Sequence[str], shard: Any) -> None:
-    """``reproduce.json``: which grid cells this folder holds (``eval merge`` reads it)."""
-    from culturebench.eval.run_folder import write_json
+def check_shard_units(plans: Sequence[CellPlan], shard: Any) -> None:
+    """Refuse ``--shard K/N`` when a counted cell has fewer than N units (dishes, questions):
+    that cell's split would leave shards with nothing to do and could never be merged. Names
+    the cell, its units and the largest accepted count (the smallest cell's units). A cell
+    counted only once its input cell has run is checked when it runs."""
+    from culturebench.eval.shards import check_count
 
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / REPRODUCE
-    old = read_record(out) or {}
-    names = list(dict.fromkeys([*old.get("cells", []), *cells]))
-    write_json(
-        path, {"dataset": dataset, "model": model, "cells": names, "shard": str(shard) if shard else None}
+    counted = [p for p in plans if p.units]  # None: not counted yet; 0: refused as not runnable
+    if shard is None or not counted:
+        return
+    smallest = min(counted, key=lambda p: p.units or 0)
+    check_count(shard, smallest.units or 0, f"cell {smallest.cell!r}")
+
+
+def _plan_dataset(folder: Path) -> str | None:
+    """The dataset of the ``plan.json`` that ``--plan`` wrote into ``folder`` (None when there is
+    none, or the file is not a plan)."""
+    try:
+        data = json.loads((folder / PLAN).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    keys = ("dataset", "cells", "throughput_source")
+    if isinstance(data, dict) and all(k in data for k in keys) and isinstance(data["dataset"], str):
+        return data["dataset"]
+    return None
+
+
+def _same_model(recorded: Any, given: str) -> bool:
+    """Whether the model recorded in ``reproduce.json`` is the one given (paths compared resolved)."""
+    if recorded == given:
+        return True
+    if isinstance(recorded, str) and Path(recorded).exists() and Path(given).exists():
+        return Path(recorded).resolve() == Path(given).resolve()
+    return False
+
+
+def check_out(
+    out: Path,
+    dataset: str,
+    *,
+    run: bool = False,
+    model: str | None = None,
+    shard: Any = None,
+    cells: Sequence[str] = (),
+    flag: str = "--out",
+) -> None:
+    """Refuse ``out`` as a reproduction folder unless it is new, empty, or a reproduction folder
+    of ``dataset`` (its marker, ``reproduce.json``, or the ``plan.json`` of ``--plan``): never a
+    file, a link, a release or run folder, a folder of the user's or a folder inside a release or
+    run, and never a folder this process cannot write (read-only). With ``run`` (not ``--plan``)
+    the folder's ``reproduce.json`` must also name the same ``model`` and ``shard``, and each of
+    ``cells`` already there must be a run folder of that shard. One line each; nothing written."""
+    from culturebench.eval.run_folder import RUN, check_run_dir, check_shard, read_run
+    from culturebench.outputs import (
+        check_parents,
+        check_writable,
+        clean_leftovers,
+        kind_of,
+        protected_folder,
     )
 
+    out = Path(out)
+    clean_leftovers(out)
+    if out.is_symlink():
+        raise OutputRefused(f"{flag} {out} is a symbolic link; give a real folder (nothing was written)")
+    if out.exists() and not out.is_dir():
+        raise OutputRefused(f"{flag} {out} is a file, not a folder (nothing was written)")
+    what = protected_folder(out) if out.is_dir() else None
+    if what:
+        raise OutputRefused(
+            f"{flag} {out} is a {what}; write the reproduction elsewhere (nothing was written)"
+        )
+    check_parents(out, flag)
+    check_writable(out, flag)
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    record = read_record(out, strict=True)
+    found = kind_of(out, [REPRODUCTION])
+    planned = _plan_dataset(out)
+    if found != REPRODUCTION.name and planned is None:
+        held = f"a {found} output" if found else "files culturebench did not write"
+        raise OutputRefused(
+            f"{flag} {out} holds {held}; refusing to write into it (give a new or empty folder, or a "
+            "reproduction folder)"
+        )
+    recorded = (record or {}).get("dataset") or planned
+    if recorded and recorded != dataset:
+        raise OutputRefused(
+            f"{flag} {out} holds a reproduction of {recorded}, not {dataset}; give another {flag}"
+        )
+    if not run:
+        return
+    if record is not None:
+        was = record.get("shard")
+        if was != (str(shard) if shard else None):
+            now = f"shard {shard}" if shard else "the whole grid"
+            held = f"shard {was}" if was else "the whole grid (no --shard)"
+            hint = f"--shard {was}" if was else "no --shard"
+            raise OutputRefused(
+                f"{flag} {out} holds {held} (reproduce.json); resume it with {hint}, or give another "
+                f"{flag} for {now}"
+            )
+        if model and record.get("model") and not _same_model(record["model"], model):
+            raise OutputRefused(
+                f"{flag} {out} holds a reproduction of the model {record['model']} (reproduce.json), not "
+                f"{model}; give another {flag}"
+            )
+    if not shard:  # the paper report is replaced at the end: our own report, or nothing there yet
+        from culturebench.eval.paper_report import PAPER_REPORT
+        from culturebench.outputs import check_output
 
-def read_record(folder: Path) -> dict[str, Any] | None:
-    """A reproduction folder's ``reproduce.json`` (None when the folder is not one)."""
+        check_output(out / PAPER, PAPER_REPORT, overwrite=True)
+    wanted = {"shard": shard.to_dict() if shard else None}
+    for cell in cells:
+        folder = out / cell
+        check_run_dir(folder)  # a file or a folder of the user's where a cell goes: refused
+        if (folder / RUN).is_file():
+            check_shard(read_run(folder), wanted, folder)
+
+
+def write_into(out: Path, dataset: str, files: Mapping[str, str], **check: Any) -> None:
+    """Write ``files`` (name -> text) into the reproduction folder ``out`` under its writer lock,
+    after :func:`check_out` (with ``check``'s arguments) passes again under the lock. Each text
+    is refused (nothing written) when it holds a credential; each file is replaced atomically,
+    and a new or empty ``out`` is staged and renamed into place, so a failure part-way leaves
+    nothing half-written."""
+    from culturebench.atomic import publish_dir, staging_dir, write_text_atomic
+    from culturebench.outputs import kind_of, write_marker, writer_lock
+    from culturebench.secrets import refuse_credentials
+
+    out = Path(out)
+    for name, text in files.items():
+        refuse_credentials(out / name, text, formats=True)
+    with writer_lock(out):
+        check_out(out, dataset, **check)
+        if not out.is_dir() or not any(out.iterdir()):
+            with staging_dir(out) as staged:
+                for name, text in files.items():
+                    write_text_atomic(staged / name, text)
+                write_marker(staged, REPRODUCTION, dataset=dataset)
+                publish_dir(staged, out, overwrite=out.is_dir())
+            return
+        for name, text in files.items():
+            write_text_atomic(out / name, text)
+        if kind_of(out) != REPRODUCTION.name:  # a folder of an older version: mark it now
+            write_marker(out, REPRODUCTION, dataset=dataset)
+
+
+def record_text(dataset: str, model: str | None, cells: Sequence[str], shard: Any) -> dict[str, Any]:
+    """The ``reproduce.json`` record: the dataset, the model, the cells and the shard."""
+    return {"dataset": dataset, "model": model, "cells": list(cells), "shard": str(shard) if shard else None}
+
+
+def write_record(
+    out: Path,
+    dataset: str,
+    model: str | None,
+    cells: Sequence[str],
+    shard: Any,
+    check: Mapping[str, Any] | None = None,
+    prepare: Callable[[], Any] | None = None,
+) -> None:
+    """``reproduce.json``: which grid cells this folder holds (``eval merge`` reads it); the cells
+    of an earlier record are kept. Written only when it changes, through :func:`write_into`
+    (``check``: the arguments of :func:`check_out` besides the dataset). ``prepare`` runs just
+    before a change is written (the model's load: a model that cannot load fails before the
+    folder changes; a rerun with nothing new loads nothing)."""
+    from culturebench.jsonsafe import json_text
+
+    old = read_record(out) or {}
+    names = list(dict.fromkeys([*old.get("cells", []), *cells]))
+    record = record_text(dataset, model, names, shard)
+    if old == record:
+        return  # nothing to change: the folder keeps every byte
+    if prepare is not None:
+        prepare()
+    write_into(out, dataset, {REPRODUCE: json_text(record, indent=2, sort_keys=True)}, **(check or {}))
+
+
+def read_record(folder: Path, *, strict: bool = False) -> dict[str, Any] | None:
+    """A reproduction folder's ``reproduce.json`` (None when the folder is not one). A corrupt
+    file is a one-line error; with ``strict``, so is one that is not a record (no dataset, cells
+    that are not cell names, a shard that is not ``K/N``)."""
     from culturebench.eval.run_folder import read_json_object
 
     path = Path(folder) / REPRODUCE
     if not path.is_file():
         return None
     data = read_json_object(path, "a reproduction folder")  # corrupt: a one-line error
-    return data if isinstance(data, dict) and isinstance(data.get("cells"), list) else None
+    cells = data.get("cells")
+    good = (
+        isinstance(data.get("dataset"), str)
+        and isinstance(cells, list)
+        and all(isinstance(c, str) and _CELL_NAME.fullmatch(c) for c in cells)
+        and (data.get("shard") is None or isinstance(data.get("shard"), str))
+        and (data.get("model") is None or isinstance(data.get("model"), str))
+    )
+    if good:
+        return data
+    if strict:
+        raise CultureBenchError(
+            f"{path}: not a reproduction record (needs dataset, cells: a list of cell names, shard)"
+        )
+    return None
 
 
 def report_folders(out: Path, grid: Grid) -> list[Path]:

@@ -60,12 +60,27 @@ def unit_of(item: Any) -> str:
     return str(item.meta.get("row_id", item.request.id))
 
 
+def check_count(shard: Shard, units: int, where: str = "the run") -> None:
+    """Refuse a split into more shards than ``units`` (``where``: what has them, e.g. "the
+    run", "cell 'country'"): some shards would have nothing to do, and a split with an empty
+    part can never be merged. One line naming the units and the largest accepted count."""
+    if shard.count > units:
+        idle = shard.count - units
+        raise UsageError(
+            f"--shard {shard}: {shard.count} shards would leave {idle} with nothing to do ({where} has "
+            f"{units} unit{'s' if units != 1 else ''}: dishes or questions); use at most {units} "
+            f"shard{'s' if units != 1 else ''} (--shard K/{units} or fewer)"
+        )
+
+
 def shard_jobs(jobs: Sequence[tuple[Any, Any]], shard: Shard) -> tuple[list[tuple[Any, Any]], list[int]]:
     """The (request, seed) jobs of ``shard`` and their positions in ``jobs``: units dealt
-    round-robin in the order they first appear."""
+    round-robin in the order they first appear. A split into more shards than the jobs have
+    units is refused (:func:`check_count`), whichever part ``shard`` is."""
     order: dict[str, int] = {}
     for item, _seed in jobs:
         order.setdefault(unit_of(item), len(order))
+    check_count(shard, len(order))
     kept, positions = [], []
     for position, job in enumerate(jobs):
         if order[unit_of(job[0])] % shard.count == shard.index - 1:

@@ -3,11 +3,14 @@ session, and helpers to make defective copies of the upstream files."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -244,3 +247,31 @@ def gpt35_recorded(wwd_probing: Path, wwd_release, tmp_path_factory: pytest.Temp
     """The same files scored with `--matcher recorded`: the authors' own GPT-3.5 judgments."""
     out = tmp_path_factory.mktemp("score") / "gpt35-recorded"
     return _score_gpt35(wwd_probing, wwd_release.folder, out, "--matcher", "recorded")
+
+
+@contextlib.contextmanager
+def _read_only(folder: Path) -> Iterator[None]:
+    """``folder`` read-only for this process: mode 0555, and the immutable flag when running as
+    root (root writes through a 0555 folder). Restored afterwards."""
+    os.chmod(folder, 0o555)
+    immutable = False
+    if os.geteuid() == 0:
+        immutable = shutil.which("chattr") is not None and (
+            subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+        )
+        if not immutable:
+            os.chmod(folder, 0o755)
+            pytest.skip("running as root without chattr: cannot make a folder read-only")
+    try:
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        os.chmod(folder, 0o755)
+
+
+@pytest.fixture
+def read_only():
+    """``read_only(folder)``: a context manager making ``folder`` read-only for this process
+    (the immutable flag as root), restored afterwards."""
+    return _read_only

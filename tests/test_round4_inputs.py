@@ -349,3 +349,64 @@ def test_resuming_with_an_option_at_its_default_is_the_same_run(
     assert "model_args" not in run["model"]
     code, output = _cli(*args, "--model-arg", "dtype=float16")  # another dtype is another run
     assert code != 0 and "different run" in output, output
+
+
+# --------------------------------------------------------------- Hub calls have a deadline
+@pytest.fixture
+def stalled_hub():
+    """A server on 127.0.0.1 that accepts every connection and never answers; stopped (its
+    socket closed) by the test."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    server.close()
+    for conn in held:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["eval", "run", "wwd", "--task", "country", "--model", "m", "--revision", "v1.0.0"],
+         "cannot resolve dataset culturebench/wwd@v1.0.0 on the Hub"),
+        (["release", "wwd", "--version", "1.1.0", "--repo", "culturebench/wwd", "--dry-run"],
+         "culturebench/wwd"),
+    ],
+)  # fmt: skip
+def test_a_hub_that_never_answers_ends_within_the_deadline(
+    stalled_hub: str, tmp_path: Path, args: list[str], needle: str
+) -> None:
+    import time
+
+    script = str(Path(sys.executable).with_name("culturebench"))
+    env = {**os.environ, "HF_ENDPOINT": stalled_hub, "CULTUREBENCH_HUB_TIMEOUT": "1", "HF_TOKEN": "hf_x" * 10,
+           "COLUMNS": "300"}  # fmt: skip
+    env.pop("HF_HUB_OFFLINE", None)
+    start = time.monotonic()
+    done = subprocess.run(
+        [script, *args, "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    took = time.monotonic() - start
+    text = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode != 0 and took < 60, (took, text)
+    assert needle in text and "Traceback" not in text, text
+    assert "within 1 s" in text or "timed out" in text.lower(), text

@@ -15,9 +15,11 @@ def locate_release(target: str, dist: Path) -> Path:
     if target.startswith("hub:"):
         from huggingface_hub import snapshot_download
 
+        from culturebench.hub_http import hub_deadline
         from culturebench.release.targets import HubTarget
         from culturebench.release.versioning import latest
 
+        hub_deadline()
         repo, _, revision = target[4:].partition("@")
         if not revision:  # the latest release tag, else main
             newest = latest(HubTarget(repo).tags())

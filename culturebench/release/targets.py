@@ -317,6 +317,9 @@ class HubTarget(PublishTarget):
     ) -> None:
         from huggingface_hub import HfApi
 
+        from culturebench.hub_http import hub_deadline
+
+        hub_deadline()  # every request of the release has a deadline
         self.repo_id = repo_id
         self.private = private
         self.gated = gated

@@ -259,7 +259,9 @@ def remote_code_commit(model: str, revision: str | None) -> str | None:
     try:
         from huggingface_hub import HfApi
 
-        return HfApi().model_info(model, revision=revision).sha
+        from culturebench.hub_http import hub_deadline
+
+        return HfApi().model_info(model, revision=revision, timeout=hub_deadline()).sha
     except Exception:  # offline, gated: the run still records that remote code ran
         return None
 

@@ -172,6 +172,9 @@ def _contamination(
     if ref.source != "local":
         from huggingface_hub import snapshot_download
 
+        from culturebench.hub_http import hub_deadline
+
+        hub_deadline()
         folder = Path(snapshot_download(ref.location, repo_type="dataset", revision=ref.commit_sha))
     else:
         folder = Path(ref.location)

@@ -247,16 +247,19 @@ def _hub_shards(rest: str, option: str = "--corpus") -> list[Shard]:
 
     from huggingface_hub import HfApi
 
+    from culturebench.hub_http import hub_deadline, timeout_note
+
+    seconds = hub_deadline()
     repo, _, pattern = rest.partition(":")
     repo, _, revision = repo.partition("@")
     try:
         api = HfApi()
-        sha = api.dataset_info(repo, revision=revision or "main").sha
+        sha = api.dataset_info(repo, revision=revision or "main", timeout=seconds).sha
         tree = api.list_repo_tree(repo, repo_type="dataset", revision=sha, recursive=True)
         listed = [f for f in tree if hasattr(f, "size") and (not pattern or fnmatch.fnmatch(f.path, pattern))]
     except Exception as exc:  # offline, no such repo or revision
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise CorpusError(f"{option} hub:{rest}: cannot list the repo: {first}") from None
+        raise CorpusError(f"{option} hub:{rest}: cannot list the repo: {first}{timeout_note(exc)}") from None
     files = [f for f in listed if _is_text_shard(f.path)]
     if not files:
         raise CorpusError(f"{option} hub:{rest}: no Parquet or JSON Lines files match")
