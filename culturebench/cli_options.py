@@ -198,6 +198,9 @@ class EngineChoice:
                 elif self.backend == "transformers":
                     options.update(batch_size=self.batch_size)
             self._refuse_unused_flags(options)
+            for key in list(options):  # a flag left at its default yields to a --model-arg
+                if key in model_args and options[key] == getattr(DEFAULT_ENGINE, key, object()):
+                    del options[key]
             return make_backend(self.backend, str(model or self.model), model_args=model_args, **options)
 
         model_args = self.checked_model_args()

@@ -103,6 +103,18 @@ def _refuse_foreign(folder: Path, kind: OutputKind, flag: str, action: str) -> N
         )
 
 
+def check_folder_path(out: str | Path, flag: str = "--out") -> Path:
+    """The first checks of a folder output: leftovers of a killed writer cleaned, and neither a
+    symbolic link nor a file at ``out`` (one line each, nothing written)."""
+    out = Path(out)
+    clean_leftovers(out)
+    if out.is_symlink():
+        raise OutputRefused(f"{flag} {out} is a symbolic link; give a real folder (nothing was written)")
+    if out.exists() and not out.is_dir():
+        raise OutputRefused(f"{flag} {out} is a file, not a folder (nothing was written)")
+    return out
+
+
 def check_parents(path: Path, flag: str) -> None:
     """Refuse ``path`` when one of its existing ancestors is a file (nothing can go below it),
     or a release or run folder (an extra file there breaks the release's validation or the

@@ -385,7 +385,14 @@ def compare(a: Path, b: Path) -> list[dict[str, Any]]:
         return compare_runs(a, b)
     if a.suffix == ".csv" and b.suffix == ".csv":
         return compare_tables(a, b)
-    raise UsageError("compare two run folders, or two CSV tables (e.g. table_h9.csv and the published stats)")
+
+    def kind(path: Path) -> str:
+        return "a folder" if path.is_dir() else ("a CSV table" if path.suffix == ".csv" else "neither")
+
+    raise UsageError(
+        f"{a} is {kind(a)} and {b} is {kind(b)}: compare two run folders, or two CSV tables "
+        "(e.g. table_h9.csv and the published stats)"
+    )
 
 
 def markdown(rows: Sequence[dict[str, Any]], name_a: str, name_b: str) -> str:

@@ -142,19 +142,14 @@ def check_merge_out(out: Path, inputs: Sequence[Path] = (), flag: str = "--out")
     One line each; called before anything is read or written."""
     from culturebench.outputs import (
         OutputRefused,
+        check_folder_path,
         check_parents,
         check_writable,
-        clean_leftovers,
         kind_of,
         protected_folder,
     )
 
-    out = Path(out)
-    clean_leftovers(out)
-    if out.is_symlink():
-        raise OutputRefused(f"{flag} {out} is a symbolic link; give a real folder (nothing was written)")
-    if out.exists() and not out.is_dir():
-        raise OutputRefused(f"{flag} {out} is a file, not a folder (nothing was written)")
+    out = check_folder_path(out, flag)
     check_parents(out, flag)
     where = out.resolve()
     for given in inputs:

@@ -424,19 +424,14 @@ def check_out(
     ``cells`` already there must be a run folder of that shard. One line each; nothing written."""
     from culturebench.eval.run_folder import RUN, check_run_dir, check_shard, read_run
     from culturebench.outputs import (
+        check_folder_path,
         check_parents,
         check_writable,
-        clean_leftovers,
         kind_of,
         protected_folder,
     )
 
-    out = Path(out)
-    clean_leftovers(out)
-    if out.is_symlink():
-        raise OutputRefused(f"{flag} {out} is a symbolic link; give a real folder (nothing was written)")
-    if out.exists() and not out.is_dir():
-        raise OutputRefused(f"{flag} {out} is a file, not a folder (nothing was written)")
+    out = check_folder_path(out, flag)
     what = protected_folder(out) if out.is_dir() else None
     if what:
         raise OutputRefused(

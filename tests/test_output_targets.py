@@ -206,7 +206,12 @@ def test_every_writer_refuses_every_target_it_does_not_own(
     output = " ".join(result.output.split())
     assert result.exit_code != 0, f"{name} {flag} {kind}: accepted\n{result.output}"
     assert "Traceback" not in result.output and "unexpected" not in output, result.output
-    assert flag in output or str(target) in output or target.name in output, (name, kind, result.output)
+    assert flag in output or str(target) in output or target.name in output, (
+        name,
+        kind,
+        result.output,
+        result.exception,
+    )
     assert _snapshot(world) == before, f"{name} {flag} {kind}: changed bytes\n{result.output}"
 
 

@@ -410,3 +410,31 @@ def test_a_hub_that_never_answers_ends_within_the_deadline(
     assert done.returncode != 0 and took < 60, (took, text)
     assert needle in text and "Traceback" not in text, text
     assert "within 1 s" in text or "timed out" in text.lower(), text
+
+
+def test_a_model_arg_is_no_conflict_with_a_flag_left_at_its_default() -> None:
+    """diffusers' batch_size given only as --model-arg: the CLI's --batch-size default (8) was
+    compared with it and reported as a conflict, so the option could not be given at all."""
+    from culturebench.cli_options import EngineChoice
+
+    backend = EngineChoice(backend="diffusers", model="/no/model", model_arg=("batch_size=2",)).make()
+    assert backend.batch_size == 2
+
+
+@pytest.mark.parametrize("value", ['{"image": -1}', '{"image": "x"}', "[1]", '{"image": true}'])
+def test_vllm_image_limits_are_counts(value: str) -> None:
+    from culturebench.errors import UsageError
+    from culturebench.eval.backends import check_model_args
+
+    with pytest.raises(UsageError, match=r"limit_mm_per_prompt.*a JSON object of integers >= 0"):
+        check_model_args("vllm", [("limit_mm_per_prompt", value)])
+    assert check_model_args("vllm", [("limit_mm_per_prompt", '{"image": 4}')]) == {
+        "limit_mm_per_prompt": {"image": 4}
+    }
+
+
+def test_compare_of_a_run_and_a_file_names_both(wwd_release, tmp_path: Path) -> None:
+    garbage = tmp_path / "notes.txt"
+    garbage.write_text("hello", encoding="utf-8")
+    code, output = _cli("eval", "compare", str(wwd_release.folder), str(garbage))
+    assert code == 2 and "notes.txt is neither" in output and "is a folder" in output, output

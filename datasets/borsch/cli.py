@@ -11,7 +11,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from culturebench.cli_options import DEFAULT_SOURCE, DatasetSource, EngineChoice, with_dataset_source
+from culturebench.cli_options import (
+    DEFAULT_ENGINE,
+    DEFAULT_SOURCE,
+    DatasetSource,
+    EngineChoice,
+    with_dataset_source,
+)
 from culturebench.cli_support import (
     EXIT_BAD_INPUT,
     BatchSizeOption,
@@ -178,14 +184,18 @@ def description_cmd(
     or_exit(lambda: _check_stage_options(t2i_backend, size, dtype, human))  # before hours of stages
 
     def text_engine(name: str, which: str):
+        # one --base-url serves the stages on an HTTP backend; the others take none
+        url = base_url if which == "openai" else None
         choice = EngineChoice(
-            backend=which, model=name, max_new_tokens=max_new_tokens, batch_size=batch_size, base_url=base_url
+            backend=which, model=name, max_new_tokens=max_new_tokens, batch_size=batch_size, base_url=url
         )
         return choice.make
 
+    http_images = t2i_backend == "openai-images"
     t2i_engine = EngineChoice(
         backend=t2i_backend, model=t2i, size=size, steps=steps, guidance=guidance, dtype=dtype,
-        batch_size=batch_size, base_url=base_url, concurrency=2,
+        batch_size=batch_size, base_url=base_url if http_images else None,
+        concurrency=2 if http_images else DEFAULT_ENGINE.concurrency,
     )  # fmt: skip
     spec = PipelineSpec(
         out=out,

@@ -63,7 +63,7 @@ class BackendOption:
                 raise ValueError("JSON (an object or a list)") from None
             if not isinstance(value, dict | list):
                 raise ValueError("a JSON object or list")
-            return value
+            return self._check(value)
         if raw.lower() in ("none", "null", ""):
             return None
         return self._check(raw)
@@ -76,6 +76,10 @@ class BackendOption:
             raise ValueError(f"{self.kind}")
         if value is not None and self.kind in ("int", "float"):
             self._check_range(value)
+        if value is not None and self.kind == "json" and self.minimum is not None:  # {"image": 4}: counts
+            values = value.values() if isinstance(value, dict) else [None]
+            if any(isinstance(v, bool) or not isinstance(v, int) or v < self.minimum for v in values):
+                raise ValueError(f"a JSON object of integers >= {self.minimum:g}")
         if value is not None and self.variable:
             from culturebench.secrets import checked_variable_name
 

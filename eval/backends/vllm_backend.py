@@ -45,7 +45,7 @@ OPTIONS = (
     Opt("load_format", "str", "auto", "auto, safetensors, pt, ... or dummy (random weights: benchmarks).",
       identity=True),
     Opt("limit_mm_per_prompt", "json", {"image": MAX_IMAGES_PER_PROMPT}, "Images per prompt, as JSON.",
-      identity=True),
+      identity=True, minimum=0),
     Opt("max_num_seqs", "int", None, "Sequences scheduled at once (vLLM's default when unset).", minimum=1),
     Opt("kv_cache_dtype", "str", "auto", "KV cache dtype (auto, fp8, ...).", identity=True),
     Opt("seed", "int", None, "Engine seed (default: the run's --seed).", identity=True),
