@@ -92,21 +92,31 @@ def _local_files(ref: DatasetRef, config: str, split: str) -> list[Path] | None:
         raise CultureBenchError(
             f"{manifest_path} changed while the run was reading the release; rerun the command"
         )
+    if not trusted:  # every data file of the release, not only the split's: the run records
+        _verify_release(folder, manifest)  # the manifest as the release it read
     info = (manifest.get("configs") or {}).get(config, {}).get("splits", {}).get(split)
     if not isinstance(info, dict) or not info.get("files"):
         return None
-    paths = []
-    for entry in info["files"]:
-        path = folder / entry["path"]
+    paths = [folder / entry["path"] for entry in info["files"]]
+    missing = next((path for path in paths if not path.is_file()), None)
+    if missing is not None:
+        raise CultureBenchError(f"{missing}: missing from the release folder (listed in manifest.json)")
+    return paths
+
+
+def _verify_release(folder: Path, manifest: dict[str, Any]) -> None:
+    """Every data file the manifest lists is there with the sha256 it records."""
+    from culturebench.manifest import data_files
+
+    for relative, entry in sorted(data_files(manifest).items()):
+        path = folder / relative
         if not path.is_file():
             raise CultureBenchError(f"{path}: missing from the release folder (listed in manifest.json)")
-        if not trusted and sha256_of(path) != entry.get("sha256"):
+        if sha256_of(path) != entry.get("sha256"):
             raise CultureBenchError(
                 f"{path}: its sha256 differs from the one manifest.json records (the release "
                 "changed after it was built); rebuild it, or pass --trust-local to read it as it is"
             )
-        paths.append(path)
-    return paths
 
 
 _HASHED: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256, per process

@@ -16,7 +16,7 @@ DTYPES = ("float32", "float16", "bfloat16")
 
 OPTIONS = (
     BackendOption("dtype", "str", "float32", "float32, float16 or bfloat16.", identity=True),
-    BackendOption("batch_size", "int", 1, "Images per pipeline call."),
+    BackendOption("batch_size", "int", 1, "Images per pipeline call.", minimum=1),
     BackendOption("device", "str", None, "cuda, cpu, ... (default: cuda when available)."),
 )
 
