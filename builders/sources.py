@@ -46,8 +46,9 @@ class ResolvedFile:
     sha256: str
     size: int
     pinned_sha256: str | None
-    origin: str
+    origin: str  # where it was read (logged; never in a release)
     user_supplied: bool = False
+    shipped: bool = False  # dataset.yaml ships a copy with culturebench (wherever it was read)
 
     @property
     def matches_pin(self) -> bool:
@@ -74,10 +75,25 @@ class SourceSet:
     def __getitem__(self, key: str) -> ResolvedFile:
         return self.files[key]
 
+    @property
+    def content_kind(self) -> str:
+        """What the sources are, from their content and the spec, not where they were read:
+        ``sample`` (the shipped sample rows), ``shipped`` (every file ships with culturebench)
+        or ``upstream`` (the upstream files, from the shared snapshot, a folder or a URL)."""
+        if self.is_sample:
+            return "sample"
+        if self.files and all(f.shipped for f in self.files.values()):
+            return "shipped"
+        return "upstream"
+
     def to_manifest(self) -> dict:
+        """The manifest's ``source``: kind, and per file its name, sha256, size and pin. No
+        path or URL: the same bytes read from another folder (or downloaded) are the same
+        release; where they were read is logged (``-v``), never published."""
+        for key, f in sorted(self.files.items()):
+            logger.info("source %s: %s (sha256 %s)", key, f.origin, f.sha256)
         return {
-            "origin": self.origin,
-            "kind": self.kind,
+            "kind": self.content_kind,
             "files": {
                 key: {
                     "file": f.name,
@@ -86,7 +102,6 @@ class SourceSet:
                     "pinned_sha256": f.pinned_sha256,
                     "matches_pin": f.matches_pin,
                     "user_supplied": f.user_supplied,
-                    "origin": f.origin,
                 }
                 for key, f in sorted(self.files.items())
             },
@@ -154,6 +169,7 @@ def _resolved(spec_file: SourceFile, path: Path, origin: str, pin: bool) -> Reso
         pinned_sha256=spec_file.sha256 if pin else None,
         origin=origin,
         user_supplied=spec_file.user_supplied,
+        shipped=bool(spec_file.shipped),
     )
 
 

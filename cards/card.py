@@ -12,6 +12,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from culturebench.cards.paper import compare, lookup_stat
 from culturebench.cards.parsers import parser_lines
+from culturebench.cards.usage import evaluate_lines, hub_repo, paper_reference
 from culturebench.spec import DatasetSpec
 from culturebench.yamlio import load_yaml
 
@@ -128,6 +129,9 @@ def render_card(spec: DatasetSpec, manifest: dict[str, Any], build_report: dict[
         features={name: cfg.features_yaml for name, cfg in spec.configs.items()},
         describe_type=describe_type,
         parser_lines=parser_lines(spec.name),
+        hub_repo=hub_repo(spec),
+        paper_reference=paper_reference(spec),
+        evaluate=evaluate_lines(spec),
         stats_lines={
             name: stats_lines(value)
             for name, value in build_report.get("stats", {}).items()

@@ -14,6 +14,7 @@ paper`` items of those tables (counted from the release) use.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -107,7 +108,7 @@ def compare(spec: DatasetSpec, stats: Mapping[str, Any], *, sample: bool) -> dic
         1 for t in tables for d in t["diffs"] if _unexplained(d["why"])
     )
     return {
-        "source": paper.get("paper", ""),
+        "source": paper_source(paper),
         "sample": sample,
         "counts": counts,
         "tables": tables,
@@ -116,3 +117,15 @@ def compare(spec: DatasetSpec, stats: Mapping[str, Any], *, sample: bool) -> dic
         "unexplained": unexplained,
         "notes": [str(n).strip() for n in paper.get("notes") or []],
     }
+
+
+LOCAL_TEXT = re.compile(r"\s*\((?:paper )?text in [^)]*\)")
+
+
+def paper_source(paper: dict[str, Any]) -> str:
+    """The paper a card compares with, as a reference people can look up: ``paper.yaml``'s
+    ``reference:`` when it has one, else its ``paper:`` line without the note on where a local
+    copy of the text lies (``(text in shared/papers/...)`` is a path on the builder's machine)."""
+    if paper.get("reference"):
+        return " ".join(str(paper["reference"]).split())
+    return LOCAL_TEXT.sub("", str(paper.get("paper", ""))).strip()

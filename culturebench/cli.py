@@ -134,8 +134,18 @@ def _main(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the Python traceback of an unexpected error.")
     ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="No progress display (bars on a terminal, progress lines in logs)."
+        ),
+    ] = False,
 ) -> None:
+    # global options: verbosity, tracebacks, progress (no docstring: it would replace the app's help)
+    from culturebench.cli_support import set_quiet
+
     _DEBUG["on"] = debug
+    set_quiet(quiet)
     _setup_logging(verbose)
 
 
@@ -151,21 +161,16 @@ def list_cmd() -> None:
     from culturebench import registry
     from culturebench.spec import load_spec
 
-    table = Table(title="culturebench datasets")
-    for col in ("dataset", "version", "configs", "languages", "licence", "code", "from"):
-        table.add_column(col)
+    rows = []
     for name, entry in or_exit(registry.datasets).items():
         spec = load_spec(name)
-        table.add_row(
-            name,
-            spec.version,
-            ", ".join(spec.configs),
-            ", ".join(spec.languages),
-            str(spec.raw.get("license", "")),
-            ", ".join(entry.code),
-            entry.origin,
-        )
-    console.print(table)
+        rows.append(
+            [name, spec.version, ", ".join(spec.configs), ", ".join(spec.languages),
+             _plain(spec.raw.get("license")), ", ".join(entry.code), entry.origin]
+        )  # fmt: skip
+    columns = [("dataset", "word"), ("version", "word"), ("configs", "text"), ("languages", "text"),
+               ("licence", "word"), ("code", "text"), ("from", "text")]  # fmt: skip
+    _print_fitted(*_fit_table("culturebench datasets", columns, rows, drop=("from", "code")))
 
 
 @app.command("info")
@@ -185,18 +190,19 @@ def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name (see `cultur
     if upstream:
         console.print(f"upstream: {upstream.get('repo')} @ {upstream.get('commit')}")
     for cfg in spec.configs.values():
-        table = Table(title=f"config {cfg.name} ({cfg.expected_rows or '?'} rows): {cfg.description}")
-        table.add_column("field")
-        table.add_column("type")
-        table.add_column("description", overflow="fold")
-        for feat in cfg.features_yaml:
-            table.add_row(feat["name"], describe_type(feat), spec.field_docs.get(feat["name"], ""))
-        console.print(table)
-    console.print("[bold]pinned sources[/] (key: file, upstream path, sha256)")
+        rows = [
+            [feat["name"], describe_type(feat), _plain(spec.field_docs.get(feat["name"]))]
+            for feat in cfg.features_yaml
+        ]
+        rows_text = f"{cfg.expected_rows:,} rows" if cfg.expected_rows else "rows not fixed"
+        title = f"config {cfg.name} ({rows_text}): {cfg.description}"
+        heads = [("field", "word"), ("type", "text"), ("description", "text")]
+        _print_fitted(*_fit_table(title, heads, rows))
+    console.print("[bold]pinned sources[/]")
     for src in spec.sources.values():
-        console.print(
-            f"  {src.key}: {src.file}  {src.upstream_path or '(shipped)'}  {src.sha256}", soft_wrap=True
-        )
+        upstream_path = src.upstream_path or "(shipped with culturebench)"
+        console.print(f"  {src.key}: {src.file}, upstream {upstream_path}", highlight=False)
+        console.print(f"    sha256 {src.sha256 or '(user-supplied: recorded at build)'}", highlight=False)
     try:
         folder, kind = default_source(spec)
         console.print(f"default source: {folder} ({kind})")
@@ -204,36 +210,149 @@ def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name (see `cultur
         console.print(f"default source: none ({exc})")
 
 
+def _natural_key(text: str) -> tuple:
+    """Sort key reading digit runs as numbers: Q1, Q2, ..., Q10 (not Q1, Q10, Q2)."""
+    import re
+
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text))
+
+
+def _plain(value: Any) -> str:
+    """A value as people write it: blank for None, integers without decimals, lists and
+    mappings as ``a, b`` / ``k v`` (never a Python repr)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{int(value)}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_plain(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(_plain(v) for v in value)
+    return str(value)
+
+
+def _fit_table(
+    title: str | None,
+    columns: list[tuple[str, str]],
+    rows: list[list[str]],
+    *,
+    drop: tuple[str, ...] = (),
+    width: int | None = None,
+) -> tuple[Table, list[str]]:
+    """A table that fits the console (80 columns in a pipe) with nothing cut: ``columns`` are
+    ``(header, "text" | "num" | "word")``; numbers and words never wrap, text wraps between
+    words only (each column at least its longest word wide), headers between words. While the
+    table would be wider than the console, the columns named in ``drop`` are left out, in that
+    order; the headers left out are returned (for a note)."""
+    from rich import box
+
+    width = width or console.width
+    keep = list(range(len(columns)))
+
+    def least(k: int) -> int:
+        head, kind = columns[k]
+        cells = [row[k] for row in rows]
+        words = [w for text in cells for w in text.split()] if kind == "text" else cells
+        return max((len(w) for w in (*head.split(), *words)), default=1)
+
+    def natural(k: int) -> int:
+        return max((len(row[k]) for row in rows), default=0) or least(k)
+
+    def needed() -> int:
+        return sum(least(k) for k in keep) + 2 * (len(keep) - 1)
+
+    dropped = []
+    for head in drop:
+        if needed() <= width:
+            break
+        k = next(k for k in keep if columns[k][0] == head)
+        keep.remove(k)
+        dropped.append(head)
+    widths = {k: max(least(k), natural(k)) for k in keep}
+    spare = width - 2 * (len(keep) - 1)
+    if sum(widths.values()) > spare:  # text columns share what the others leave, by their length
+        widths = {k: least(k) for k in keep}
+        texts = [k for k in keep if columns[k][1] == "text"]
+        room = spare - sum(widths.values())
+        while room > 0 and texts:
+            grow = [k for k in texts if widths[k] < max(natural(k), len(columns[k][0]))]
+            if not grow:
+                break
+            k = max(grow, key=lambda k: natural(k) - widths[k])
+            widths[k] += 1
+            room -= 1
+    table = Table(
+        title=title,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
+    for k in keep:
+        head, kind = columns[k]
+        table.add_column(
+            _wrap_words(head, widths[k]),
+            justify="right" if kind == "num" else "left",
+            no_wrap=kind != "text",
+            overflow="fold",
+            width=widths[k],
+        )
+    for row in rows:
+        table.add_row(*(row[k] for k in keep))
+    return table, dropped
+
+
+def _wrap_words(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters between words."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def _count(value: Any) -> str:
+    """A count as an integer with thousands separators (blank when there is none)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
+        return f"{int(value):,}"
+    return _plain(value)
+
+
+def _print_fitted(table: Table, dropped: list[str], where: str = "") -> None:
+    """Print a :func:`_fit_table` table and name the columns it left out."""
+    console.print(table)
+    if dropped:
+        console.print(f"(columns left out at this width: {', '.join(dropped)}{where})", highlight=False)
+
+
 def _print_build(result) -> None:
     stats = result.log.stats
     counts = result.log.counts()
     if counts:
-        table = Table(title="upstream quirks handled (details: build_report.json, or -vv)")
-        table.add_column("quirk")
-        table.add_column("count", justify="right")
-        table.add_column("action", overflow="fold")
         actions = result.log.actions()
-        for code, count in counts.items():
-            table.add_row(code, str(count), actions[code])
-        console.print(table)
-    rows = Table(title="rows per config")
-    for col in ("config", "split", "rows", "images", "dishes with images"):
-        rows.add_column(col, justify="right" if col != "config" else "left")
+        quirks = [[code, f"{count:,}", _plain(actions[code])] for code, count in counts.items()]
+        _print_fitted(
+            *_fit_table("upstream quirks handled (details: build_report.json, or -vv)",
+                        [("quirk", "word"), ("count", "num"), ("action", "text")], quirks)
+        )  # fmt: skip
+    table = []
     for config, info in result.manifest["configs"].items():
+        cstats = stats.get(config, {}) if isinstance(stats.get(config), dict) else {}
         for split, split_info in info["splits"].items():
-            cstats = stats.get(config, {})
-            rows.add_row(
-                config,
-                split,
-                str(split_info["num_rows"]),
-                str(cstats.get("images", "")),
-                str(cstats.get("dishes_with_images", "")),
-            )
-    console.print(rows)
+            images, dishes = _count(cstats.get("images")), _count(cstats.get("dishes_with_images"))
+            table.append([config, split, f"{split_info['num_rows']:,}", images, dishes])
+    columns = [("config", "word"), ("split", "word"), ("rows", "num"), ("images", "num"),
+               ("dishes with images", "num")]  # fmt: skip
+    _print_fitted(*_fit_table("rows per config", columns, table))
     for config, cstats in stats.items():
         if isinstance(cstats, dict) and "per_country" in cstats:
             per = ", ".join(f"{code} {n}" for code, n in cstats["per_country"].items())
-            console.print(f"[bold]{config}[/] dishes per country of origin: {per}")
+            console.print(f"[bold]{config}[/] dishes per country of origin: {per}", highlight=False)
     summary = result.report.summary()
     console.print(
         f"validation {summary['status']}: {summary['checks']} checks, {summary['errors']} errors, "
@@ -304,9 +423,31 @@ def validate_cmd(
         raise typer.Exit(EXIT_BAD_INPUT)
     claim_file(json_out, overwrite, [folder], flag="--json")  # before the validation runs
     claim_file(contact_sheet, overwrite, [folder], flag="--contact-sheet")
+    sheet_before = contact_sheet.stat().st_mtime_ns if contact_sheet and contact_sheet.is_file() else None
     with steps(f"validating {folder}"):
         report = validate_release(folder, croissant_records=records, contact_sheet=contact_sheet)
     report.render(console)
+    if contact_sheet is not None:  # the sheet, or a page (and a line) saying why there is none
+        if contact_sheet.is_file() and contact_sheet.stat().st_mtime_ns != sheet_before:
+            console.print(f"contact sheet: {escape(str(contact_sheet))}", soft_wrap=True)
+        else:
+            from html import escape as html_escape
+
+            from culturebench.atomic import write_text_atomic
+
+            why = (
+                "no near-duplicate or contamination pairs were flagged"
+                if "images:integrity" in report.checks_run
+                else f"{folder} has no image records (build it with --images)"
+            )
+            page = (
+                "<!doctype html><meta charset='utf-8'><title>Image findings</title>"
+                f"<h1>Near-duplicate and contamination findings</h1><p>None: {html_escape(why)}.</p>"
+            )
+            or_exit(lambda: write_text_atomic(contact_sheet, page))
+            console.print(
+                f"contact sheet: {escape(str(contact_sheet))}: empty, {escape(why)}", soft_wrap=True
+            )
     if json_out:
         from culturebench.atomic import write_text_atomic
 
@@ -437,19 +578,9 @@ def _print_plan(plan) -> None:
     )
     flags = data["repo_flags"]
     console.print(f"repo flags: private={flags['private']} gated={flags['gated']}")
-    from rich import box
-
-    table = Table(
-        title=f"files ({len(data['files'])}, {data['total_bytes']:,} bytes; sha256 in the manifest)",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("path", overflow="fold", ratio=1)
-    table.add_column("bytes", justify="right", no_wrap=True)
-    table.add_column("sha256", no_wrap=True)
-    for f in data["files"]:  # the first 12 hex digits tell files apart; fits 80 columns
-        table.add_row(f["path"], f"{f['size']:,}", f["sha256"][:12])
-    console.print(table)
+    title = f"files ({len(data['files'])}, {data['total_bytes']:,} bytes; sha256 in the manifest)"
+    rows = [[f["path"], f"{f['size']:,}", f["sha256"][:12]] for f in data["files"]]  # 12 digits tell apart
+    _print_fitted(*_fit_table(title, [("path", "word"), ("bytes", "num"), ("sha256", "word")], rows))
 
 
 @app.command("check-urls")
@@ -458,6 +589,12 @@ def check_urls_cmd(
         str, typer.Argument(help="Release folder, dataset name (latest in --dist), or hub:ORG/NAME[@REV].")
     ],
     sample: Annotated[int | None, typer.Option(min=1, help="Check a random sample of N URLs.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            min=0, help="Seed of --sample (default: the ISO week, e.g. 2026-W48 -> 202648; printed)."
+        ),
+    ] = None,
     report: Annotated[
         Path | None, typer.Option(help="Report folder (default url-reports/<dataset>).")
     ] = None,
@@ -477,7 +614,13 @@ def check_urls_cmd(
         ),
     ] = 0.5,
     timeout: Annotated[
-        float, typer.Option(min=0.1, max=3600.0, callback=finite, help="Per-request timeout in seconds.")
+        float,
+        typer.Option(
+            min=0.1,
+            max=3600.0,
+            callback=finite,
+            help="Per-request timeout in seconds (also bounds each name resolution).",
+        ),
     ] = 15.0,
     retries: Annotated[int, typer.Option(min=0, max=20, help="Retries on 5xx/429/timeouts.")] = 3,
     backoff: Annotated[
@@ -485,11 +628,15 @@ def check_urls_cmd(
         typer.Option(min=0.0, max=600.0, callback=finite, help="First retry delay in seconds (doubles)."),
     ] = 1.0,
 ) -> None:
-    """Check every external URL of a release; exit 1 if anything is newly broken."""
+    """Check every external URL of a release; exit 1 if anything is newly broken, 6 if the
+    network itself looks down (nothing recorded). SIGTERM or Ctrl-C stops it within seconds,
+    writing nothing."""
+    import signal
+
     from culturebench.release.locate import locate_release
     from culturebench.safe_http import parse_allow
     from culturebench.urlcheck import CheckConfig
-    from culturebench.urlcheck.run import check_release
+    from culturebench.urlcheck.run import EXIT_NETWORK_DOWN, EXIT_NEWLY_BROKEN, check_release, week_seed
 
     or_exit(lambda: parse_allow(allow or ()))  # a bad --allow fails before any work
     folder = or_exit(lambda: locate_release(target, dist))
@@ -502,28 +649,56 @@ def check_urls_cmd(
         per_host_delay_s=delay,
         allow=tuple(allow or ()),
     )
-    with progress_bar() as bar:
-        job = bar.add_task(f"checking {folder}", total=None)
-        outcome = or_exit(
-            lambda: check_release(
-                folder,
-                config,
-                report_dir=report,
-                history_path=history,
-                sample=sample,
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
+    if sample is not None:
+        seed = week_seed() if seed is None else seed
+        console.print(f"sample: {sample} URLs drawn with seed {seed} (`--seed {seed}` draws the same)")
+    try:
+        with progress_bar() as bar:
+            job = bar.add_task(f"checking {folder}", total=None)
+            outcome = or_exit(
+                lambda: check_release(
+                    folder,
+                    config,
+                    report_dir=report,
+                    history_path=history,
+                    sample=sample,
+                    seed=seed,
+                    progress=lambda done, total: bar.update(job, completed=done, total=total),
+                )
             )
+    except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C, or SIGTERM through main()'s handler
+        code = 130 if isinstance(exc, KeyboardInterrupt) else exc.code
+        if not isinstance(code, int) or code <= 128:
+            raise
+        try:
+            why = signal.Signals(code - 128).name
+        except ValueError:
+            why = f"signal {code - 128}"
+        err_console.print(
+            f"[yellow]check-urls stopped ({why}):[/] no report written, the history is unchanged",
+            soft_wrap=True,
         )
+        raise SystemExit(code) from None
     summary, diff = outcome.summary, outcome.diff
-    console.print(
-        f"checked {summary['checked']} URLs: {summary['by_status']}; problems: {summary['by_problem']}"
-    )
+    counts = ", ".join(f"{n} {status}" for status, n in summary["by_status"].items()) or "nothing"
+    problems = ", ".join(f"{p} {n}" for p, n in summary["by_problem"].items()) or "none"
+    console.print(f"checked {summary['checked']} URLs: {counts}; problems: {problems}")
+    where = outcome.report_dir / "summary.md"
+    if outcome.network_down:
+        down = outcome.network_down
+        err_console.print(
+            f"[red]network looks down:[/] {down['unreachable_hosts']} of {down['hosts']} hosts failed "
+            f"name resolution or connection and no URL answered; nothing recorded in the history "
+            f"(exit {EXIT_NETWORK_DOWN}); report: {escape(str(where))}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_NETWORK_DOWN)
     console.print(
         f"newly broken {len(diff.newly_broken)}, newly fixed {len(diff.newly_fixed)}, "
-        f"still broken {len(diff.still_broken)}; report: {outcome.report_dir / 'summary.md'}"
+        f"still broken {len(diff.still_broken)}; report: {where} (every row: {where.parent / 'broken.csv'})"
     )
     if diff.newly_broken:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NEWLY_BROKEN)
 
 
 eval_app = typer.Typer(
@@ -564,32 +739,24 @@ def eval_list_cmd(
     long: Annotated[bool, typer.Option("--long", help="Each task's description, in full.")] = False,
 ) -> None:
     """List evaluation tasks per dataset (with --long: their descriptions). Fits 80 columns."""
-    from rich import box
-
     from culturebench.eval.tasks import registry
     from culturebench.eval.tasks.base import load_prompts
 
-    table = Table(title="evaluation tasks", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
-    for col in ("dataset", "task", "config", "img", "langs", "options"):
-        table.add_column(col, no_wrap=col != "options", overflow="fold")
+    rows: list[list[str]] = []
     described = []
     for dataset, tasks in registry().items():
         prompts = load_prompts(dataset).get("tasks", {})
         for name, cls in tasks.items():  # class attributes: some tasks need options to exist
             options = ", ".join(sorted(cls.accepted_options())) or "-"
-            table.add_row(
-                dataset,
-                name,
-                cls.config,
-                "yes" if cls.needs_images else "no",
-                ",".join(cls.languages),
-                options,
-            )
+            rows.append([dataset, name, cls.config, "yes" if cls.needs_images else "no",
+                         ",".join(cls.languages), options])  # fmt: skip
             text = str((prompts.get(name) or {}).get("description", ""))
             if cls.aliases:  # renamed tasks: the old names still work until they are dropped
                 text += f" (formerly {', '.join(cls.aliases)})"
             described.append((f"{dataset}/{name}", text))
-    console.print(table)
+    columns = [("dataset", "word"), ("task", "word"), ("config", "word"), ("img", "word"), ("langs", "word"),
+               ("options", "text")]  # fmt: skip
+    _print_fitted(*_fit_table("evaluation tasks", columns, rows, drop=("img", "langs", "config")))
     if long:
         for title, text in described:
             console.print(f"[bold]{title}[/]: {text}", highlight=False)
@@ -608,13 +775,14 @@ def eval_backends_cmd(
     names = [backend] if backend else backend_names()
     for name in names:
         options = or_exit(lambda name=name: backend_options(name))
-        table = Table(title=f"--backend {name}")
-        for col in ("option", "type", "default", "changes", "help"):
-            table.add_column(col, overflow="fold")
-        for o in options:
-            default = "-" if o.default is None else json_text(o.default).strip()
-            table.add_row(o.name, o.kind, default, "outputs" if o.identity else "speed", o.help)
-        console.print(table)
+        rows = [
+            [o.name, _plain(o.kind), "-" if o.default is None else _plain(o.default),
+             "outputs" if o.identity else "speed", _plain(o.help)]
+            for o in options
+        ]  # fmt: skip
+        columns = [("option", "word"), ("type", "text"), ("default", "text"), ("changes", "word"),
+                   ("help", "text")]  # fmt: skip
+        _print_fitted(*_fit_table(f"--backend {name}", columns, rows))
 
 
 ShardOption = Annotated[
@@ -875,29 +1043,29 @@ def _write_plan(out: Path, document: dict, check: dict) -> None:
 def _print_plan_table(document: dict, grid) -> None:
     """The plan as a table: per cell the requests, images, prompt size, new tokens, GPU-hours."""
     estimated = not document["tokens_counted"]
-    table = Table(
-        title=f"{document['dataset']}: the paper's grid"
-        + (f" for {document['model']}" if document["model"] else "")
-    )
-    heads = ("cell", "kind", "langs", "units", "requests", "seeds", "generations", "img/req",
-             "prompt tok" + (" (est.)" if estimated else ""), "max new", "GPU-h")  # fmt: skip
-    for head in heads:
-        table.add_column(head, justify="left" if head in ("cell", "kind", "langs") else "right")
+    model = f" for {document['model']}" if document["model"] else ""
+    title = f"{document['dataset']}: the paper's grid{model}"
 
     def num(value, digits: int = 0) -> str:
         return "-" if value is None else f"{value:,.{digits}f}"
 
+    rows = []
     for p in document["cells"]:
         seeds = str(len(p["seeds"])) if p["seeds"] else "1"
-        table.add_row(
+        rows.append([
             p["cell"], p["kind"], ",".join(p["langs"]), num(p["units"]), num(p["requests"]), seeds,
             num(p["generations"]), num(p["images_per_request"], 2), num(p["prompt_tokens_planned"]),
-            str(p["max_new_tokens"]), num(p["gpu_hours"], 2),
-        )  # fmt: skip
+            num(p["max_new_tokens"]), num(p["gpu_hours"], 2),
+        ])  # fmt: skip
     total = document["total"]
-    table.add_row("total", "", "", "", num(total["requests"]), "", num(total["generations"]), "", "", "",
-                  num(total["gpu_hours"], 2))  # fmt: skip
-    console.print(table)
+    rows.append(["total", "", "", "", num(total["requests"]), "", num(total["generations"]), "", "", "",
+                 num(total["gpu_hours"], 2)])  # fmt: skip
+    columns = [("cell", "word"), ("kind", "word"), ("langs", "word"), ("units", "num"), ("requests", "num"),
+               ("seeds", "num"), ("generations", "num"), ("img per req", "num"),
+               ("prompt tokens" + (" (est.)" if estimated else ""), "num"), ("max new", "num"),
+               ("GPU-h", "num")]  # fmt: skip
+    drop = ("requests", "kind", "seeds", "langs", "img per req")
+    _print_fitted(*_fit_table(title, columns, rows, drop=drop), " (all in plan.json)")
     for p in document["cells"]:
         if p["note"]:
             console.print(f"  {p['cell']}: {p['note']}")
@@ -968,25 +1136,33 @@ def _print_headlines(title: str, metrics: dict) -> None:
         for group, name, rows in breakdowns(metrics):
             _print_breakdown(f"{title}: {name if group == 'all' else group + ' ' + name}", rows)
         return
-    table = Table(title=f"{title}: headline metrics")
-    for col in ("group", "metric", "value (95% CI or ± SEM)", "n"):
-        table.add_column(col, justify="right" if col == "n" else "left")
-    for h in items:
-        table.add_row(h.group, h.metric, h.formatted(), "" if h.n is None else str(h.n))
-    console.print(table)
+    rows = [[_plain(h.group), _plain(h.metric), h.formatted(), _count(h.n)] for h in items]
+    columns = [("group", "text"), ("metric", "text"), ("value (95% CI or ± SEM)", "text"), ("n", "num")]
+    _print_fitted(*_fit_table(f"{title}: headline metrics", columns, rows))
+
+
+def _is_count_name(column: str) -> bool:
+    """Whether a breakdown column holds counts (``n``, ``n_items``, ``count``, ``items``)."""
+    name = column.lower()
+    return name in ("n", "count", "items", "samples") or name.startswith("n_") or name.endswith("_count")
 
 
 def _print_breakdown(title: str, rows: dict, limit: int = 40) -> None:
     from culturebench.eval.run_report import cell_text
 
     columns = list(dict.fromkeys(k for row in rows.values() for k in row if cell_text(row[k])))
-    table = Table(title=title)
-    table.add_column("")
-    for col in columns:
-        table.add_column(col, justify="right")
-    for label, row in list(rows.items())[:limit]:
-        table.add_row(label, *(cell_text(row.get(c)) for c in columns))
-    console.print(table)
+
+    def cell(column: str, value: Any) -> str:  # a count reads 8, not 8.000
+        if _is_count_name(column) and isinstance(value, (int, float)) and float(value).is_integer():
+            return _count(value)
+        return cell_text(value)
+
+    labels = sorted(rows, key=lambda label: _natural_key(str(label)))[:limit]
+    table_rows = [[str(label), *(cell(c, rows[label].get(c)) for c in columns)] for label in labels]
+    heads = [("", "word"), *((str(c), "num") for c in columns)]
+    # too many columns for the width: the rightmost are left out (all are in results.json)
+    _print_fitted(*_fit_table(title, heads, table_rows, drop=tuple(str(c) for c in reversed(columns[1:]))),
+                  " (in results.json)")  # fmt: skip
     if len(rows) > limit:
         console.print(f"... {len(rows) - limit} more rows in results.json")
 

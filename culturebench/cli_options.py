@@ -26,6 +26,7 @@ from culturebench.cli_support import (
     ImageMirrorOption,
     ImagesOption,
     MaxNewTokensOption,
+    MinImagesFetchedOption,
     ModelRevisionOption,
     OfflineImagesOption,
     TemperatureOption,
@@ -298,8 +299,11 @@ def _image_stage(
     offline_images: bool = False,
     commons_api: str | None = None,
     allow: list[str] | None = None,
+    min_images_fetched: float | None = None,
 ) -> Any:
-    return or_exit(lambda: image_options(images, image_mirror, offline_images, commons_api, allow))
+    return or_exit(
+        lambda: image_options(images, image_mirror, offline_images, commons_api, allow, min_images_fetched)
+    )
 
 
 with_image_stage = option_group(
@@ -311,6 +315,7 @@ with_image_stage = option_group(
         "offline_images": (OfflineImagesOption, False),
         "commons_api": (CommonsApiOption, None),
         "allow": (AllowOption, None),
+        "min_images_fetched": (MinImagesFetchedOption, None),
     },
 )
 """The image stage's options of ``build`` and ``release`` (``image_stage``: the

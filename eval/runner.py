@@ -11,6 +11,7 @@ outputs as an uninterrupted one. The run folder's files are read and written by
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -292,6 +293,8 @@ def _generate_pending(
                 backend.sampling = replace(base_sampling, seed=seed) if seed is not None else base_sampling
                 todo = [r for r, s in pending if s == seed]
                 chunk = backend.chunk_size(batch_size)  # what the engine takes at once
+                if progress and getattr(backend, "chunk", None) is None:
+                    chunk = progress_chunk(chunk, batch_size, len(todo))
                 for start in range(0, len(todo), chunk):
                     batch = todo[start : start + chunk]
                     if task.output_kind == "image":
@@ -321,6 +324,13 @@ def _generate_pending(
                         progress(done, total)
     finally:
         backend.sampling = base_sampling
+
+
+def progress_chunk(chunk: int, batch_size: int, todo: int) -> int:
+    """The chunk size when progress is shown: at most a tenth of the work, so a run reports
+    (and checkpoints) about every 10%, never below one full batch. A chunk size the user set
+    (vLLM's ``chunk_size``) is kept as given."""
+    return max(1, min(chunk, max(batch_size, math.ceil(todo / 10))))
 
 
 def _run_analysis(

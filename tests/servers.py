@@ -245,6 +245,38 @@ def failing_hub() -> Iterator[tuple[str, list[tuple[str, str]]]]:
         yield f"http://127.0.0.1:{server.server_address[1]}", server.requests  # type: ignore[attr-defined]
 
 
+@contextmanager
+def never_answers() -> Iterator[tuple[str, list]]:
+    """A server on 127.0.0.1 that accepts every connection and never sends a byte (nor closes):
+    a stalled Hub, mirror or endpoint. Yields (base URL with a trailing slash, the connections
+    accepted so far); closes them and its socket on exit."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            accepted.append(conn)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/", accepted
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
 def png_bytes(size: tuple[int, int] = (64, 64), seed: int = 0) -> bytes:
     """A real PNG (a smooth gradient with a seeded pattern) made with Pillow."""
     import io

@@ -353,3 +353,79 @@ def test_the_command_table_lists_every_command() -> None:
             node, path = node.commands[word], [*path, word]
         listed.append(tuple(path))
     assert sorted(listed) == sorted(_leaves(root))
+
+
+# --- the docs run in order (issue 41) ------------------------------------------------------
+
+
+def _lines(path: Path) -> list[str]:
+    """Every line of the page's fenced shell blocks, continuations joined, comments dropped."""
+    out = []
+    for language, body in fenced_blocks(path.read_text(encoding="utf-8")):
+        if language in SHELL:
+            out += [line.split(" #")[0].strip() for line in body.replace("\\\n", " ").splitlines()]
+    return [line for line in out if line]
+
+
+def test_inspect_logs_go_under_out() -> None:
+    """Every documented `inspect eval` names `--log-dir out/...` (Inspect's default is ./logs in
+    the checkout), and ./logs is ignored by git as a safety net."""
+    runs = [(p.name, line) for p in DOCS for line in _lines(p) if line.startswith("inspect eval ")]
+    assert len(runs) >= 5, runs
+    stray = [(page, line) for page, line in runs if not re.search(r"--log-dir out/\S+", line)]
+    assert not stray, stray
+    assert "/logs/" in (REPO / ".gitignore").read_text(encoding="utf-8").split()
+
+
+def test_inspect_logs_scored_are_logs_the_page_made() -> None:
+    """A page's `eval score --generations <dir>/<time>_<task>_<id>.eval` reads a log that an
+    `inspect eval` line of the same page wrote: same folder, same task (README's example made
+    a BORSCH log and scored a WWD one)."""
+    seen = 0
+    for page in DOCS:
+        made = set()
+        for line in _lines(page):
+            run = re.match(r"inspect eval culturebench/(\w+) .*--log-dir (\S+)", line)
+            if run:
+                made.add((run.group(2).rstrip("/"), run.group(1).replace("_", "-")))
+            scored = re.search(r"--generations (\S+)/<time>_([\w-]+)_<id>\.eval", line)
+            if scored:
+                seen += 1
+                assert (scored.group(1), scored.group(2)) in made, f"{page.name}: {line}"
+    assert seen >= 2
+
+
+def test_paper_reports_do_not_share_a_folder() -> None:
+    """Two documented `eval paper` commands of different inputs never write the same --out."""
+    by_out: dict[str, set[str]] = {}
+    for page in DOCS:
+        for command in shell_commands(page):
+            argv = culturebench_argv(command) or []
+            if argv[:2] == ["eval", "paper"] and "--out" in argv:
+                out = argv[argv.index("--out") + 1]
+                by_out.setdefault(out, set()).add(" ".join(a for a in argv if a != out))
+    assert by_out
+    shared = {out: cmds for out, cmds in by_out.items() if len(cmds) > 1}
+    assert not shared, shared
+
+
+def test_releasing_lists_the_steps_of_a_new_version() -> None:
+    """docs/releasing.md teaches what the gate's refusals otherwise teach: bump the version,
+    a CHANGELOG entry with its Kind, build, validate, release --dry-run, release; and how a
+    user loads a `git:` mirror by revision."""
+    text = (REPO / "docs" / "releasing.md").read_text(encoding="utf-8")
+    steps = text.split("\n## Release a new version\n", 1)[1].split("\n## ", 1)[0]
+    order = [
+        "dataset.yaml",
+        "CHANGELOG.md",
+        "Kind:",
+        "culturebench build",
+        "culturebench validate",
+        "--dry-run",
+        "without `--dry-run`",
+    ]
+    where = [steps.find(word) for word in order]
+    assert -1 not in where and where == sorted(where), list(zip(order, where, strict=True))
+    mirror = text.split("\n## Load a `git:` mirror by revision\n", 1)[1].split("\n## ", 1)[0]
+    for needed in ("olah-cli", "mirrors-path", "HF_ENDPOINT=", 'revision="v1.0.0"'):
+        assert needed in mirror, needed

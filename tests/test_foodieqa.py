@@ -106,7 +106,12 @@ def test_bad_records_name_file_record_and_field(
 
 
 def test_no_source_explains_the_gated_download(tmp_path: Path, monkeypatch) -> None:
+    """Without the shipped synthetic sample (datasets/foodieqa/sample/), the error says how to
+    get the gated download; with it, the build reads the sample (tests/test_card_usage.py)."""
+    from culturebench.spec import DatasetSpec
+
     monkeypatch.setenv("CULTUREBENCH_UPSTREAM", str(tmp_path))
+    monkeypatch.setattr(DatasetSpec, "sample_dir", property(lambda self: tmp_path / "no-sample"))
     with pytest.raises(SourceError, match="FoodieQA is gated"):
         get_builder("foodieqa").build(out_root=tmp_path / "dist")
 

@@ -227,26 +227,3 @@ def test_unexpected_errors_get_one_line_and_a_debug_hint(tmp_path: Path) -> None
         [exe, "--debug", "info", "ash"], capture_output=True, text=True, env=env, check=False
     )
     assert "Traceback" in debug.stderr
-
-
-def test_progress_is_quiet_off_a_terminal_and_log_lines_with_verbose(caplog, capsys) -> None:
-    import logging
-
-    from culturebench import cli_support
-
-    def run() -> None:
-        bar = cli_support.progress_bar()  # pytest's stderr is not a terminal
-        assert isinstance(bar, cli_support._LogProgress)
-        with bar:
-            job = bar.add_task("checking", total=100)
-            for done in range(1, 101):
-                bar.update(job, completed=done)
-
-    with caplog.at_level(logging.WARNING, logger="culturebench.progress"):
-        run()  # the default: quiet when piped
-    assert not caplog.records and not capsys.readouterr().err
-    with caplog.at_level(logging.INFO, logger="culturebench.progress"):  # -v
-        run()
-    lines = [r.getMessage() for r in caplog.records]
-    assert lines[0] == "checking: started" and lines[-1] == "checking: 100/100"
-    assert 10 <= len(lines) <= 12  # about every 10%, not a line per update

@@ -353,33 +353,10 @@ def test_resuming_with_an_option_at_its_default_is_the_same_run(
 
 # --------------------------------------------------------------- Hub calls have a deadline
 @pytest.fixture
-def stalled_hub():
-    """A server on 127.0.0.1 that accepts every connection and never answers; stopped (its
-    socket closed) by the test."""
-    import socket
-    import threading
-
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            held.append(conn)
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.getsockname()[1]}"
-    stop.set()
-    server.close()
-    for conn in held:
-        conn.close()
+def stalled_hub(servers):
+    """A Hub on 127.0.0.1 that accepts every connection and never answers."""
+    with servers.never_answers() as (url, _accepted):
+        yield url.rstrip("/")
 
 
 @pytest.mark.parametrize(

@@ -5,16 +5,22 @@ working with what was fetched before; a run that was killed resumes where it sto
 from __future__ import annotations
 
 import os
+import queue
 import tempfile
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from culturebench.hashing import sha256_bytes
 from culturebench.images.decode import MAX_BYTES
 
 MAX_REDIRECTS = 10
+CONNECT_TIMEOUT_S = 10.0  # a host that does not accept the connection fails sooner than a slow read
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 
 @dataclass(frozen=True)
@@ -79,15 +85,18 @@ def fetch_images(
 
     Downloads go through :func:`culturebench.safe_http.guarded_session`, the URL checker's
     guard: every redirect hop connects only to a checked public (or ``allow``-ed) address,
-    and each download has a wall-clock deadline of ``timeout_s``.
+    each connection attempt is bounded by ``CONNECT_TIMEOUT_S`` and each download has a
+    wall-clock deadline of ``timeout_s``. Downloads run on :func:`run_stoppable`'s threads,
+    so SIGTERM and Ctrl-C stop the stage at once even while some are blocked (the cache only
+    ever holds complete, checksum-named files, so the next run resumes). ``progress(done,
+    total)`` counts completed downloads (0 first).
     """
-    import threading
-
     import requests as http
 
     from culturebench.safe_http import BlockedAddress, Deadline, check_url, guarded_session, read_capped
 
     local = threading.local()
+    connect_s = min(CONNECT_TIMEOUT_S, timeout_s)
 
     def session():
         if not hasattr(local, "session"):
@@ -106,7 +115,7 @@ def fetch_images(
             check_url(req.url)
             with Deadline(timeout_s) as deadline:
                 try:
-                    with session().get(req.url, stream=True, timeout=timeout_s) as resp:
+                    with session().get(req.url, stream=True, timeout=(connect_s, timeout_s)) as resp:
                         if resp.status_code != 200:
                             return FetchResult(req.key, None, None, f"http_{resp.status_code}")
                         data = read_capped(resp, max_bytes)
@@ -129,9 +138,54 @@ def fetch_images(
         return FetchResult(req.key, data, sha)
 
     results: dict[str, FetchResult] = {}
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        for done, result in enumerate(pool.map(one, requests), start=1):
-            results[result.key] = result
-            if progress:
-                progress(done, len(requests))
-    return results
+    if progress:
+        progress(0, len(requests))
+    for done, result in enumerate(run_stoppable(one, requests, concurrency), start=1):
+        results[result.key] = result
+        if progress:
+            progress(done, len(requests))
+    return {req.key: results[req.key] for req in requests}  # request order, not completion order
+
+
+def run_stoppable(
+    function: Callable[[_Item], _Result], items: Sequence[_Item], concurrency: int
+) -> Iterator[_Result]:
+    """``function`` over ``items`` on at most ``concurrency`` daemon threads, yielding results
+    as they complete. The caller's thread waits in short slices, so SIGTERM and Ctrl-C are
+    handled at once; when it stops (signal, error, or the caller closes the generator) no
+    further item starts and the threads are abandoned, not joined: a thread blocked in a DNS
+    lookup or a read that never ends cannot hold the process (they are daemon threads, so
+    the interpreter exits without them; a pool's atexit join would wait for them). An
+    exception inside ``function`` is raised here."""
+    tasks: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+    for item in items:
+        tasks.put(item)
+    finished: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                item = tasks.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                finished.put((True, function(item)))
+            except BaseException as exc:  # handed to the caller's thread
+                finished.put((False, exc))
+
+    for k in range(max(1, min(concurrency, len(items)))):
+        threading.Thread(target=worker, name=f"culturebench-fetch-{k}", daemon=True).start()
+    try:
+        for _ in range(len(items)):
+            while True:
+                try:
+                    ok, value = finished.get(timeout=0.2)  # short waits: signals run promptly
+                    break
+                except queue.Empty:
+                    continue
+            if not ok:
+                raise value
+            yield value
+    finally:
+        stop.set()  # nothing new starts; running items finish (or not) on their own

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from culturebench.buildlog import BuildLog
+from culturebench.errors import BuildError
 from culturebench.images.decode import ImageError
 from culturebench.images.fetch import FetchRequest, ImageCache, default_cache, fetch_images
 from culturebench.images.licenses import UNKNOWN, CommonsClient, LicenseInfo, allowed, commons_title
@@ -30,6 +31,13 @@ class ImageOptions:
     offline: bool = False
     concurrency: int = 8
     cache: ImageCache | None = None
+    # the share of distinct images that must be fetched and decoded (``--min-images-fetched``);
+    # a stage that fetched none of its images fails whatever this is
+    min_fetched: float = 0.0
+
+
+class ImageStageFailed(BuildError):
+    """Too few images were fetched: the build stops before anything is written."""
 
 
 def image_records(
@@ -100,20 +108,25 @@ def run_image_stage(
         progress=progress,
     )
     decoded: dict[str, tuple[bytes, dict[str, Any]]] = {}
+    reasons: Counter[str] = Counter()
     for url, result in fetched.items():
         group = by_key[url]
         if result.error:
             _fail(group, result.error, log)
+            reasons[result.error] += 1
             continue
         try:
             facts = hash_image_bytes(result.data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
         except ImageError as exc:
             _fail(group, exc.reason, log)
+            reasons[exc.reason] += 1
             continue
         except Exception:
             _fail(group, "undecodable", log)
+            reasons["undecodable"] += 1
             continue
         decoded[url] = (result.data, {**facts, "sha256": result.sha256, "size_bytes": len(result.data)})
+    check_fetched(len(decoded), len(by_key), reasons, options)
     licences = _licences(by_key, decoded, options, log)
     for url, (data, facts) in decoded.items():
         info = licences.get(url)
@@ -128,6 +141,28 @@ def run_image_stage(
                 record["image"] = None
                 record["status"] = "url_only"
     return _statistics(records)
+
+
+def check_fetched(fetched: int, total: int, reasons: Counter[str], options: ImageOptions) -> None:
+    """Raise :class:`ImageStageFailed` when none of ``total`` distinct images was fetched and
+    decoded, or fewer than ``options.min_fetched`` of them (a share, 0 to 1): a stage whose
+    images were all unreachable must not replace a release with failed rows."""
+    if not total or (fetched and fetched >= options.min_fetched * total):
+        return
+    share = fetched / total
+    why = ", ".join(f"{reason} {count:,}" for reason, count in reasons.most_common(3))
+    need = (
+        f" (--min-images-fetched {options.min_fetched:g} needs {options.min_fetched:.0%})" if fetched else ""
+    )
+    hint = (
+        "--offline-images uses only the image cache"
+        if options.offline
+        else "check the network, --image-mirror and --allow"
+    )
+    raise ImageStageFailed(
+        f"image stage: {fetched:,} of {total:,} images fetched ({share:.0%}){need}; failures: {why}; "
+        f"{hint}; nothing was written (an earlier release stays as it was)"
+    )
 
 
 def _fail(group: list[dict[str, Any]], reason: str, log: BuildLog) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from culturebench.changelog import changelog_section, declared_kind
 from culturebench.errors import CultureBenchError, ValidationFailed
-from culturebench.manifest import read_manifest, release_folder
+from culturebench.manifest import MANIFEST_NAME, read_manifest, release_folder
 from culturebench.release.targets import PublishTarget, ReleaseFile, release_files
 from culturebench.release.versioning import (
     Version,
@@ -182,7 +182,12 @@ def plan_release(
         manifest=manifest,
     )
     if parsed.tag in tags:
-        if target.hashes_at(parsed.tag) == {f.path: f.sha256 for f in plan.files}:
+        published = target.hashes_at(parsed.tag)
+        local = {f.path: f.sha256 for f in plan.files}
+        if published == local or (
+            {k for k in {*published, *local} if published.get(k) != local.get(k)} == {MANIFEST_NAME}
+            and same_content(target.manifest_at(parsed.tag), manifest)
+        ):
             plan.action = "noop"
             return plan
         raise ReleaseRefused(f"tag {parsed.tag} already exists on {target.describe()} with different content")
@@ -243,3 +248,36 @@ def publish_release(plan: ReleasePlan, target: PublishTarget, *, verify: bool = 
         if problems:
             raise VerificationFailed(problems)
     return PublishResult(plan, commit, verified=verify)
+
+
+#: where an older manifest recorded the folder or URL its sources were read from
+_LOCATION_KINDS = ("path", "shared", "url")
+
+
+def portable_source(source: Any) -> Any:
+    """A manifest's ``source`` without where it was read: the ``origin`` paths and URLs that
+    manifests before culturebench recorded content only are dropped, and their location kinds
+    (``path``, ``shared``, ``url``) read as ``upstream``."""
+    if not isinstance(source, dict):
+        return source
+    out = {k: v for k, v in source.items() if k != "origin"}
+    if out.get("kind") in _LOCATION_KINDS:
+        out["kind"] = "upstream"
+    files = out.get("files")
+    if isinstance(files, dict):
+        out["files"] = {
+            key: ({k: v for k, v in f.items() if k != "origin"} if isinstance(f, dict) else f)
+            for key, f in files.items()
+        }
+    return out
+
+
+def same_content(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
+    """Whether two manifests describe the same release: equal once the source's location (a
+    local path or URL, which says nothing about the bytes) is left out."""
+    if not isinstance(old, dict):
+        return False
+    return {**old, "source": portable_source(old.get("source"))} == {
+        **new,
+        "source": portable_source(new.get("source")),
+    }

@@ -11,15 +11,21 @@
   detected, a perceptual hash compared with the one recorded at release time (or the first
   one seen by this checker) to catch a silently replaced image; HTML served with 200 where an
   image was expected is a soft 404.
+
+Stoppable: names are resolved on a helper thread with a bounded wait, every request has a
+wall-clock deadline, and :meth:`UrlChecker.stop` (called when the caller is interrupted, e.g.
+by SIGTERM or Ctrl-C) wakes every blocked read, ends every wait and leaves the pool without
+waiting for it, so a check against hosts that never answer stops within a second or two.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -39,6 +45,15 @@ _IMAGE_PROBLEMS = {  # safe_decode reasons -> URL-check problem codes
     "too_large": "image_too_large",
     "truncated": "image_truncated",
 }
+RESOLVED_TTL_S = 300.0  # a host that resolved is not resolved again (by us) for this long
+
+
+class Stopped(Exception):
+    """The check was stopped (:meth:`UrlChecker.stop`); raised inside the worker threads."""
+
+
+class _ResolveFailed(OSError):
+    """A host name did not resolve (or not within the time allowed)."""
 
 
 @dataclass(frozen=True)
@@ -81,16 +96,18 @@ class UrlResult:
     row_id: str | None = None
     field: str | None = None
     checked_at: str | None = None
+    unreachable: str | None = None  # "dns" or "connect": the host itself was never reached
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class _HostGate:
-    """At most ``limit`` requests in flight per host, starts at least ``delay`` apart."""
+    """At most ``limit`` requests in flight per host, starts at least ``delay`` apart; the
+    waits end early (raising :class:`Stopped`) once ``stop`` is set."""
 
-    def __init__(self, limit: int, delay: float) -> None:
-        self.limit, self.delay = limit, delay
+    def __init__(self, limit: int, delay: float, stop: threading.Event) -> None:
+        self.limit, self.delay, self.stop = limit, delay, stop
         self._sems: dict[str, threading.Semaphore] = {}
         self._next: dict[str, float] = defaultdict(float)
         self._lock = threading.Lock()
@@ -107,13 +124,17 @@ class _HostGate:
 
         class _Slot:
             def __enter__(self_inner):
-                sem.acquire()
+                while not sem.acquire(timeout=0.2):
+                    if gate.stop.is_set():
+                        raise Stopped()
                 with gate._lock:
                     start = max(time.monotonic(), gate._next[host])
                     gate._next[host] = start + gate.delay
                 pause = start - time.monotonic()
-                if pause > 0:
-                    time.sleep(pause)
+                stopped = gate.stop.wait(pause) if pause > 0 else gate.stop.is_set()
+                if stopped:
+                    sem.release()
+                    raise Stopped()
 
             def __exit__(self_inner, *exc):
                 sem.release()
@@ -129,8 +150,58 @@ class UrlChecker:
     ) -> None:
         self.config = config or CheckConfig()
         self.baseline = dict(baseline_phash or {})
-        self._gate = _HostGate(self.config.per_host, self.config.per_host_delay_s)
+        self._stop = threading.Event()
+        self._gate = _HostGate(self.config.per_host, self.config.per_host_delay_s, self._stop)
         self._local = threading.local()
+        self._deadlines: set[Any] = set()  # the deadlines of the checks in flight
+        self._deadlines_lock = threading.Lock()
+        self._resolved: dict[str, float] = {}  # host -> when it last resolved
+
+    # ------------------------------------------------------------------ stopping
+    def stop(self) -> None:
+        """Stop the check: no new request starts, every wait ends and every blocked read is
+        woken (its socket shut down). Safe to call from any thread, more than once."""
+        self._stop.set()
+        with self._deadlines_lock:
+            deadlines = list(self._deadlines)
+        for deadline in deadlines:
+            deadline._expire()  # shuts the sockets down: a blocked recv returns at once
+
+    def _sleep(self, seconds: float) -> None:
+        """Sleep, or raise :class:`Stopped` as soon as the check is stopped."""
+        if self._stop.wait(max(seconds, 0.0)) or self._stop.is_set():
+            raise Stopped()
+
+    def _resolve(self, host: str, port: int) -> None:
+        """Resolve ``host`` on a daemon helper thread and wait at most ``timeout_s`` (or until
+        stopped): a resolver that never answers cannot hold a worker, nor the process at exit.
+        Raises :class:`_ResolveFailed`; success is remembered for :data:`RESOLVED_TTL_S`."""
+        now = time.monotonic()
+        if now - self._resolved.get(host, -RESOLVED_TTL_S) < RESOLVED_TTL_S:
+            return
+        outcome: list[BaseException | None] = []
+        done = threading.Event()
+
+        def lookup() -> None:
+            try:
+                socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                outcome.append(None)
+            except (OSError, UnicodeError) as exc:
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=lookup, name=f"resolve {host}", daemon=True).start()
+        waited = 0.0
+        while not done.wait(0.2):
+            waited += 0.2
+            if self._stop.is_set():
+                raise Stopped()
+            if waited >= self.config.timeout_s:
+                raise _ResolveFailed(f"cannot resolve {host}: no answer within {self.config.timeout_s:g} s")
+        if outcome and outcome[0] is not None:
+            raise _ResolveFailed(f"cannot resolve {host}: {outcome[0]}")
+        self._resolved[host] = time.monotonic()
 
     # ------------------------------------------------------------------ HTTP
     def _session(self):
@@ -142,24 +213,31 @@ class UrlChecker:
         """One request with retries; returns the response or raises the last error."""
         import requests
 
-        host = urlsplit(url).netloc
+        parts = urlsplit(url)
+        host = parts.netloc
+        port = parts.port or (443 if parts.scheme == "https" else 80)
         last_exc: Exception | None = None
         for attempt in range(self.config.retries + 1):
+            if self._stop.is_set():
+                raise Stopped()
             result.attempts += 1
             deadline = self._local.deadline
             try:
                 with self._gate(host):
+                    self._resolve(parts.hostname or "", port)
                     deadline.arm(self.config.timeout_s)  # wall clock: request, headers and body
                     resp = self._session().request(
                         method, url, timeout=self.config.timeout_s, allow_redirects=False, stream=True
                     )
-            except (requests.Timeout, requests.ConnectionError) as caught:
+            except (requests.Timeout, requests.ConnectionError, _ResolveFailed) as caught:
+                if self._stop.is_set():
+                    raise Stopped() from None
                 exc: Exception = caught
                 if deadline.expired:
                     exc = requests.Timeout(f"no response within {self.config.timeout_s:g} s (deadline)")
                 last_exc = exc
                 if attempt < self.config.retries:
-                    time.sleep(self.config.backoff_s * 2**attempt)
+                    self._sleep(self.config.backoff_s * 2**attempt)
                     continue
                 raise exc from None
             if resp.status_code in RETRY_STATUS and attempt < self.config.retries:
@@ -167,7 +245,7 @@ class UrlChecker:
                 resp.close()
                 if delay is None:
                     delay = self.config.backoff_s * 2**attempt
-                time.sleep(min(delay, self.config.max_retry_after_s))
+                self._sleep(min(delay, self.config.max_retry_after_s))
                 continue
             return resp
         raise last_exc or RuntimeError("unreachable")
@@ -189,6 +267,10 @@ class UrlChecker:
         try:
             with Deadline() as deadline:
                 self._local.deadline = deadline
+                with self._deadlines_lock:
+                    self._deadlines.add(deadline)
+                if self._stop.is_set():
+                    raise Stopped()
                 resp = self._follow(item, result)
                 if resp is not None:
                     with resp:
@@ -204,9 +286,16 @@ class UrlChecker:
         except requests.Timeout as exc:
             result.problems.append("timeout")
             result.error = f"{type(exc).__name__}: {exc}"
+            result.unreachable = "connect" if _connect_failure(exc) else None
         except (requests.ConnectionError, OSError) as exc:
             result.problems.append("connection_error")
             result.error = f"{type(exc).__name__}: {exc}"
+            result.unreachable = (
+                "dns" if isinstance(exc, _ResolveFailed) else ("connect" if _connect_failure(exc) else None)
+            )
+        finally:
+            with self._deadlines_lock:
+                self._deadlines.discard(self._local.deadline)
         result.elapsed_s = round(time.monotonic() - started, 3)
         hard = [p for p in result.problems if p not in WARNING_PROBLEMS]
         result.status = "broken" if hard else ("warning" if result.problems else "ok")
@@ -293,17 +382,46 @@ class UrlChecker:
     def check_all(
         self, items: Sequence[UrlItem], progress: Callable[[int, int], None] | None = None
     ) -> list[UrlResult]:
-        """Check every item; hosts are interleaved so one slow host does not hold the pool."""
+        """Check every item; hosts are interleaved so one slow host does not hold the pool.
+
+        When the caller is interrupted (KeyboardInterrupt, or SystemExit from a SIGTERM
+        handler) the check is stopped (:meth:`stop`), queued checks are cancelled and the pool
+        is left without waiting; the interruption is raised again and nothing is returned."""
         order = _interleave_by_host(items)
         results: dict[str, UrlResult] = {}
-        done = 0
-        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            for result in pool.map(self.check, order):
+        pool = ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="urlcheck")
+        try:
+            futures: list[Future[UrlResult]] = [pool.submit(self.check, item) for item in order]
+            for done, future in enumerate(as_completed(futures), start=1):
+                result = future.result()
                 results[result.url] = result
-                done += 1
                 if progress:
                     progress(done, len(order))
+        except BaseException:
+            self.stop()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return [results[item.url] for item in items]
+
+
+def _connect_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` (a requests/urllib3 error, possibly wrapped) means the connection was
+    never made: refused, unreachable, name not resolved, or timed out while connecting."""
+    from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo:
+        current = todo.pop()
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        never_connected = (NewConnectionError, ConnectTimeoutError, _ResolveFailed, ConnectionRefusedError)
+        if isinstance(current, never_connected):
+            return True
+        todo += [*current.args, getattr(current, "reason", None), current.__cause__, current.__context__]
+    return False
 
 
 def _interleave_by_host(items: Sequence[UrlItem]) -> list[UrlItem]:

@@ -58,7 +58,8 @@ def _kind(field: str, record: dict[str, Any], link_kinds: frozenset[str]) -> str
 def collect_urls(folder: str | Path, *, sample: int | None = None, seed: int = 0) -> list[UrlItem]:
     """Every http(s) URL in the release's records (deduplicated per URL, first use kept).
 
-    ``sample`` draws that many URLs at random (fixed ``seed``) for spot checks.
+    ``sample`` draws that many URLs at random for spot checks; the same ``seed`` draws the
+    same URLs (``check-urls`` defaults it to the ISO week, so monthly samples differ).
     """
     import pyarrow.parquet as pq
 

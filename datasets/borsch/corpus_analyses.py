@@ -106,6 +106,33 @@ def per_dish_scores(run: Path, metric: str, lang: str | None = None) -> dict[str
     return {dish: sum(v) / len(v) for dish, v in values.items()}
 
 
+def _count_config(record: dict[str, Any]) -> str:
+    """The dataset config a corpus count was made of, as words (``config parallel``)."""
+    return f"config {record.get('config') or 'parallel'}"
+
+
+def _run_config(run: Path) -> str:
+    """The dataset config of an eval run, as words, for messages (``config ru``)."""
+    from culturebench.eval.run_folder import read_run
+
+    config = read_run(run).get("config")
+    return f"config {config}" if config else "an unknown config"
+
+
+def _scored_in_count(
+    run: Path, scores: dict[str, float], dishes: Sequence[str], count: Path, record: dict[str, Any]
+) -> None:
+    """Refuse an analysis none of whose count dishes the run scored: empty tables would look
+    like a result. The message names both sides (typically a run of another config)."""
+    if set(scores) & set(dishes):
+        return
+    raise CultureBenchError(
+        f"{run}: none of its {len(scores)} scored dishes ({_run_config(run)}) is among the "
+        f"{len(dishes)} dishes of the count {count} ({_count_config(record)}, corpus "
+        f"{record['corpus_lang']}); give a run of {_count_config(record)} in {record['corpus_lang']}"
+    )
+
+
 def _log1p(v: float) -> float:
     return math.log10(1 + v)
 
@@ -178,6 +205,8 @@ def code_mixing(
     by_dish: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for row in _table(count, "mentions"):
         by_dish[row["dish_id"]][row["name_lang"]] = row
+    if not by_dish:
+        raise CultureBenchError(f"{count}: the count's mentions table has no rows (no dish names counted)")
     other = "ru" if lang == "uk" else "uk"
     distinct = {
         d: names
@@ -186,6 +215,11 @@ def code_mixing(
     }
     own = sum(n[lang]["occurrences"] for n in distinct.values())
     mixed = sum(n[other]["occurrences"] for n in distinct.values())
+    if not distinct:
+        raise CultureBenchError(
+            f"{count}: no dish has both a {lang} and a {other} name that differ ({len(by_dish)} dishes, "
+            f"{_count_config(record)}); code-mixing reads a count of config parallel"
+        )
     difference = {d: float(n[lang]["occurrences"] - n[other]["occurrences"]) for d, n in distinct.items()}
     out: dict[str, Any] = {
         "corpus_lang": lang,
@@ -196,13 +230,13 @@ def code_mixing(
         "code_mixing_share": mixed / (own + mixed) if own + mixed else None,
     }
     if qa:
-        out["qa_jaccard_by_difference"] = _binned(
-            difference, per_dish_scores(qa, "jaccard", lang), bins, "signed_log1p"
-        )
+        scores = per_dish_scores(qa, "jaccard", lang)
+        _scored_in_count(qa, scores, list(difference), count, record)
+        out["qa_jaccard_by_difference"] = _binned(difference, scores, bins, "signed_log1p")
     if vqa:
-        out["vqa_accuracy_by_difference"] = _binned(
-            difference, per_dish_scores(vqa, "correct", lang), bins, "signed_log1p"
-        )
+        scores = per_dish_scores(vqa, "correct", lang)
+        _scored_in_count(vqa, scores, list(difference), count, record)
+        out["vqa_accuracy_by_difference"] = _binned(difference, scores, bins, "signed_log1p")
     return out
 
 
@@ -213,7 +247,10 @@ def cooccurrence_bins(count: Path, qa: Path, *, bins: int = 10) -> dict[str, Any
     record = read_count(count)
     lang = record["corpus_lang"]
     dishes = _table(count, "dishes")
+    if not dishes:
+        raise CultureBenchError(f"{count}: the count's dishes table has no rows (no dishes counted)")
     scores = per_dish_scores(qa, "jaccard", lang)
+    _scored_in_count(qa, scores, [d["dish_id"] for d in dishes], count, record)
     counts = {d["dish_id"]: float(d["correct_cooccurrence"]) for d in dishes}
     ratios = {d["dish_id"]: d["correct_ratio"] for d in dishes if d["correct_ratio"] is not None}
     positive = {d: r for d, r in ratios.items() if r > 0}
@@ -283,6 +320,7 @@ def tabulate_annotations(paths: Sequence[Path]) -> dict[str, Any]:
         if not Path(path).is_file():
             raise SourceError(Location(str(path)), "no such file")
         reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""))
+        rows = 0
         try:
             for column in ("language", "category"):
                 if column not in (reader.fieldnames or []):
@@ -299,8 +337,11 @@ def tabulate_annotations(paths: Sequence[Path]) -> dict[str, Any]:
                         f"{category!r} is not one of {', '.join(CATEGORIES)}",
                     )
                 table[row["language"]][match] += 1
+                rows += 1
         except csv.Error as exc:  # a NUL byte, an unclosed quote at the end
             raise CultureBenchError(f"{path}, line {reader.line_num}: not a readable CSV ({exc})") from None
+        if not rows:
+            raise SourceError(Location(str(path)), "no annotated rows (only a header)")
     return {
         lang: {"n": sum(counts.values()), **{c: v / sum(counts.values()) for c, v in counts.items()}}
         for lang, counts in sorted(table.items())
@@ -311,6 +352,8 @@ def caption_share(count: Path) -> dict[str, Any]:
     """App. C: share of dishes with at least one caption mentioning any of their names, per
     name language (and for any name)."""
     mentions = _table(count, "mentions")
+    if not mentions:
+        raise CultureBenchError(f"{count}: the count's mentions table has no rows (no dish names counted)")
     dishes: dict[str, dict[str, int]] = defaultdict(dict)
     for row in mentions:
         dishes[row["dish_id"]][row["name_lang"]] = row["documents"]

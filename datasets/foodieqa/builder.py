@@ -25,6 +25,7 @@ N_OPTIONS = 4
 MAX_IMAGE_BYTES = 30_000_000
 MAX_PIXELS = 40_000_000
 IMAGE_LICENSE = "CC-BY-NC-ND-4.0"  # volunteer photos released with the dataset (paper, Section 3.2)
+SAMPLE_IMAGE_LICENSE = "CC0-1.0"  # the synthetic sample shipped in sample/ (drawn by culturebench)
 
 
 def read_records(path: Path, name: str) -> list[dict[str, Any]]:
@@ -93,6 +94,7 @@ class FoodieQABuilder(DatasetBuilder):
     def generate(self, sources: SourceSet, log: BuildLog) -> Rows:
         root = sources["mivqa"].path.parent
         self._images: dict[str, dict[str, Any]] = {}
+        self._license = SAMPLE_IMAGE_LICENSE if sources.is_sample else IMAGE_LICENSE
         multi = [self._multi(r, root) for r in self._records(sources, "mivqa")]
         single = [self._single(r, root) for r in self._records(sources, "sivqa")]
         text = [self._text(r, log) for r in self._records(sources, "textqa")]
@@ -142,7 +144,7 @@ class FoodieQABuilder(DatasetBuilder):
                 "width": info["width"],
                 "height": info["height"],
                 "phash": info["phash"],
-                "license": IMAGE_LICENSE,
+                "license": self._license,
             }
         return self._images[rel]
 

@@ -1,10 +1,14 @@
 """OpenAI-compatible chat-completions backend (``vllm serve``, ``transformers serve``, ...):
-concurrent requests with a bounded pool, timeouts, retries with exponential backoff on
-429/5xx and connection errors (``Retry-After`` honoured)."""
+concurrent requests with a connection pool sized to the concurrency, timeouts, retries with
+exponential backoff on 429/5xx, timeouts and dropped connections (``Retry-After`` honoured).
+An endpoint that cannot be reached at all (connection refused, host name not resolved) fails
+at once with one line naming the URL and how to set it: nothing listens there, and retrying
+would only delay the message."""
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,10 +31,18 @@ CLIENT_OPTIONS = (
         variable=True),
     Opt("concurrency", "int", 4, "Requests in flight.", minimum=1, maximum=1024),
     Opt("timeout", "float", 120.0, "Seconds per request.", minimum=0.001, maximum=86400),
-    Opt("max_retries", "int", 5, "Retries on 429, 5xx and connection errors (with backoff).",
+    Opt("max_retries", "int", 5, "Retries on 429, 5xx, timeouts and dropped connections (refused: none).",
         minimum=0, maximum=100),
 )  # fmt: skip
 CLIENT_CHUNK_PER_SLOT = 16  # requests handed over per call: 16 per slot in flight
+
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+HOW_TO_SET = (
+    "start the server there, or point at yours with --base-url URL "
+    "(--model-arg base_url=URL, or $OPENAI_BASE_URL); a hosted API such as OpenAI's "
+    "needs --base-url https://api.openai.com/v1 and OPENAI_API_KEY"
+)
 
 
 class EndpointError(CultureBenchError):
@@ -39,8 +51,9 @@ class EndpointError(CultureBenchError):
 
 class EndpointClient:
     """HTTP plumbing shared by the OpenAI-compatible backends: base URL checked at once, a
-    bounded thread pool, timeouts, retries with exponential backoff on 429/5xx and connection
-    errors (``Retry-After`` honoured), credentials never shown in errors."""
+    bounded thread pool and a connection pool of the same size, timeouts, retries with
+    exponential backoff on 429/5xx, timeouts and dropped connections (``Retry-After``
+    honoured), an unreachable endpoint reported at once, credentials never shown in errors."""
 
     def _init_client(
         self,
@@ -52,22 +65,41 @@ class EndpointClient:
         backoff_s: float,
         api_key_env: str = "OPENAI_API_KEY",
     ) -> None:
-        self.base_url = _checked_base_url(
-            base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1"
-        )
+        if base_url:
+            self.base_url_from = "--base-url"
+        elif os.environ.get("OPENAI_BASE_URL"):
+            self.base_url_from = "$OPENAI_BASE_URL"
+        else:
+            self.base_url_from = "the default, no --base-url given"
+        self.base_url = _checked_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self._session = None
+        self._session_lock = threading.Lock()
+
+    def session(self) -> Any:
+        """The shared ``requests.Session``, made once; its connection pool holds as many
+        connections as requests are in flight (no "Connection pool is full" discards)."""
+        import requests
+        from requests.adapters import HTTPAdapter
+
+        with self._session_lock:
+            if self._session is None:
+                session = requests.Session()
+                adapter = HTTPAdapter(pool_connections=1, pool_maxsize=max(self.concurrency, 1))
+                session.mount("http://", adapter)
+                session.mount("https://", adapter)
+                self._session = session
+            return self._session
 
     def post_json(self, path: str, body: dict[str, Any], request_id: str) -> Any:
         """``POST {base_url}/{path}`` with ``body``; the decoded JSON of a 200 answer."""
         import requests
 
-        if self._session is None:
-            self._session = requests.Session()
+        session = self.session()
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(getattr(self, "api_key_env", "OPENAI_API_KEY"))
         if key:
@@ -77,7 +109,7 @@ class EndpointClient:
         last: str = ""
         for attempt in range(self.max_retries + 1):
             try:
-                resp = self._session.post(url, json=body, headers=headers, timeout=self.timeout_s)
+                resp = session.post(url, json=body, headers=headers, timeout=self.timeout_s)
             except (
                 requests.exceptions.InvalidURL,
                 requests.exceptions.InvalidSchema,
@@ -88,6 +120,11 @@ class EndpointClient:
                     f"{shown}: {type(exc).__name__}: {redact(exc)} (configuration error, not retried)"
                 ) from None
             except requests.RequestException as exc:
+                unreachable = _unreachable(exc)
+                if unreachable:  # nothing listens there (or no such host): retrying only delays
+                    raise EndpointError(
+                        f"{shown}: {unreachable} ({self.base_url_from}); {HOW_TO_SET}"
+                    ) from None
                 last = f"{type(exc).__name__}: {redact(exc)}"
                 delay = self.backoff_s * 2**attempt
             else:
@@ -178,6 +215,28 @@ class OpenAIBackend(EndpointClient, Backend):
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench", "requests"])
+
+
+def _unreachable(exc: BaseException) -> str | None:
+    """Why the endpoint could not be reached at all ("connection refused", "cannot resolve
+    the host name"), or None for a failure worth retrying (timeouts, dropped connections)."""
+    import socket
+
+    from urllib3.exceptions import NameResolutionError
+
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo:
+        current = todo.pop()
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused: nothing listens there"
+        if isinstance(current, (NameResolutionError, socket.gaierror)):
+            return "cannot resolve the host name"
+        todo += [*current.args, getattr(current, "reason", None), current.__cause__, current.__context__]
+    return None
 
 
 def _checked_base_url(url: str) -> str:
