@@ -129,8 +129,8 @@ class _LineProgress:
         """Start a task (``total`` None: a count without a known end)."""
         with self._lock:
             task = len(self._tasks)
+            # no "started" line: a command refused right after it starts stays one line
             self._tasks[task] = _Task(description, total)
-            self._write(f"{description}: started")
         return task
 
     def update(

@@ -153,9 +153,24 @@ def check_writable(path: str | Path, flag: str = "--out") -> None:
     while not holder.exists() and holder != holder.parent:
         holder = holder.parent
     for folder in ([path] if path.is_dir() else []) + [holder]:
-        if not os.access(folder, os.W_OK | os.X_OK):
+        if not os.access(folder, os.W_OK | os.X_OK) or not _can_create_in(folder):
             where = "is" if folder == path else f"is in {folder}, which is"
             raise OutputRefused(f"{flag} {path} {where} not writable (read-only); nothing was written")
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be created in ``folder``: for root, whom mode bits do not stop, an
+    immutable folder or a read-only mount is found only by trying (a hidden file, removed at
+    once); for others the mode bits already answered."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return True
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".culturebench-probe-"):
+            return True
+    except OSError:
+        return False
 
 
 def check_output_file(

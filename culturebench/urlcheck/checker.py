@@ -106,8 +106,8 @@ class _HostGate:
     """At most ``limit`` requests in flight per host, starts at least ``delay`` apart; the
     waits end early (raising :class:`Stopped`) once ``stop`` is set."""
 
-    def __init__(self, limit: int, delay: float, stop: threading.Event) -> None:
-        self.limit, self.delay, self.stop = limit, delay, stop
+    def __init__(self, limit: int, delay: float, stop: threading.Event | None = None) -> None:
+        self.limit, self.delay, self.stop = limit, delay, stop or threading.Event()
         self._sems: dict[str, threading.Semaphore] = {}
         self._next: dict[str, float] = defaultdict(float)
         self._lock = threading.Lock()

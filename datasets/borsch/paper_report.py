@@ -625,6 +625,7 @@ def figure5_code_mixing(ctx: Context) -> Item:
     """Code-mixing share per corpus language (beside §4.2's shares, ``results.code_mixing``), and
     QA Jaccard / dish-name VQA accuracy per bin of the signed log occurrence difference."""
     from culturebench.datasets.borsch.corpus_analyses import code_mixing
+    from culturebench.errors import CultureBenchError
 
     corpora = _corpora(ctx)
     if not corpora:
@@ -633,7 +634,10 @@ def figure5_code_mixing(ctx: Context) -> Item:
     rows = []
     for lang, count in sorted(corpora.items()):
         qa, vqa = _qa_run(ctx, "origin-qa", lang), _qa_run(ctx, "dish-name-vqa", lang)
-        result = code_mixing(count, qa=qa.folder if qa else None, vqa=vqa.folder if vqa else None)
+        try:
+            result = code_mixing(count, qa=qa.folder if qa else None, vqa=vqa.folder if vqa else None)
+        except CultureBenchError as exc:  # e.g. a count of config uk: no name pairs to compare
+            return missing(ctx.ref, str(exc))
         n = result["n_dishes_distinct_names"]
         rows.append(
             Row(

@@ -107,11 +107,12 @@ def _chosen(dataset: str, tasks: list[str] | None) -> list[Any]:
 def _check_out(out: Path, dataset: str) -> None:
     """``out`` is new, empty, or an earlier export of ``dataset``, and not inside a release or
     run folder (:func:`~culturebench.outputs.check_parents`); anything else is refused."""
-    from culturebench.outputs import check_parents
+    from culturebench.outputs import check_parents, check_writable
 
     if out.is_symlink():
         raise UsageError(f"--out {out} is a symbolic link; give a real path (nothing was written)")
     check_parents(out, "--out")
+    check_writable(out, "--out")  # before any task is exported
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file, not a folder")
     if out.is_dir() and any(out.iterdir()):
