@@ -24,7 +24,7 @@ import ipaddress
 import re
 import socket
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
 from culturebench.errors import CultureBenchError
@@ -297,3 +297,17 @@ def redact(text: object) -> str:
     out = _USERINFO.sub(lambda m: f"{m['scheme']}***@", str(text))
     out = _SECRET_PARAM.sub(lambda m: f"{m['key']}***", out)
     return _BEARER.sub("***", out)
+
+
+def linked_errors(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it wraps (``args``, urllib3's ``reason``, ``__cause__``,
+    ``__context__``), each once: how a requests error is searched for its root cause."""
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo:
+        current = todo.pop()
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        todo += [*current.args, getattr(current, "reason", None), current.__cause__, current.__context__]

@@ -410,18 +410,10 @@ def _connect_failure(exc: BaseException) -> bool:
     never made: refused, unreachable, name not resolved, or timed out while connecting."""
     from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
-    seen: set[int] = set()
-    todo: list[object] = [exc]
-    while todo:
-        current = todo.pop()
-        if not isinstance(current, BaseException) or id(current) in seen:
-            continue
-        seen.add(id(current))
-        never_connected = (NewConnectionError, ConnectTimeoutError, _ResolveFailed, ConnectionRefusedError)
-        if isinstance(current, never_connected):
-            return True
-        todo += [*current.args, getattr(current, "reason", None), current.__cause__, current.__context__]
-    return False
+    from culturebench.safe_http import linked_errors
+
+    never_connected = (NewConnectionError, ConnectTimeoutError, _ResolveFailed, ConnectionRefusedError)
+    return any(isinstance(current, never_connected) for current in linked_errors(exc))
 
 
 def _interleave_by_host(items: Sequence[UrlItem]) -> list[UrlItem]:

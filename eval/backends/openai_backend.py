@@ -224,18 +224,13 @@ def _unreachable(exc: BaseException) -> str | None:
 
     from urllib3.exceptions import NameResolutionError
 
-    seen: set[int] = set()
-    todo: list[object] = [exc]
-    while todo:
-        current = todo.pop()
-        if not isinstance(current, BaseException) or id(current) in seen:
-            continue
-        seen.add(id(current))
+    from culturebench.safe_http import linked_errors
+
+    for current in linked_errors(exc):
         if isinstance(current, ConnectionRefusedError):
             return "connection refused: nothing listens there"
         if isinstance(current, (NameResolutionError, socket.gaierror)):
             return "cannot resolve the host name"
-        todo += [*current.args, getattr(current, "reason", None), current.__cause__, current.__context__]
     return None
 
 
