@@ -252,9 +252,12 @@ def _header(results: dict[str, Any]) -> list[str]:
     if model:
         sampling = sampling_of(model, coverage.get("seeds"))
         seeds = coverage.get("seeds")
+        revision = model.get("model_revision") or "not pinned (the model as found)"
+        weights = model.get("weights_sha256") or "not recorded"
+        shown = ", ".join(f"{k} {v}" for k, v in sampling.items()) if isinstance(sampling, dict) else sampling
         lines += [
-            f"- model revision: {model.get('model_revision')}; weights sha256: {model.get('weights_sha256')}",
-            f"- sampling: {sampling}"
+            f"- model revision: {revision}; weights sha256: {weights}",
+            f"- sampling: {shown or 'none'}"
             + (f"; seeds: {', '.join(map(str, seeds))}" if seeds else "")
             + f"; samples: {results.get('samples')}",
         ]
@@ -262,7 +265,10 @@ def _header(results: dict[str, Any]) -> list[str]:
         lines.append(
             f"- analysis inputs: {_short_inputs(prov.get('inputs'))}; items: {results.get('samples')}"
         )
-    lines.append(f"- skipped rows: {results.get('skipped_rows')}")
+    skipped = results.get("skipped_rows")
+    if isinstance(skipped, dict):  # reason -> rows
+        skipped = ", ".join(f"{why} {n}" for why, n in sorted(skipped.items())) or "none"
+    lines.append(f"- skipped rows: {skipped if skipped not in (None, [], '') else 'none'}")
     counted = {
         "invalid_outputs": "outputs that are not text (scored as failures)",
         "outputs_cut_for_scoring": "outputs scored on their first 20,000 characters only",

@@ -206,3 +206,22 @@ def test_breakdown_counts_are_integers_and_ids_sort_naturally() -> None:
     assert labels == ["Q1", "Q2", "Q3", "Q10", "Q11"]
     assert "8.00" not in text and "8.000" not in text and " 8 " in text + " "
     assert "None" not in text
+
+
+def test_a_run_report_prints_values_as_people_write_them(
+    wwd_release, tiny_model: Path, tmp_path: Path
+) -> None:
+    """report.md's provenance: no Python None or dict reprs (a model without a pinned revision
+    says so; the sampling is `key value` pairs)."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        ["eval", "run", "wwd", "--task", "country", "--local", str(wwd_release.folder),
+         "--model", str(tiny_model), "--limit", "1", "--max-new-tokens", "4", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = (out / "report.md").read_text(encoding="utf-8")
+    provenance = report.split("### Provenance", 1)[1]
+    assert "model revision: not pinned" in provenance
+    assert "None" not in provenance and "{" not in provenance, provenance
+    assert "- sampling: max_new_tokens 4" in provenance, provenance
