@@ -189,8 +189,12 @@ class DatasetBuilder(ABC):
         self._check_configs(rows, sources)
         if images is not None:
             from culturebench.images.policy import load_policy
-            from culturebench.images.stage import run_image_stage
+            from culturebench.images.stage import run_image_stage, with_sample_images
 
+            if sources.is_sample and images.mirror is None:
+                images = with_sample_images(images, Path(sources.origin))
+                if images.mirror is not None:
+                    step(f"images from the sample's drawn stand-ins ({images.mirror})")
             step("fetching, checking and hashing images")
             log.stats.update(run_image_stage(rows, load_policy(spec), images, log, image_progress))
 

@@ -150,6 +150,10 @@ def resolve_sources(spec: DatasetSpec, source: str | None = None) -> SourceSet:
         return _from_folder(spec, folder, kind)
     if is_url(source):
         return _from_url(spec, source)
+    if source == "sample" and not Path(source).is_dir():  # the sample shipped with culturebench
+        if not spec.sample_dir.is_dir():
+            raise SourceError(Location(str(spec.folder)), f"{spec.name} ships no sample")
+        return _from_folder(spec, spec.sample_dir, "sample")
     folder = Path(source)
     if not folder.is_dir():
         raise SourceError(Location(redact(source)), "source is neither a folder nor an http(s) URL")

@@ -44,7 +44,7 @@ def _authors(field: str) -> str:
 
 
 def paper_reference(spec: DatasetSpec) -> str:
-    """The paper as people cite it: authors, year, title, venue and arXiv id, read from the
+    """The paper as people cite it: authors, year, title, venue, DOI and arXiv id, read from the
     ``citation:`` BibTeX of ``dataset.yaml`` (``paper_title`` alone when there is none)."""
     fields = _bibtex_fields(str(spec.raw.get("citation", "")))
     title = fields.get("title") or str(spec.raw.get("paper_title", "")).strip()
@@ -57,6 +57,9 @@ def paper_reference(spec: DatasetSpec) -> str:
     venue = fields.get("booktitle") or fields.get("journal")
     if venue:
         parts.append(venue)
+    doi = fields.get("doi")
+    if doi:
+        parts.append(f"[doi:{doi}](https://doi.org/{doi})")
     eprint = fields.get("eprint")
     if eprint and fields.get("archiveprefix", "arxiv").lower() == "arxiv":
         parts.append(f"[arXiv:{eprint}](https://arxiv.org/abs/{eprint})")

@@ -283,6 +283,12 @@ def _fit_table(
             k = max(grow, key=lambda k: natural(k) - widths[k])
             widths[k] += 1
             room -= 1
+    room = width - 2 * (len(keep) - 1) - sum(widths.values())
+    for k in sorted(keep, key=lambda k: len(columns[k][0]) - widths[k]):  # whole headers, if room
+        extra = len(columns[k][0]) - widths[k]
+        if 0 < extra <= room:
+            widths[k] += extra
+            room -= extra
     table = Table(
         title=title,
         box=box.SIMPLE_HEAD,
@@ -318,9 +324,9 @@ def _wrap_words(text: str, width: int) -> str:
 
 def _count(value: Any) -> str:
     """A count as an integer with thousands separators (blank when there is none)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
-        return f"{int(value):,}"
-    return _plain(value)
+    from culturebench.eval.run_report import count_text
+
+    return count_text(value) if value is not None and not isinstance(value, bool) else _plain(value)
 
 
 def _print_fitted(table: Table, dropped: list[str], where: str = "") -> None:
@@ -369,8 +375,9 @@ def build_cmd(
     source: Annotated[
         str | None,
         typer.Option(
-            help="Folder with the upstream files, or base URL of the upstream repo at a pinned "
-            "commit. Default: ../shared/upstream/<name> if present, else the shipped sample."
+            help="Folder with the upstream files, base URL of the upstream repo at a pinned "
+            "commit, or 'sample' (the shipped sample). Default: ../shared/upstream/<name> if "
+            "present, else the shipped sample."
         ),
     ] = None,
     out: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
@@ -1141,19 +1148,13 @@ def _print_headlines(title: str, metrics: dict) -> None:
     _print_fitted(*_fit_table(f"{title}: headline metrics", columns, rows))
 
 
-def _is_count_name(column: str) -> bool:
-    """Whether a breakdown column holds counts (``n``, ``n_items``, ``count``, ``items``)."""
-    name = column.lower()
-    return name in ("n", "count", "items", "samples") or name.startswith("n_") or name.endswith("_count")
-
-
 def _print_breakdown(title: str, rows: dict, limit: int = 40) -> None:
-    from culturebench.eval.run_report import cell_text
+    from culturebench.eval.run_report import cell_text, is_count_column
 
     columns = list(dict.fromkeys(k for row in rows.values() for k in row if cell_text(row[k])))
 
     def cell(column: str, value: Any) -> str:  # a count reads 8, not 8.000
-        if _is_count_name(column) and isinstance(value, (int, float)) and float(value).is_integer():
+        if is_count_column(column) and isinstance(value, (int, float)) and float(value).is_integer():
             return _count(value)
         return cell_text(value)
 
@@ -1341,17 +1342,22 @@ def eval_compare_cmd(
             soft_wrap=True,
         )
         raise typer.Exit(EXIT_BAD_INPUT)
-    table = Table(title=f"A = {a}   B = {b}")
     runs = any(row.get("items") for row in rows)
-    heads = ["group", "metric", "A", "B", "B - A", "95% CI of B - A"] + (["items A/B/shared"] if runs else [])
-    for col in heads:
-        table.add_column(col, justify="left" if col in ("group", "metric") else "right")
+    columns = [("group", "text"), ("metric", "text"), ("A", "num"), ("B", "num"), ("B - A", "num"),
+               ("95% CI of B - A", "word")] + ([("items A/B/shared", "word")] if runs else [])  # fmt: skip
+    cells = []
     for row in rows:
-        cells = [f"{row['a']:.3f}", f"{row['b']:.3f}", f"{row['difference']:+.3f}", interval_text(row)]
+        line = [escape(row["group"]), escape(row["metric"]), f"{row['a']:.3f}", f"{row['b']:.3f}",
+                f"{row['difference']:+.3f}", escape(interval_text(row))]  # fmt: skip
         if runs:
-            cells.append("/".join(map(str, row["items"])) if row.get("items") else "")
-        table.add_row(escape(row["group"]), escape(row["metric"]), *cells)
-    console.print(table)
+            line.append("/".join(map(str, row["items"])) if row.get("items") else "")
+        cells.append(line)
+    _print_fitted(
+        *_fit_table(
+            f"A = {escape(str(a))}   B = {escape(str(b))}", columns, cells, drop=("items A/B/shared",)
+        ),
+        " (--out writes them all)" if out else "",
+    )
     if runs:
         console.print(escape(items_line(rows)), soft_wrap=True)
         for warning in warnings(rows):
@@ -1384,13 +1390,11 @@ def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: 
         )
         raise typer.Exit(EXIT_BAD_INPUT)
     d = printed.digits
-    table = Table(title=f"{table_file} vs {printed.source} (printed)")
-    for col in ("row", "column", "ours", "printed", "printed - ours", "equal"):
-        table.add_column(col, justify="left" if col in ("row", "column", "equal") else "right")
-    for row in rows:
-        *cells, same = printed_row(row, d, no="[red]no[/]")  # `same` holds no text of the table's
-        table.add_row(*(escape(text) for text in cells), same)
-    console.print(table)
+    columns = [("row", "text"), ("column", "text"), ("ours", "word"), ("printed", "word"),
+               ("printed - ours", "num"), ("equal", "word")]  # fmt: skip
+    cells = [[escape(text) for text in printed_row(row, d)] for row in rows]
+    title = f"{escape(str(table_file))} vs {escape(str(printed.source))} (printed)"
+    _print_fitted(*_fit_table(title, columns, cells))
     console.print(tally(rows, printed))
     if out:
         from culturebench.atomic import write_text_atomic

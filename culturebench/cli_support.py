@@ -151,6 +151,10 @@ class _LineProgress:
                 state.description = description
                 if state.total is None and completed is None and advance is None:
                     self._line(state, now)  # a build step: say which
+                else:  # a new stage counted on the same task (a pipeline): its own steps, rate, ETA
+                    state.started, state.base, state.base_at = now, None, None
+                    state.step, state.finished, state.completed = -1, False, 0.0
+                    state.last_line = now
             if total is not None:
                 state.total = total
             if advance is not None:
@@ -362,7 +366,8 @@ ImagesOption = Annotated[
     bool, typer.Option("--images", help="Run the image stage: fetch, verify, hash, licence, embed.")
 ]
 ImageMirrorOption = Annotated[
-    str | None, typer.Option("--image-mirror", help="Base URL serving the upstream image paths.")
+    str | None,
+    typer.Option("--image-mirror", help="Base URL or local folder serving the upstream image paths."),
 ]
 OfflineImagesOption = Annotated[
     bool, typer.Option("--offline-images", help="Use only images already in the cache (no network).")

@@ -126,7 +126,7 @@ def read_run_samples(folder: Path) -> list[dict[str, Any]]:
     line of an id wins, as the run's own reader has it). A line that is not JSON is an error
     naming the file and the line; a last line cut short (no newline, not JSON) says the file
     was truncated."""
-    from culturebench.eval.run_folder import SAMPLES
+    from culturebench.eval.run_folder import SAMPLES, parse_sample_lines
 
     path = Path(folder) / SAMPLES
     try:
@@ -136,28 +136,16 @@ def read_run_samples(folder: Path) -> list[dict[str, Any]]:
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise CultureBenchError(f"{path}, line {line}: not UTF-8 text") from None
-    lines = text.split("\n")  # not splitlines(): an answer may hold U+2028 and friends
-    out: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            sample = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            if number == len(lines):  # the last line, without its newline
-                raise CultureBenchError(
-                    f"{path}, line {number}: truncated (the last line is cut short: {why}); the run's "
-                    "samples are incomplete: resume or re-run it"
-                ) from None
-            raise CultureBenchError(f"{path}, line {number}: not a JSON sample ({why})") from None
-        if not isinstance(sample, dict) or not isinstance(sample.get("id"), str):
-            raise CultureBenchError(f"{path}, line {number}: not a sample (no string 'id')")
-        if sample["id"] not in seen:
-            seen.add(sample["id"])
-            out.append(sample)
-    return out
+
+    def cut_or_not_json(why: str, last: bool) -> str:
+        if last:  # the last line, without its newline
+            return (
+                f"truncated (the last line is cut short: {why}); the run's samples are incomplete: "
+                "resume or re-run it"
+            )
+        return f"not a JSON sample ({why})"
+
+    return parse_sample_lines(text, str(path), CultureBenchError, not_json=cut_or_not_json)
 
 
 def build(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -70,37 +70,57 @@ def read_samples(
     if keep != raw:
         with open(path, "r+b") as handle:
             handle.truncate(len(keep))
+
+    def corrupt(why: str, _last: bool) -> str:
+        return f"corrupt sample (not JSON: {why}); delete the line to regenerate that sample"
+
+    def of_this_run(sample: dict[str, Any]) -> str | None:
+        if run_key is not None and sample.get("run") != run_key:
+            return (
+                f"sample {sample['id']!r} belongs to another run (run key {sample.get('run')!r}, "
+                f"this run {run_key!r}); use another --out"
+            )
+        if expected_ids is not None and sample["id"] not in expected_ids:
+            return f"sample {sample['id']!r} is not a request of this run; use another --out"
+        return None
+
+    text = keep.decode("utf-8", errors="replace")
+    return parse_sample_lines(text, str(path), SamplesError, not_json=corrupt, check=of_this_run)
+
+
+def parse_sample_lines(
+    text: str,
+    where: str,
+    error: type[Exception],
+    *,
+    not_json: Callable[[str, bool], str],
+    check: Callable[[dict[str, Any]], str | None] | None = None,
+) -> list[dict[str, Any]]:
+    """The samples of a ``samples.jsonl`` text, each id once (the first line of an id wins).
+    Lines are split at ``\\n`` only: ``str.splitlines()`` also splits at U+2028, U+0085 ...,
+    which a model's answer may hold and ``json_text`` writes raw. A line that is not JSON
+    raises ``error`` with ``not_json(why, is_last_line)``; one that is not an object
+    with a string ``id``, or that ``check`` refuses (its message), raises ``error`` too,
+    each naming ``where`` and the line."""
+    lines = text.split("\n")
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    # split at "\n" only: str.splitlines() also splits at U+2028, U+0085 ..., which a model's
-    # answer may hold and json_text writes raw
-    for line_no, line in enumerate(keep.decode("utf-8", errors="replace").split("\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             sample = json.loads(line)
         except (json.JSONDecodeError, RecursionError) as exc:
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            raise SamplesError(
-                f"{path}, line {line_no}: corrupt sample (not JSON: {why}); delete the line to "
-                "regenerate that sample"
-            ) from None
+            raise error(f"{where}, line {number}: {not_json(why, number == len(lines))}") from None
         if not isinstance(sample, dict) or not isinstance(sample.get("id"), str):
-            raise SamplesError(f"{path}, line {line_no}: not a sample (no string 'id')")
-        if run_key is not None and sample.get("run") != run_key:
-            raise SamplesError(
-                f"{path}, line {line_no}: sample {sample['id']!r} belongs to another run "
-                f"(run key {sample.get('run')!r}, this run {run_key!r}); use another --out"
-            )
-        if expected_ids is not None and sample["id"] not in expected_ids:
-            raise SamplesError(
-                f"{path}, line {line_no}: sample {sample['id']!r} is not a request of this run; "
-                "use another --out"
-            )
-        if sample["id"] in seen:
-            continue
-        seen.add(sample["id"])
-        out.append(sample)
+            raise error(f"{where}, line {number}: not a sample (no string 'id')")
+        problem = check(sample) if check else None
+        if problem:
+            raise error(f"{where}, line {number}: {problem}")
+        if sample["id"] not in seen:
+            seen.add(sample["id"])
+            out.append(sample)
     return out
 
 

@@ -96,6 +96,20 @@ def _headline(group: str, metric: str, value: Any, n: Any) -> Headline | None:
     return None
 
 
+def is_count_column(name: str) -> bool:
+    """Whether a column or key holds counts (``n``, ``n_items``, ``count``, ``items``,
+    ``samples``, ``*_count``): printed as whole numbers, never ``8.000``."""
+    name = name.lower()
+    return name in ("n", "count", "items", "samples") or name.startswith("n_") or name.endswith("_count")
+
+
+def count_text(value: Any) -> str:
+    """A count as people write it: ``8`` and ``1,204``, not ``8.0``; other values unchanged."""
+    if _is_number(value) and float(value).is_integer():
+        return f"{int(value):,}"
+    return "" if value is None else str(value)
+
+
 def _is_count(key: str) -> bool:
     """``n`` and ``n_*`` are sample sizes shown beside the metrics, not metrics."""
     return key == "n" or key.startswith("n_")
@@ -201,7 +215,10 @@ def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
                 value = {"mean": value, "ci95": row["ci95"]}
             elif with_sem and column == "mean" and _is_number(value) and _is_number(row.get("sem")):
                 value = {"mean": value, "sem": row["sem"]}
-            cells.append(cell_text(value, row.get("n")))
+            if is_count_column(column) and _is_number(value) and float(value).is_integer():
+                cells.append(count_text(value))
+            else:
+                cells.append(cell_text(value, row.get("n")))
         lines.append(md_row([label, *cells]))
     if len(rows) > MAX_BREAKDOWN_ROWS:
         lines.append(f"| ... {len(rows) - MAX_BREAKDOWN_ROWS} more rows in results.json | |")
@@ -216,7 +233,7 @@ def headline_table(metrics: Mapping[str, Any]) -> list[str]:
     dishes = _unit_counts(metrics)
     lines = ["| group | metric | value (95% CI or ± SEM) | n |", "| --- | --- | --- | ---: |"]
     for h in items:
-        n = "" if h.n is None else str(h.n)
+        n = count_text(h.n)
         if n and h.group in dishes:
             n += f" ({dishes[h.group]})"
         lines.append(md_row([h.group, h.metric, h.formatted(), n]))
@@ -228,7 +245,7 @@ def _unit_counts(metrics: Mapping[str, Any]) -> dict[str, str]:
     out = {}
     blocks = {"all": metrics, **{str(k): v for k, v in metrics.items() if _is_group(v)}}
     for group, block in blocks.items():
-        parts = [f"{v} {k[2:]}" for k, v in block.items() if k.startswith("n_") and _is_number(v)]
+        parts = [f"{count_text(v)} {k[2:]}" for k, v in block.items() if k.startswith("n_") and _is_number(v)]
         if parts:
             out[group] = ", ".join(parts)
     return out

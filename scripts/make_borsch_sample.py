@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,6 +64,8 @@ def main(src: Path) -> None:
         writer.writeheader()
         writer.writerows(keep)
     print(f"sample: {len(ru_ids)} ru, {len(uk_ids)} uk, {len(chosen)} parallel, {len(keep)} images")
+    # the photos are not ours to ship: draw stand-ins and point the manifest at them
+    subprocess.run([sys.executable, str(OUT / "make_images.py")], check=True)
 
 
 if __name__ == "__main__":

@@ -9,18 +9,20 @@ import json
 import random
 from pathlib import Path
 
-DISHES = [
-    ("宫保鸡丁", "Kung Pao chicken", "川菜", "四川"),
-    ("小笼包", "xiaolongbao", "苏菜", "上海"),
-    ("北京烤鸭", "Peking duck", "京菜", "北京"),
-    ("肠粉", "rice noodle roll", "粤菜", "广东"),
-    ("兰州拉面", "Lanzhou beef noodles", "西北菜", "甘肃"),
-    ("剁椒鱼头", "steamed fish head with chillies", "湘菜", "湖南"),
-    ("锅包肉", "double-cooked pork slices", "东北菜", "黑龙江"),
-    ("佛跳墙", "Buddha jumps over the wall", "闽菜", "福建"),
-]
-REGIONS = ["四川", "上海", "北京", "广东", "甘肃", "湖南", "黑龙江", "福建"]
-REGIONS_EN = ["Sichuan", "Shanghai", "Beijing", "Guangdong", "Gansu", "Hunan", "Heilongjiang", "Fujian"]
+
+def _shipped_sample_tables():
+    """The dish and region tables of the shipped sample's generator
+    (``datasets/foodieqa/sample/make_sample.py``): one list of made-up dishes for both."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "datasets" / "foodieqa" / "sample" / "make_sample.py"
+    spec = importlib.util.spec_from_file_location("foodieqa_make_sample", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.DISHES, module.REGIONS, module.REGIONS_EN
+
+
+DISHES, REGIONS, REGIONS_EN = _shipped_sample_tables()
 
 
 def _photo(path: Path, seed: int) -> None:

@@ -18,19 +18,23 @@ def write_image_source(
     image_bytes: Callable[[int, dict[str, str]], tuple[bytes, bytes]],
     licensed: Callable[[int], bool],
 ) -> tuple[Path, Path, dict[str, dict], list[dict[str, str]]]:
-    """Copy the BORSCH sample to ``tmp_path/source`` and serve images from ``tmp_path/served``.
+    """Copy the BORSCH sample's rows to ``tmp_path/source`` with an upstream-shaped image
+    manifest (no licence columns, no drawn images beside it) and serve images from
+    ``tmp_path/served``.
     ``image_bytes(k, row)`` gives (the bytes the manifest pins, the bytes the server sends);
     ``licensed(k)`` puts row k on the Commons replay (CC BY-SA 4.0). Returns (source, served,
     Commons titles, manifest rows)."""
     source = tmp_path / "source"
-    shutil.copytree(REPO / "datasets" / "borsch" / "sample", source)
+    shutil.copytree(
+        REPO / "datasets" / "borsch" / "sample", source, ignore=shutil.ignore_patterns("images", "*.py")
+    )
     for path in source.iterdir():
         path.chmod(0o644)
     served = tmp_path / "served"
     with open(source / "images_manifest.csv", encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
-        fields = list(reader.fieldnames or [])
-        rows = list(reader)
+        fields = ["language", "dish_id", "file", "sha256", "size", "path"]  # upstream's columns
+        rows = [{f: row[f] for f in fields} for row in reader]
     titles: dict[str, dict] = {}
     for k, row in enumerate(rows):
         pinned, sent = image_bytes(k, row)

@@ -135,3 +135,18 @@ def test_foodieqa_builds_offline_from_its_synthetic_sample(tmp_path: Path, monke
     sample = Path(load_spec("foodieqa").sample_dir)
     assert "synthetic" in (sample / "SAMPLE.md").read_text(encoding="utf-8").lower()
     assert "CC0" in (sample / "SAMPLE.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["borsch", "wwd", "rubin", "foodieqa", "ash"])
+def test_one_paper_per_dataset_named_the_same_everywhere(name: str) -> None:
+    """``paper_title``, the citation's title, and paper.yaml's ``reference`` (what the card's
+    "Differences from the paper" cites) name one paper: the one whose text the tables are
+    compared with."""
+    import yaml
+
+    spec = load_spec(name)
+    title = str(spec.raw["paper_title"]).strip()
+    assert f"*{title}*" in paper_reference(spec)
+    paper = yaml.safe_load((spec.folder / "paper.yaml").read_text(encoding="utf-8"))
+    assert title in paper["reference"] and "shared/papers" not in paper["reference"]
+    assert paper_source(paper) == paper["reference"]

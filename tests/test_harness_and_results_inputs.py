@@ -218,6 +218,28 @@ def test_an_inspect_log_without_samples_is_an_error_naming_it(inspect_log: Path,
         assert not out.exists()
 
 
+def test_an_unfinished_inspect_log_says_its_status_in_words(inspect_log: Path, tmp_path: Path) -> None:
+    """A log whose run ended in an error or was cancelled names its status (Inspect's writers
+    refuse a log without one; the reader says "records no status" rather than "None")."""
+
+    def errored(log) -> None:
+        log.status = "error"
+
+    def cancelled(log) -> None:
+        log.status = "cancelled"
+
+    cases = {
+        "error.json": (_edited(inspect_log, tmp_path / "error.json", errored, "json"), "(status error)"),
+        "cancelled.eval": (_edited(inspect_log, tmp_path / "c.eval", cancelled), "(status cancelled)"),
+    }
+    for name, (path, message) in cases.items():
+        out = tmp_path / f"out-{name}"
+        code, output = _cli("eval", "score", "wwd", "--generations", str(path), "--out", str(out))
+        line = _one_line(output)
+        assert code == 2 and "did not finish" in line and message in line, (name, line)
+        assert "None" not in line and not out.exists()
+
+
 def _ids_and_outputs(folder: Path) -> dict[str, str]:
     lines = (folder / "samples.jsonl").read_text("utf-8").splitlines()
     return {s["id"]: s["output"] for s in map(json.loads, lines)}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -18,24 +17,13 @@ DATASETS = ("ash", "borsch", "foodieqa", "rubin", "wwd")
 
 
 def _clean_copy(dest: Path) -> Path:
-    """The working tree as git sees it (tracked + untracked-not-ignored files): a wheel built
-    in the checkout itself would reuse a stale ``build/`` folder and ship deleted modules."""
-    listed = (
-        subprocess.run(
-            ["git", "-C", str(REPO), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            check=True,
-            capture_output=True,
-        )
-        .stdout.decode()
-        .split("\0")
-    )
-    for rel in filter(None, listed):
-        source = REPO / rel
-        if source.is_file():
-            target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    return dest
+    """The working tree as git sees it (tests/tree_copy.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tree_copy", Path(__file__).with_name("tree_copy.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.clean_copy(dest)
 
 
 @pytest.fixture(scope="module")

@@ -86,6 +86,30 @@ def test_progress_lines_at_steps_and_interval_with_rate_and_eta(monkeypatch, cap
     assert len(lines) <= 11 + 4, lines  # the 0..100% steps and a few heartbeats
 
 
+def test_each_stage_of_one_task_has_its_own_lines(monkeypatch, capsys) -> None:
+    """A pipeline counts its stages on one task, renaming it: a stage after a finished one
+    still writes its steps and heartbeats (the §5 image stage was silent for over 30 s)."""
+    from culturebench import cli_support
+
+    monkeypatch.setenv("CULTUREBENCH_PROGRESS_INTERVAL", "0.3")
+    cli_support.set_quiet(False)
+    with cli_support.progress_bar() as bar:
+        job = bar.add_task("pipeline", total=None)
+        for done in range(7):
+            bar.update(job, description="1-description", completed=done, total=6)
+        bar.update(job, description="3-images", completed=0, total=12)
+        time.sleep(0.8)  # a slow first image: the heartbeat says the stage is alive
+        for done in range(1, 13):
+            bar.update(job, description="3-images", completed=done, total=12)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("1-description: 0/6 (0%)")
+    assert any(x.startswith("1-description: 6/6") for x in lines)
+    images = [line for line in lines if line.startswith("3-images: ")]
+    assert images[0].startswith("3-images: 0/12 (0%)"), lines
+    assert sum(line.startswith("3-images: 0/12") for line in images) >= 2, lines  # and a heartbeat
+    assert images[-1].startswith("3-images: 12/12 (100%)"), lines
+
+
 def test_quiet_shows_no_progress(monkeypatch, capsys) -> None:
     from culturebench import cli_support
 

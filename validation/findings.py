@@ -87,6 +87,7 @@ class ValidationReport:
     def render(self, console=None) -> None:
         """Print a readable report (a table per failing check) with rich."""
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         console = console or Console()
@@ -100,12 +101,14 @@ class ValidationReport:
             console.print(f"{mark} {check}" + (f" ({len(items)} finding(s))" if items else ""))
             if not items:
                 continue
+            # within the console's width (80 columns in a pipe), nothing cut: a long path or
+            # message folds onto the next line, severity never wraps, markup-like text is text
             table = Table(show_header=True, header_style="bold", pad_edge=False, expand=False)
-            table.add_column("severity")
-            table.add_column("where")
-            table.add_column("problem", overflow="fold")
+            table.add_column("severity", no_wrap=True)
+            table.add_column("where", overflow="fold", ratio=2)
+            table.add_column("problem", overflow="fold", ratio=3)
             for item in items[:MAX_SHOWN_PER_CHECK]:
-                table.add_row(item.severity, item.where(), item.message)
+                table.add_row(item.severity, escape(item.where()), escape(item.message))
             console.print(table)
             if len(items) > MAX_SHOWN_PER_CHECK:
                 console.print(f"  ... and {len(items) - MAX_SHOWN_PER_CHECK} more")

@@ -109,6 +109,11 @@ def fetch_images(
             cached = cache.get(req.sha256)
             if cached is not None:
                 return FetchResult(req.key, cached, req.sha256, from_cache=True)
+        if req.url.startswith("file:"):  # a local mirror folder: no network, same checks
+            data = read_local(req.url, max_bytes)
+            if isinstance(data, str):
+                return FetchResult(req.key, None, None, data)
+            return verified(req, data)
         if offline:
             return FetchResult(req.key, None, None, "unavailable")
         try:
@@ -131,6 +136,9 @@ def fetch_images(
             return FetchResult(req.key, None, None, "timeout")
         except (http.RequestException, OSError):
             return FetchResult(req.key, None, None, "unavailable")
+        return verified(req, data)
+
+    def verified(req: FetchRequest, data: bytes) -> FetchResult:
         sha = sha256_bytes(data)
         if req.sha256 and sha != req.sha256:
             return FetchResult(req.key, None, sha, "checksum_mismatch")
@@ -145,6 +153,19 @@ def fetch_images(
         if progress:
             progress(done, len(requests))
     return {req.key: results[req.key] for req in requests}  # request order, not completion order
+
+
+def read_local(url: str, max_bytes: int) -> bytes | str:
+    """The bytes of a ``file://`` URL, or the failure reason (``unavailable``, ``too_large``)."""
+    from urllib.parse import unquote, urlsplit
+
+    path = Path(unquote(urlsplit(url).path))
+    try:
+        if path.stat().st_size > max_bytes:
+            return "too_large"
+        return path.read_bytes()
+    except OSError:
+        return "unavailable"
 
 
 def run_stoppable(

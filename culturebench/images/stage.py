@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,6 +35,16 @@ class ImageOptions:
     # the share of distinct images that must be fetched and decoded (``--min-images-fetched``);
     # a stage that fetched none of its images fails whatever this is
     min_fetched: float = 0.0
+
+
+def with_sample_images(options: ImageOptions, sample_folder: Path) -> ImageOptions:
+    """A build from a shipped sample that has an ``images/`` folder (drawn stand-ins at the
+    upstream paths, see the sample's SAMPLE.md) reads its images from there unless
+    ``--image-mirror`` says otherwise, so the sample's image stage needs no network."""
+    local = sample_folder / "images"
+    if options.mirror is not None or not local.is_dir():
+        return options
+    return replace(options, mirror=str(local))
 
 
 class ImageStageFailed(BuildError):
@@ -62,6 +73,11 @@ def image_records(
                         yield record
 
 
+def is_web_url(location: str) -> bool:
+    """Whether ``location`` is an http(s) URL (else a local folder or ``file://`` URL)."""
+    return urlsplit(location).scheme in {"http", "https"}
+
+
 def download_url(url: str) -> str:
     """Where to download an image page's bytes (Google Drive file pages -> direct download)."""
     match = re.search(r"drive\.google\.com/(?:file/d/([\w-]+)|open\?id=([\w-]+))", url)
@@ -72,9 +88,12 @@ def download_url(url: str) -> str:
 
 def fetch_location(record: dict[str, Any], mirror: str | None) -> str:
     """Fetch from a mirror when given: by upstream path when the record has one, else by
-    ``<host>/<path>`` of its URL; otherwise from the URL itself."""
+    ``<host>/<path>`` of its URL; otherwise from the URL itself. A mirror that is not an
+    http(s) URL is a local folder laid out the same way (a ``file://`` location)."""
     if not mirror:
         return download_url(record["url"])
+    if not is_web_url(mirror):
+        mirror = Path(mirror).resolve().as_uri()
     base = mirror.rstrip("/") + "/"
     if record.get("upstream_path"):
         return base + record["upstream_path"]

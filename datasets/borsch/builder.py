@@ -260,6 +260,7 @@ class BorschBuilder(DatasetBuilder):
                     action="sha256 and size_bytes left null",
                     where=row.loc("sha256"),
                 )
+            known = self._known_licence(row)
             dish["images"].append(
                 {
                     "image": None,
@@ -279,6 +280,7 @@ class BorschBuilder(DatasetBuilder):
                     "author": None,
                     "attribution": None,
                     "source_page": None,
+                    **known,
                 }
             )
         for language, table in tables.items():
@@ -311,6 +313,17 @@ class BorschBuilder(DatasetBuilder):
                             field="sha256",
                         )
         return len(rows)
+
+    @staticmethod
+    def _known_licence(row: SourceRow) -> dict[str, str]:
+        """The licence columns a manifest may carry (``license``, ``author``, ``attribution``,
+        ``source_page``; the shipped sample's drawn images have them, upstream's list does not):
+        filled ones replace the defaults, so the image stage needs no Commons lookup for them."""
+        return {
+            column: str(row.values[column]).strip()
+            for column in ("license", "author", "attribution", "source_page")
+            if str(row.values.get(column) or "").strip()
+        }
 
     def read_parallel(
         self, tables: dict[str, dict[int, dict[str, Any]]], sources: SourceSet, log: BuildLog

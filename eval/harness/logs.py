@@ -94,7 +94,9 @@ def read_inspect(path: Path) -> HarnessLog:
         raise SourceError(Location(path.name), f"not a readable Inspect log: {first}") from None
     if log.status != "success":
         raise SourceError(
-            Location(path.name), f"Inspect log of a run that did not finish (status {log.status})"
+            Location(path.name),
+            "Inspect log of a run that did not finish "
+            + (f"(status {log.status})" if log.status else "(the log records no status)"),
         )
     info = (log.eval.metadata or {}).get("culturebench") or {}
     dataset, task = _task_of(path, info.get("dataset"), info.get("task"), log.eval.task)
