@@ -122,6 +122,8 @@ def test_wheel_ships_declarative_data(wheel: Path) -> None:
         "datasets/borsch/CHANGELOG.md",
         "datasets/borsch/images_manifest.csv",
         "datasets/borsch/sample/RU_DATA.xlsx",
+        "datasets/borsch/sample/images_manifest.csv",
+        "datasets/borsch/sample/images/data/RU/images/1/image_849.png",  # the drawn stand-ins
         "cards/templates/dataset_card.md.j2",
         "datasets/borsch/prompts.yaml",
         "eval/data/country_aliases.yaml",
