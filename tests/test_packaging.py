@@ -60,7 +60,8 @@ def test_wheel_has_a_single_top_level_package(wheel: Path) -> None:
         "cards/croissant.py",
         "cards/paper.py",
         "eval/__init__.py",
-        "cli.py",
+        "cli/application.py",
+        "cli/__main__.py",
         "registry.py",
         "release/pipeline.py",
         "eval/runner.py",
@@ -71,7 +72,7 @@ def test_wheel_has_a_single_top_level_package(wheel: Path) -> None:
         "datasets/borsch/sections.py",
         "eval/run_folder.py",
         "eval/dataset_ref.py",
-        "cli_options.py",
+        "cli/options.py",
         "datasets/rubin/cli.py",
         "datasets/ash/cli.py",
     ):

@@ -195,12 +195,11 @@ def test_tables_fit_80_columns_and_never_break_a_word(args: list[str]) -> None:
 
 
 def test_breakdown_counts_are_integers_and_ids_sort_naturally() -> None:
-    from culturebench.cli import _print_breakdown
-    from culturebench.cli_support import console
+    from culturebench.cli.output import console, print_breakdown
 
     rows = {f"Q{k}": {"n": 8.0, "accuracy": 0.5} for k in (1, 10, 11, 2, 3)}
     with console.capture() as captured:
-        _print_breakdown("per question", rows)
+        print_breakdown("per question", rows)
     text = captured.get()
     labels = [line.split()[0] for line in text.splitlines() if line.strip().startswith("Q")]
     assert labels == ["Q1", "Q2", "Q3", "Q10", "Q11"]

@@ -351,7 +351,7 @@ def test_progress_counts_bytes_of_the_shards_to_the_end(borsch_release, tmp_path
 def test_a_count_on_a_terminal_shows_size_rate_and_eta(borsch_release, tmp_path: Path, monkeypatch) -> None:
     from rich.console import Console
 
-    from culturebench import cli_support
+    from culturebench.cli import progress as cli_support
 
     screen = io.StringIO()
     terminal = Console(file=screen, force_terminal=True, width=200, color_system=None)

@@ -64,7 +64,7 @@ def earlier_release(source: Path, out: Path) -> bytes:
 def test_progress_lines_at_steps_and_interval_with_rate_and_eta(monkeypatch, capsys) -> None:
     """Off a terminal: one line when a task starts, one per 10% step (not per update) with
     done/total, rate and ETA, and a heartbeat line when a step takes longer than the interval."""
-    from culturebench import cli_support
+    from culturebench.cli import progress as cli_support
 
     monkeypatch.setenv("CULTUREBENCH_PROGRESS_INTERVAL", "0.3")
     cli_support.set_quiet(False)
@@ -89,7 +89,7 @@ def test_progress_lines_at_steps_and_interval_with_rate_and_eta(monkeypatch, cap
 def test_each_stage_of_one_task_has_its_own_lines(monkeypatch, capsys) -> None:
     """A pipeline counts its stages on one task, renaming it: a stage after a finished one
     still writes its steps and heartbeats (the §5 image stage was silent for over 30 s)."""
-    from culturebench import cli_support
+    from culturebench.cli import progress as cli_support
 
     monkeypatch.setenv("CULTUREBENCH_PROGRESS_INTERVAL", "0.3")
     cli_support.set_quiet(False)
@@ -111,7 +111,7 @@ def test_each_stage_of_one_task_has_its_own_lines(monkeypatch, capsys) -> None:
 
 
 def test_quiet_shows_no_progress(monkeypatch, capsys) -> None:
-    from culturebench import cli_support
+    from culturebench.cli import progress as cli_support
 
     monkeypatch.setenv("CULTUREBENCH_PROGRESS_INTERVAL", "0.1")
     cli_support.set_quiet(True)

@@ -392,7 +392,7 @@ def test_a_hub_that_never_answers_ends_within_the_deadline(
 def test_a_model_arg_is_no_conflict_with_a_flag_left_at_its_default() -> None:
     """diffusers' batch_size given only as --model-arg: the CLI's --batch-size default (8) was
     compared with it and reported as a conflict, so the option could not be given at all."""
-    from culturebench.cli_options import EngineChoice
+    from culturebench.cli.options import EngineChoice
 
     backend = EngineChoice(backend="diffusers", model="/no/model", model_arg=("batch_size=2",)).make()
     assert backend.batch_size == 2

@@ -11,25 +11,17 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from culturebench.cli_options import (
+from culturebench.cli.errors import EXIT_BAD_INPUT, FileOverwriteOption, claim_file, or_exit
+from culturebench.cli.options import (
     DEFAULT_ENGINE,
     DEFAULT_SOURCE,
     DatasetSource,
     EngineChoice,
     with_dataset_source,
 )
-from culturebench.cli_support import (
-    EXIT_BAD_INPUT,
-    BatchSizeOption,
-    FileOverwriteOption,
-    GuidanceOption,
-    MaxNewTokensOption,
-    claim_file,
-    console,
-    err_console,
-    or_exit,
-    progress_bar,
-)
+from culturebench.cli.output import console, err_console
+from culturebench.cli.progress import progress_bar
+from culturebench.cli.shared_flags import BatchSizeOption, GuidanceOption, MaxNewTokensOption
 from culturebench.datasets.borsch.wikidata import DEFAULT_ENDPOINT
 from culturebench.jsonsafe import json_text
 from culturebench.sparql import MAX_BYTES, MAX_PAGES, MAX_ROWS

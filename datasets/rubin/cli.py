@@ -8,8 +8,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from culturebench.cli_options import DEFAULT_ENGINE, EngineChoice, with_engine
-from culturebench.cli_support import EXIT_BAD_INPUT, console, err_console, or_exit, progress_bar
+from culturebench.cli.errors import EXIT_BAD_INPUT, or_exit
+from culturebench.cli.options import DEFAULT_ENGINE, EngineChoice, with_engine
+from culturebench.cli.output import console, err_console
+from culturebench.cli.progress import progress_bar
 
 
 def register(eval_app: typer.Typer) -> None:

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from culturebench.cli_support import console, or_exit
+from culturebench.cli.errors import or_exit
+from culturebench.cli.output import console
 
 
 def register(eval_app: typer.Typer) -> None:

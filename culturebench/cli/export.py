@@ -8,8 +8,10 @@ from typing import Annotated
 
 import typer
 
-from culturebench.cli_options import DEFAULT_SOURCE, DatasetSource, with_dataset_source
-from culturebench.cli_support import console, or_exit, progress_bar
+from culturebench.cli.errors import or_exit
+from culturebench.cli.options import DEFAULT_SOURCE, DatasetSource, with_dataset_source
+from culturebench.cli.output import console
+from culturebench.cli.progress import progress_bar
 
 export_app = typer.Typer(
     help="Write a dataset's tasks for the harness you already run (lm-evaluation-harness).",

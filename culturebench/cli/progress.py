@@ -1,6 +1,5 @@
-"""What every command line module shares: consoles, exit codes, the error-to-exit-code
-mapping, progress display, and the backend options and engine factory of commands that run
-a model. Dataset folders import it to add their own commands (``dataset.yaml`` code.cli)."""
+"""Progress displays of long work: a bar on a terminal, plain lines in logs and pipes, nothing
+with ``--quiet``; a spinner for short steps; one display for a build and its image stage."""
 
 from __future__ import annotations
 
@@ -11,24 +10,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from culturebench.errors import CultureBenchError, SourceError, ValidationFailed
-
-console = Console()
-err_console = Console(stderr=True)
-
-EXIT_VALIDATION = 1
-EXIT_BAD_INPUT = 2
-EXIT_REFUSED = 3
-EXIT_PUBLISH_FAILED = 4
-EXIT_VERIFY_FAILED = 5
+from culturebench.cli.output import err_console
 
 
 @contextmanager
@@ -52,7 +38,10 @@ def steps(title: str) -> Iterator[Callable[[str], None]]:
 # `culturebench --quiet ...` silences every progress display (set by the app callback).
 _QUIET = {"on": False}
 
+
 PROGRESS_INTERVAL_ENV = "CULTUREBENCH_PROGRESS_INTERVAL"
+
+
 DEFAULT_PROGRESS_INTERVAL_S = 30.0
 
 
@@ -215,9 +204,6 @@ class _LineProgress:
         err_console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-_LogProgress = _LineProgress  # the former name
-
-
 class _NoProgress:
     """``--quiet``: the progress interface, showing nothing."""
 
@@ -271,160 +257,6 @@ class _RateColumn(ProgressColumn):
             return Text("  -/s", style="progress.data.speed")
         text = f"{speed:.1f}/s" if speed >= 0.1 else f"{speed * 60:.1f}/min"
         return Text(text, style="progress.data.speed")
-
-
-def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
-    """Run ``fn``; turn the package's own errors into one redacted line and an exit code
-    (2 bad input, ``validation_exit`` for a failed validation, 3 release refused)."""
-    from culturebench.safe_http import redact
-
-    try:
-        return fn()
-    except SourceError as exc:
-        err_console.print(f"[red]bad input:[/] {escape(redact(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-    except ValidationFailed as exc:
-        exc.report.render(err_console)
-        err_console.print(f"[red]{escape(redact(exc))}[/]: nothing was written")
-        raise typer.Exit(validation_exit) from exc
-    except OSError as exc:  # permissions, a folder where a file goes, a full disk: name the path
-        line = os_error_line(exc)
-        if line is None:
-            raise
-        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-    except CultureBenchError as exc:
-        from culturebench.release.pipeline import ReleaseRefused
-
-        if isinstance(exc, ReleaseRefused):
-            err_console.print(f"[red]release refused:[/] {escape(redact(exc))}", soft_wrap=True)
-            raise typer.Exit(EXIT_REFUSED) from exc
-        err_console.print(f"[red]error:[/] {escape(redact(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-
-
-FileOverwriteOption = Annotated[
-    bool, typer.Option("--overwrite", help="Replace an existing --out file (never a folder or an input).")
-]
-
-
-def claim_file(out: Path | None, overwrite: bool, inputs=(), flag: str = "--out") -> None:
-    """Check a single-file output before any work (:func:`culturebench.outputs.check_output_file`);
-    a refusal is one line, exit 2."""
-    if out is None:
-        return
-    from culturebench.outputs import check_output_file
-
-    or_exit(lambda: check_output_file(out, overwrite=overwrite, inputs=[i for i in inputs if i], flag=flag))
-
-
-def os_error_line(exc: OSError) -> str | None:
-    """The one line for a system error we can place: ``PATH: reason`` when it names its file,
-    ``cannot write: reason`` for a full disk without one; None when neither (unexpected)."""
-    from culturebench.atomic import NO_ROOM
-
-    reason = exc.strerror or type(exc).__name__
-    if exc.filename:
-        return f"{exc.filename}: {reason}"
-    return f"cannot write: {reason}" if exc.errno in NO_ROOM else None
-
-
-# Backend options shared by every command that runs a model.
-ModelRevisionOption = Annotated[str | None, typer.Option(help="Model revision (Hub models).")]
-
-
-def finite(value: float | None) -> float | None:
-    """Typer callback: a float option must be a finite number (``nan`` and ``inf`` pass
-    ``min=``/``max=`` checks, so they are refused here)."""
-    import math
-
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"{value!r} is not a finite number")
-    return value
-
-
-BatchSizeOption = Annotated[int, typer.Option(min=1, max=100_000, help="Prompts per backend call.")]
-BaseUrlOption = Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")]
-ConcurrencyOption = Annotated[int, typer.Option(min=1, max=1024, help="openai backend: requests in flight.")]
-MaxNewTokensOption = Annotated[
-    int, typer.Option(min=1, max=1_000_000, help="Generation length (paper: 200).")
-]
-TemperatureOption = Annotated[
-    float,
-    typer.Option(
-        min=0.0, callback=finite, help="Sampling temperature (0 = greedy; repeated ratings need > 0)."
-    ),
-]
-GuidanceOption = Annotated[
-    float | None,
-    typer.Option(min=0.0, callback=finite, help="Text-to-image: guidance scale (default: the pipeline's)."),
-]
-
-
-# Image-stage options shared by `build` and `release`.
-ImagesOption = Annotated[
-    bool, typer.Option("--images", help="Run the image stage: fetch, verify, hash, licence, embed.")
-]
-ImageMirrorOption = Annotated[
-    str | None,
-    typer.Option("--image-mirror", help="Base URL or local folder serving the upstream image paths."),
-]
-OfflineImagesOption = Annotated[
-    bool, typer.Option("--offline-images", help="Use only images already in the cache (no network).")
-]
-CommonsApiOption = Annotated[
-    str | None,
-    typer.Option("--commons-api", help="Wikimedia Commons API for licences ('none' to skip lookups)."),
-]
-AllowOption = Annotated[
-    list[str] | None,
-    typer.Option("--allow", help="Private address/network the image fetcher may contact (e.g. 127.0.0.1)."),
-]
-
-
-MinImagesFetchedOption = Annotated[
-    float | None,
-    typer.Option(
-        "--min-images-fetched",
-        min=0.0,
-        max=1.0,
-        callback=finite,
-        help="Fail the image stage when fewer than this share of its images (0 to 1) were fetched "
-        "(default: only when none were); the earlier release is kept.",
-    ),
-]
-
-
-def image_options(
-    images: bool,
-    mirror: str | None,
-    offline: bool,
-    commons_api: str | None,
-    allow: list[str] | None,
-    min_fetched: float | None = None,
-) -> Any:
-    """The image stage's options from the command line (None when ``--images`` is absent);
-    a flag that needs ``--images`` without it is a usage error."""
-    from culturebench.errors import UsageError
-    from culturebench.images.licenses import COMMONS_API
-    from culturebench.images.stage import ImageOptions
-    from culturebench.safe_http import parse_allow
-
-    if not images:
-        if mirror or offline or commons_api or min_fetched is not None:
-            raise UsageError(
-                "--image-mirror, --offline-images, --commons-api and --min-images-fetched need --images"
-            )
-        return None
-    parse_allow(allow or ())
-    api = None if (commons_api or "").lower() == "none" or offline else (commons_api or COMMONS_API)
-    return ImageOptions(
-        mirror=mirror,
-        commons_api=api,
-        allow=tuple(allow or ()),
-        offline=offline,
-        min_fetched=min_fetched or 0.0,
-    )
 
 
 class BuildProgress:

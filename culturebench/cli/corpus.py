@@ -13,8 +13,10 @@ from typing import Annotated
 
 import typer
 
-from culturebench.cli_options import DEFAULT_SOURCE, DatasetSource, with_dataset_source
-from culturebench.cli_support import console, or_exit, progress_bar
+from culturebench.cli.errors import or_exit
+from culturebench.cli.options import DEFAULT_SOURCE, DatasetSource, with_dataset_source
+from culturebench.cli.output import console
+from culturebench.cli.progress import progress_bar
 
 corpus_app = typer.Typer(
     help="Count a dataset's names in pretraining corpora (locally or on a Dask cluster) and analyse them.",
@@ -82,7 +84,7 @@ def count_cmd(
 
 
 def _progress(title: str):
-    """:func:`culturebench.cli_support.progress_bar` (count, rate, elapsed time and ETA on a
+    """:func:`culturebench.cli.progress.progress_bar` (count, rate, elapsed time and ETA on a
     terminal; quiet elsewhere) and the update function of a corpus job. The engine reports
     bytes of the shards as stored (within a shard too, on one process), shown in kB, MB or GB
     by the corpus size, so the count and the rate read as sizes (MB, MB/s)."""

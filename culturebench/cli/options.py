@@ -16,7 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
-from culturebench.cli_support import (
+from culturebench.cli.errors import or_exit
+from culturebench.cli.shared_flags import (
     AllowOption,
     BaseUrlOption,
     BatchSizeOption,
@@ -31,7 +32,6 @@ from culturebench.cli_support import (
     OfflineImagesOption,
     TemperatureOption,
     image_options,
-    or_exit,
 )
 from culturebench.errors import UsageError
 

@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from culturebench.cli_support import EXIT_BAD_INPUT, console, err_console, or_exit
+from culturebench.cli.errors import EXIT_BAD_INPUT, or_exit
+from culturebench.cli.output import console, err_console
 
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 

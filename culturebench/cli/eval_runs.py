@@ -1,0 +1,356 @@
+"""``culturebench eval run``, ``eval reproduce`` (a paper's grid, or its plan) and ``eval merge``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from culturebench.cli.commands import CommandSet
+from culturebench.cli.errors import (
+    EXIT_BAD_INPUT,
+    or_exit,
+)
+from culturebench.cli.options import (
+    DEFAULT_ENGINE,
+    DEFAULT_SOURCE,
+    DatasetSource,
+    EngineChoice,
+    with_dataset_source,
+    with_engine,
+)
+from culturebench.cli.output import (
+    console,
+    err_console,
+    fit_table,
+    print_fitted,
+    print_headlines,
+    print_limit,
+)
+from culturebench.cli.parsing import names_list, parse_seeds, parse_shard, parse_task_options
+from culturebench.cli.progress import progress_bar
+
+commands = CommandSet()
+
+
+ShardOption = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        help="Run only part K of N, e.g. 2/4 (cut by dish or question; one per GPU or array task); "
+        "`culturebench eval merge` joins the N folders.",
+    ),
+]
+
+
+FirstOption = Annotated[
+    bool,
+    typer.Option(
+        "--first",
+        help="With --limit N: the first N rows in release order (instead of N spread over the groups).",
+    ),
+]
+
+
+@commands.command("run")
+@with_dataset_source
+@with_engine(image=True)
+def eval_run_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
+    task: Annotated[str, typer.Option(help="Task name (see `culturebench eval list`).")],
+    source: DatasetSource = DEFAULT_SOURCE,
+    engine: EngineChoice = DEFAULT_ENGINE,
+    lang: Annotated[list[str] | None, typer.Option(help="Language(s) to prompt in (default: all).")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only N rows, spread over the dataset's reporting groups (continent, country, "
+            "category; round-robin, deterministic); with --first the first N rows.",
+        ),
+    ] = None,
+    first: FirstOption = False,
+    out: Annotated[Path, typer.Option(help="Output folder (resumes if it holds the same run).")] = Path(
+        "out/runs/eval"
+    ),
+    seeds: Annotated[
+        str | None,
+        typer.Option(help="Generate every prompt once per seed, e.g. 0,1,2,3,4 (the WWD paper: 5 seeds)."),
+    ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            help="Task option KEY=VALUE (repeatable), e.g. --option generations=runs/gen "
+            "--option repeats=3. `culturebench eval list` shows each task's options.",
+        ),
+    ] = None,
+    shard: ShardOption = None,
+) -> None:
+    """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md.
+    Text-to-image tasks store one PNG per (item, seed) under images/. With --shard K/N only
+    the K-th of N parts (cut by dish or question); `eval merge` joins the parts."""
+    from culturebench.eval.runner import run_eval
+    from culturebench.eval.tasks import AnalysisTask
+    from culturebench.eval.tasks import task_class as find_task
+
+    task_options = or_exit(lambda: parse_task_options(option or []))
+    seed_list = or_exit(lambda: parse_seeds(seeds))
+    part = or_exit(lambda: parse_shard(shard))
+    backend = None
+    if issubclass(or_exit(lambda: find_task(dataset, task)), AnalysisTask):
+        if engine.model:  # the analysis's own model (e.g. CLIP), passed as a task option
+            task_options.setdefault("model", engine.model)
+            if engine.model_revision:
+                task_options.setdefault("model_revision", engine.model_revision)
+    elif not engine.model:
+        err_console.print(f"[red]error:[/] {dataset}/{task} needs --model")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    else:
+        backend = engine.make()
+    with progress_bar() as bar:
+        job = bar.add_task(f"{dataset}/{task}", total=None)
+        results = or_exit(
+            lambda: run_eval(
+                dataset,
+                task,
+                backend,
+                out,
+                **source.as_kwargs(),
+                langs=lang,
+                limit=limit,
+                batch_size=engine.batch_size,
+                progress=lambda done, total: bar.update(job, completed=done, total=total),
+                task_options=task_options,
+                seeds=seed_list,
+                shard=part,
+                first=first,
+            )
+        )
+    what = f"{results['samples']} samples" + (f" (shard {part})" if part else "")
+    print_limit(results)
+    console.print(f"{what}; results: {out / 'results.json'}; report: {out / 'report.md'}")
+    print_headlines(f"{dataset}/{task}", results["metrics"])
+
+
+@commands.command("reproduce")
+@with_dataset_source
+@with_engine(image=True)
+def eval_reproduce_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset whose paper to reproduce.")],
+    source: DatasetSource = DEFAULT_SOURCE,
+    engine: EngineChoice = DEFAULT_ENGINE,
+    out: Annotated[
+        Path | None, typer.Option(help="Reproduction folder: one run folder per cell, paper/ report.")
+    ] = None,
+    only: Annotated[
+        str | None, typer.Option(help="Only these cells or tasks, e.g. country,utensils.")
+    ] = None,
+    skip: Annotated[str | None, typer.Option(help="Leave out these cells or tasks.")] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option(help="Cells for this kind of model: text, vision, image (default: the backend's)."),
+    ] = None,
+    plan_only: Annotated[
+        bool,
+        typer.Option("--plan", help="Count the work (requests, tokens, GPU-hours) and stop: no model loads."),
+    ] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only N rows of every cell (a smoke run), spread over the dataset's reporting groups; "
+            "with --first the first N rows.",
+        ),
+    ] = None,
+    first: FirstOption = False,
+    shard: ShardOption = None,
+    throughput: Annotated[
+        float | None,
+        typer.Option(
+            help="Tokens (prompt + new) one GPU processes per second, for --plan's GPU-hours "
+            "(positive, finite)."
+        ),
+    ] = None,
+    throughput_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="The throughput benchmark's --save file, read when --throughput is not given "
+            "[default: out/bench/throughput.json, when it exists]."
+        ),
+    ] = None,
+    image_tokens: Annotated[
+        int,
+        typer.Option(
+            help="--plan: prompt tokens one image takes (576 for 336px LLaVA; model-dependent; "
+            "0 to 1,000,000)."
+        ),
+    ] = 576,
+) -> None:
+    """Run the paper's whole grid for one model (every task, language, template and seed the
+    paper used, with its sampling; `grid:` in the dataset's paper.yaml), then write the
+    `eval paper` report with the model beside the paper's models. Cells resume; a rerun does
+    no new work. The grid's sampling replaces --max-new-tokens and --temperature."""
+    from culturebench.eval import reproduce as rep
+    from culturebench.eval.grid import DEFAULT_KINDS, load_grid
+
+    grid = or_exit(lambda: load_grid(dataset))
+    out = out or Path("out/reproduce") / dataset
+    kinds = tuple(kind or DEFAULT_KINDS["image" if engine.makes_images else "text"])
+    cells = or_exit(lambda: grid.select(only=names_list(only), skip=names_list(skip), kinds=kinds))
+    part = or_exit(lambda: parse_shard(shard))
+    or_exit(lambda: rep.check_image_tokens(image_tokens))
+    # the reproduction folder, checked before any work and again before anything is written
+    check = {"run": not plan_only, "model": engine.model, "shard": part, "cells": [c.name for c in cells]}
+    or_exit(lambda: rep.check_out(out, dataset, **check))
+    model_args = engine.checked_model_args() if engine.model else {}
+    saved = throughput_file or Path("out/bench/throughput.json")
+    rate = or_exit(
+        lambda: rep.Throughput.choose(
+            throughput, saved, engine.backend, saved_given=throughput_file is not None
+        )
+    )
+    with progress_bar() as bar:
+        job = bar.add_task("counting the work", total=len(cells))
+        plans = or_exit(
+            lambda: rep.plan(
+                grid, cells, out=out, source=source.as_kwargs(), limit=limit, first=first, model=engine.model,
+                model_revision=engine.model_revision, model_args=model_args, throughput=rate,
+                image_tokens=image_tokens,
+                progress=lambda name: bar.update(job, advance=1, description=f"counting {name}"),
+            )
+        )  # fmt: skip
+    or_exit(lambda: rep.check_shard_units(plans, part))  # N shards need N units in every cell
+    document = rep.plan_document(dataset, plans, rate, engine.model, image_tokens)
+    _print_plan_table(document, grid)
+    if plan_only:
+        or_exit(lambda: _write_plan(out, document, check))
+        console.print(f"wrote {out / rep.PLAN}")
+        return
+    or_exit(lambda: rep.check_runnable(plans))
+    if not engine.model:
+        err_console.print(f"[red]error:[/] eval reproduce {dataset} needs --model (or --plan)")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    backend = engine.make()
+    names = [c.name for c in cells]
+    # a model that cannot load fails before reproduce.json is written (nothing loads for a rerun)
+    or_exit(
+        lambda: rep.write_record(out, dataset, engine.model, names, part, check=check, prepare=backend.load)
+    )
+    with progress_bar() as bar:
+
+        def on_cell(cell):
+            job = bar.add_task(f"{dataset}/{cell.name}", total=None)
+            return lambda done, total: bar.update(job, completed=done, total=total)
+
+        or_exit(
+            lambda: rep.run_cells(
+                grid, cells, backend, out, source=source.as_kwargs(), limit=limit,
+                batch_size=engine.batch_size, shard=part, on_cell=on_cell, first=first,
+            )
+        )  # fmt: skip
+    if part:
+        console.print(
+            f"shard {part} of {len(cells)} cells in {out}; when every shard is done: "
+            f"culturebench eval merge SHARD_FOLDERS... --out MERGED, then this command with --out MERGED"
+        )
+        return
+    _reproduce_report(dataset, grid, out, source)
+
+
+def _write_plan(out: Path, document: dict, check: dict) -> None:
+    """``OUT/plan.json``, through the reproduction folder's output policy (checked again under
+    its writer lock; refused, with nothing written, when it would hold a credential: a plan
+    names the model and its options)."""
+    from culturebench.eval.reproduce import PLAN, write_into
+    from culturebench.jsonsafe import json_text
+
+    write_into(out, document["dataset"], {PLAN: json_text(document, indent=2)}, **check)
+
+
+def _print_plan_table(document: dict, grid) -> None:
+    """The plan as a table: per cell the requests, images, prompt size, new tokens, GPU-hours."""
+    estimated = not document["tokens_counted"]
+    model = f" for {document['model']}" if document["model"] else ""
+    title = f"{document['dataset']}: the paper's grid{model}"
+
+    def num(value, digits: int = 0) -> str:
+        return "-" if value is None else f"{value:,.{digits}f}"
+
+    rows = []
+    for p in document["cells"]:
+        seeds = str(len(p["seeds"])) if p["seeds"] else "1"
+        rows.append([
+            p["cell"], p["kind"], ",".join(p["langs"]), num(p["units"]), num(p["requests"]), seeds,
+            num(p["generations"]), num(p["images_per_request"], 2), num(p["prompt_tokens_planned"]),
+            num(p["max_new_tokens"]), num(p["gpu_hours"], 2),
+        ])  # fmt: skip
+    total = document["total"]
+    rows.append(["total", "", "", "", num(total["requests"]), "", num(total["generations"]), "", "", "",
+                 num(total["gpu_hours"], 2)])  # fmt: skip
+    columns = [("cell", "word"), ("kind", "word"), ("langs", "word"), ("units", "num"), ("requests", "num"),
+               ("seeds", "num"), ("generations", "num"), ("img per req", "num"),
+               ("prompt tokens" + (" (est.)" if estimated else ""), "num"), ("max new", "num"),
+               ("GPU-h", "num")]  # fmt: skip
+    drop = ("requests", "kind", "seeds", "langs", "img per req")
+    print_fitted(*fit_table(title, columns, rows, drop=drop), " (all in plan.json)")
+    for p in document["cells"]:
+        if p["note"]:
+            console.print(f"  {p['cell']}: {p['note']}")
+    images = any(p["images_per_request"] for p in document["cells"])
+    per_image = f"; {document['image_tokens_per_image']} per image (--image-tokens)" if images else ""
+    console.print(f"Prompt tokens: {document['tokens']}{per_image}.")
+    console.print(f"GPU-hours: {document['throughput_source']}; {document['gpu_hours_assume']}.")
+    if grid.why:
+        console.print(f"Grid: {grid.why}")
+
+
+def _reproduce_report(dataset: str, grid, out: Path, source: DatasetSource) -> None:
+    from culturebench.eval.paper_report import build_report
+    from culturebench.eval.reproduce import PAPER, report_folders
+
+    folders = report_folders(out, grid)
+    report = or_exit(
+        lambda: build_report(dataset, folders, out / PAPER, **source.as_kwargs(), overwrite=True)
+    )
+    counts = "; ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)  # statuses hold commas
+    console.print(f"{len(folders)} cell runs; paper report: {len(report['items'])} items ({counts}); "
+                  f"wrote {out / PAPER / 'paper_report.md'}")  # fmt: skip
+
+
+@commands.command("merge")
+def eval_merge_cmd(
+    folders: Annotated[list[Path], typer.Argument(help="The finished shard folders (every part 1..N once).")],
+    out: Annotated[Path, typer.Option(help="The merged run folder (new or empty).")],
+) -> None:
+    """Join the N shards of one run (`eval run --shard K/N`) into the folder one process
+    writes: same samples, results and report, byte for byte."""
+    from culturebench.eval.merge import merge_reproductions, merge_shards
+    from culturebench.eval.reproduce import REPRODUCE, read_record
+
+    records = [or_exit(lambda f=f: read_record(f, strict=True)) for f in folders]  # corrupt: one line
+    if any(records) and not all(records):
+        whole, part = folders[records.index(None)], folders[[bool(r) for r in records].index(True)]
+        line = (
+            f"{part} is a reproduction folder ({REPRODUCE}), {whole} is not; merge the shard folders "
+            "of one `eval reproduce --shard` or of one `eval run --shard`"
+        )
+        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if all(records):
+        cells = or_exit(lambda: merge_reproductions(folders, out))
+        console.print(
+            f"merged {len(folders)} shards of {len(cells)} cells into {out}; the paper report: "
+            f"culturebench eval reproduce DATASET --model M --out {out}"
+        )
+        return
+    results = or_exit(lambda: merge_shards(folders, out))
+    console.print(
+        f"merged {len(folders)} shards: {results['samples']} samples; results: {out / 'results.json'}; "
+        f"report: {out / 'report.md'}"
+    )
+    print_headlines(
+        f"{results['provenance']['dataset']['dataset']}/{results['provenance']['task']}", results["metrics"]
+    )
