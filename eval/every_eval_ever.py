@@ -28,8 +28,6 @@ AGGREGATE_SCHEMA = "eval.schema.json"
 INSTANCE_SCHEMA = "instance_level_eval.schema.json"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-# backends that load the weights themselves
-SELF_DEPLOYED = ("transformers", "vllm")
 
 
 @dataclass(frozen=True)
@@ -217,10 +215,13 @@ def _library(result: RunResult) -> dict[str, Any]:
 
 def _model_info(result: RunResult, model_id: str) -> dict[str, Any]:
     model = result.provenance.get("model") or {}
+    from culturebench.eval.backends import is_self_deployed
+
     backend = str(model.get("backend") or "unknown")
+    self_deployed = is_self_deployed(backend)  # the backend's declaration
     details = {
-        "deployment_type": "self_deployed" if backend in SELF_DEPLOYED else "unknown",
-        "model_availability": "open_weights" if backend in SELF_DEPLOYED else "unknown",
+        "deployment_type": "self_deployed" if self_deployed else "unknown",
+        "model_availability": "open_weights" if self_deployed else "unknown",
         "culturebench_model": model_label(model),
     }
     for key in ("model_revision", "weights_sha256"):

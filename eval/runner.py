@@ -169,14 +169,15 @@ PACKAGES = ("culturebench", "datasets", "huggingface_hub", "pyarrow", "pymorphy3
 def _check_backend(task: Any, backend: Backend | ImageBackend | None) -> None:
     """A model that makes what the task needs (text, or images for a text-to-image task)."""
     from culturebench.errors import UsageError
+    from culturebench.eval.backends import choices_text
 
     if backend is None:
         raise UsageError(f"{task.dataset}/{task.name} needs a model: give --model")
     if backend.output_kind != task.output_kind:
         want = (
-            "a text-to-image backend (--backend diffusers or openai-images)"
+            f"a text-to-image backend (--backend {choices_text('image')})"
             if task.output_kind == "image"
-            else "a text or vision-language backend"
+            else f"a text or vision-language backend (--backend {choices_text('text')})"
         )
         raise UsageError(
             f"{task.dataset}/{task.name} needs {want}; --backend {backend.name} makes {backend.output_kind}"

@@ -275,3 +275,121 @@ def read_only():
     """``read_only(folder)``: a context manager making ``folder`` read-only for this process
     (the immutable flag as root), restored afterwards."""
     return _read_only
+
+
+# ------------------------------------------------------------------ tiers and extras
+# Every test gets one tier marker from what it uses (declared in pyproject.toml):
+# - e2e: runs a model (a tiny one built here, SmolLM2, a harness, vLLM) or the docs in order;
+# - integration: starts a server or a subprocess, or reads the real upstream snapshots;
+# - unit: none of these (`pytest -m unit` is the fast tier).
+MODEL_FIXTURES = {"tiny_model", "tiny_vlm", "tiny_sd", "tiny_clip", "tiny_dinov2", "borsch_image_release"}
+E2E_MODULES = {"test_real_model", "test_docs_walk", "test_harness_interop", "test_vllm"}
+INTEGRATION_FIXTURES = {
+    "servers", "borsch_release", "wwd_release", "upstream_borsch", "upstream_wwd", "upstream_copy",
+    "wwd_copy", "image_source", "foodieqa_download", "read_only", "wwd_probing",
+}  # fmt: skip
+SUBPROCESS_MODULES = {
+    "test_corpus", "test_eval_backends", "test_eval_run", "test_eval_yaml", "test_harness_and_results_inputs",
+    "test_hub_results", "test_packaging", "test_probe_cli", "test_probe_corpus", "test_probe_outputs",
+    "test_probe_release", "test_progress_and_stop", "test_release", "test_round4_inputs", "test_toy_dataset",
+    "test_urlcheck_network",
+}  # fmt: skip
+# the packages of each optional extra: a test that needs a missing one is skipped naming it
+EXTRA_OF = {
+    **dict.fromkeys(("torch", "transformers", "tokenizers", "rapidfuzz", "pymorphy3", "matplotlib",
+                     "krippendorff", "diffusers", "gguf", "torchvision", "accelerate"), "eval"),
+    **dict.fromkeys(("ahocorasick_rs", "dask", "distributed", "zstandard", "isal", "numba"), "corpus"),
+    **dict.fromkeys(("inspect_ai", "lm_eval", "jsonschema", "fastjsonschema"), "interop"),
+    "vllm": "gpu",
+}  # fmt: skip
+
+
+def tier(item: pytest.Item) -> str:
+    """``unit``, ``integration`` or ``e2e`` for one test, from its fixtures and module."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    module = item.path.stem
+    if fixtures & MODEL_FIXTURES or module in E2E_MODULES:
+        return "e2e"
+    if fixtures & INTEGRATION_FIXTURES or module in SUBPROCESS_MODULES:
+        return "integration"
+    return "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if not any(item.iter_markers(name) for name in ("unit", "integration", "e2e")):
+            item.add_marker(getattr(pytest.mark, tier(item)))
+
+
+# culturebench's own line for a backend whose packages are missing (eval/backends)
+NEEDS_LINE = r"needs ([\w, ]+), which is not installed: pip install 'culturebench\[(\w+)\]'"
+
+
+def missing_extra(exc: BaseException | None) -> tuple[str, str] | None:
+    """(extra, package) when ``exc`` (or an exception it was raised from) is a missing package
+    of an optional extra, or culturebench's own one-line "needs X ... culturebench[extra]"."""
+    import re
+
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            top = exc.name.split(".")[0]
+            if top in EXTRA_OF:
+                return EXTRA_OF[top], top
+        match = re.search(NEEDS_LINE, str(exc))
+        if match:
+            return match.group(2), match.group(1)
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def _really_missing(needed: tuple[str, str] | None) -> bool:
+    """Only a package that is truly not importable turns a failure into a skip (a full
+    install never skips for this reason)."""
+    import importlib.util
+
+    if needed is None:
+        return False
+    return any(importlib.util.find_spec(p.strip()) is None for p in needed[1].split(","))
+
+
+def _as_skip(report, where: str, needed: tuple[str, str]) -> None:
+    extra, package = needed
+    report.outcome = "skipped"
+    report.longrepr = (where, 0, f"Skipped: needs the '{extra}' extra ({package} is not installed)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A test that fails only because an optional extra is not installed is a skip naming the
+    extra (a core-plus-dev install runs the rest)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None:
+        needed = missing_extra(call.excinfo.value)
+        if needed is None:  # a command's one line in an assertion's message (a CLI test)
+            import re
+
+            found = re.search(NEEDS_LINE, str(report.longrepr))
+            needed = (found.group(2), found.group(1)) if found else None
+        if _really_missing(needed):
+            _as_skip(report, str(item.path), needed)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """A test module that cannot be imported without an optional extra is skipped, not an
+    error."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and isinstance(collector, pytest.Module):
+        excinfo = getattr(report, "longrepr", None)
+        text = str(excinfo)
+        found = None
+        for package, extra in EXTRA_OF.items():
+            if f"No module named '{package}" in text:
+                found = (extra, package)
+                break
+        if _really_missing(found):
+            _as_skip(report, str(collector.path), found)

@@ -230,3 +230,113 @@ def test_the_image_limit_of_a_prompt_follows_limit_mm_per_prompt() -> None:
     engine = VLLMBackend("m", limit_mm_per_prompt={"image": 2})
     with pytest.raises(ValueError, match="more than 2 images"):
         engine.conversations([Request("x", "?", (b"a", b"b", b"c"))])
+
+
+ENDPOINT_PLUGIN = '''
+from culturebench.eval.backends.base import Backend
+from culturebench.eval.backends.image_base import ImageBackend, png_bytes
+
+
+class EndpointEcho(Backend):
+    """A backend on an endpoint from another package: it declares --base-url, and answers
+    with the URL it was given (so the test sees the flag arrive)."""
+
+    name = "endpoint-echo"
+    SUMMARY = "answers with its base URL"
+    SHARED_FLAGS = ("base_url",)
+
+    def __init__(self, model, *, revision=None, sampling=None, base_url=None):
+        super().__init__(model, revision=revision, sampling=sampling)
+        self.base_url = base_url
+
+    def generate(self, requests):
+        return [f"Nigeria via {self.base_url}" for _ in requests]
+
+
+class FlatImages(ImageBackend):
+    """A text-to-image backend from another package: grey squares."""
+
+    name = "flat-images"
+    SUMMARY = "grey squares"
+
+    def generate_images(self, requests):
+        from PIL import Image
+
+        return [png_bytes(Image.new("RGB", (8, 8), (128, 128, 128))) for _ in requests]
+'''
+
+
+@pytest.fixture
+def endpoint_plugin(tmp_path: Path, monkeypatch) -> None:
+    """A separate package (on sys.path, with a .dist-info) registering a text backend that
+    takes --base-url and a text-to-image backend, through entry points only."""
+    site = tmp_path / "site"
+    (site / "endpoint_echo").mkdir(parents=True)
+    (site / "endpoint_echo" / "__init__.py").write_text(ENDPOINT_PLUGIN)
+    info = site / "endpoint_echo-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: endpoint-echo\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[culturebench.backends]\nendpoint-echo = endpoint_echo:EndpointEcho\n"
+        "flat-images = endpoint_echo:FlatImages\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    sys.modules.pop("endpoint_echo", None)
+
+
+def test_a_plugin_backend_gets_the_flags_it_declares_from_the_cli(
+    endpoint_plugin, wwd_release, tmp_path: Path
+) -> None:
+    """No edit of culturebench: the plugin's declaration is read for its kind, its flags and
+    `eval backends`; --base-url reaches it; a flag it does not declare is refused."""
+    from culturebench.eval.backends import backend_names, make_image_backend, shared_flags
+
+    assert "endpoint-echo" in backend_names("text") and "flat-images" in backend_names("image")
+    assert shared_flags("endpoint-echo") == ("base_url",)
+    out = tmp_path / "run"
+    args = ["eval", "run", "wwd", "--task", "country", "--backend", "endpoint-echo", "--model", "m",
+            "--local", str(wwd_release.folder), "--limit", "2"]  # fmt: skip
+    result = CliRunner().invoke(app, [*args, "--base-url", "http://127.0.0.1:9/v1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    outputs = [json.loads(line)["output"] for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert outputs and all(o == "Nigeria via http://127.0.0.1:9/v1" for o in outputs)
+    refused = CliRunner().invoke(app, [*args, "--concurrency", "9", "--out", str(tmp_path / "other")])
+    assert (
+        refused.exit_code == 2 and "--concurrency does not apply to --backend endpoint-echo" in refused.output
+    )
+    listed = CliRunner().invoke(app, ["eval", "backends", "endpoint-echo"])
+    assert listed.exit_code == 0 and "plugin" in listed.output and "--base-url" in listed.output
+    images = make_image_backend("flat-images", "m")
+    assert images.generate_images([]) == [] and images.output_kind == "image"
+
+
+def test_no_backend_is_named_outside_the_backend_package() -> None:
+    """Help, messages, flag forwarding and records read the backends' declarations: no string
+    outside eval/backends/ is a backend's name, except where it names the library of the same
+    name (its logs quietened, its version recorded)."""
+    import ast
+
+    from culturebench.eval.backends import backend_names
+
+    repo = Path(__file__).resolve().parent.parent
+    libraries = {  # (file, name): the Python package, not the backend
+        ("culturebench/cli/application.py", "transformers"),
+        ("culturebench/cli/application.py", "diffusers"),
+        ("eval/runner.py", "transformers"),
+        ("eval/harness/logs.py", "transformers"),
+    }
+    names = set(backend_names(plugins=False))
+    found = []
+    for root in ("culturebench", "eval", "builders", "validation", "cards", "datasets"):
+        for path in (repo / root).rglob("*.py"):
+            rel = path.relative_to(repo).as_posix()
+            if rel.startswith("eval/backends/"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.Constant)
+                    and node.value in names
+                    and (rel, node.value) not in libraries
+                ):
+                    found.append(f"{rel}:{node.lineno} {node.value!r}")
+    assert not found, found

@@ -420,11 +420,11 @@ def test_compare_of_a_run_and_a_file_names_both(wwd_release, tmp_path: Path) -> 
 def test_every_numeric_backend_option_declares_its_range() -> None:
     """One check gives one line naming the range for every backend: a count or size without a
     least value (diffusers' batch_size=0 reached the pipeline) is a declaration to fix."""
-    from culturebench.eval.backends import BACKENDS, IMAGE_BACKENDS, backend_options
+    from culturebench.eval.backends import backend_names, backend_options
 
     unbounded = [
         f"{backend}.{option.name}"
-        for backend in (*BACKENDS, *IMAGE_BACKENDS)
+        for backend in backend_names()
         for option in backend_options(backend)
         if option.kind in ("int", "float") and option.minimum is None and option.name != "seed"
     ]

@@ -59,13 +59,25 @@ def eval_list_cmd(
 def eval_backends_cmd(
     backend: Annotated[str | None, typer.Argument(help="One backend (default: all).")] = None,
 ) -> None:
-    """Each backend's options (--model-arg KEY=VALUE): type, default, and whether the option
-    changes the outputs (part of a run's identity) or only the speed."""
-    from culturebench.eval.backends import backend_names, backend_options
+    """Each backend: what it makes, what it needs, the engine flags it takes, and its options
+    (--model-arg KEY=VALUE): type, default, and whether the option changes the outputs (part
+    of a run's identity) or only the speed."""
+    from culturebench.eval.backends import KINDS, backend_names, backend_options, describe
 
-    names = [backend] if backend else backend_names()
+    names = [backend] if backend else or_exit(backend_names)
     for name in names:
+        info = or_exit(lambda name=name: describe(name))
         options = or_exit(lambda name=name: backend_options(name))
+        flags = ", ".join("--" + f.replace("_", "-") for f in info["flags"]) or "none"
+        needs = (
+            f"{', '.join(info['requires'])} (extra {info['extra']})" if info["requires"] else "nothing more"
+        )
+        origin = "plugin" if info["plugin"] else "built-in"
+        console.print(
+            f"[bold]--backend {escape(name)}[/] ({KINDS.get(info['kind'], info['kind'])}, {origin}): "
+            f"{escape(info['summary'])}\n  needs {escape(needs)}; engine flags: {flags}",
+            highlight=False,  # wrapped at the console's width, between words
+        )
         rows = [
             [o.name, plain(o.kind), "-" if o.default is None else plain(o.default),
              "outputs" if o.identity else "speed", plain(o.help)]
@@ -73,7 +85,7 @@ def eval_backends_cmd(
         ]  # fmt: skip
         columns = [("option", "word"), ("type", "text"), ("default", "text"), ("changes", "word"),
                    ("help", "text")]  # fmt: skip
-        print_fitted(*fit_table(f"--backend {name}", columns, rows))
+        print_fitted(*fit_table(None, columns, rows))
 
 
 @commands.command("tiny-model")

@@ -31,6 +31,7 @@ from culturebench.cli.output import (
 )
 from culturebench.cli.parsing import parse_inputs, parse_task_options
 from culturebench.cli.progress import progress_bar
+from culturebench.eval.backends import DEFAULT_BACKEND
 
 commands = CommandSet()
 
@@ -73,10 +74,10 @@ def eval_score_cmd(
     ] = "deterministic",
     judge_model: Annotated[str | None, typer.Option(help="--matcher llm: the judge model.")] = None,
     judge_backend: Annotated[
-        str, typer.Option(help="--matcher llm: transformers, vllm or openai.")
-    ] = "transformers",
+        str, typer.Option(help="--matcher llm: the judge's backend (a text backend, see `eval backends`).")
+    ] = DEFAULT_BACKEND["text"],
     judge_base_url: Annotated[
-        str | None, typer.Option(help="--matcher llm, openai backend: base URL.")
+        str | None, typer.Option(help="--matcher llm, a backend on an endpoint: its base URL.")
     ] = None,
     judge_model_arg: Annotated[
         list[str] | None,

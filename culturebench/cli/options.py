@@ -34,6 +34,7 @@ from culturebench.cli.shared_flags import (
     image_options,
 )
 from culturebench.errors import UsageError
+from culturebench.eval.backends import DEFAULT_BACKEND
 
 
 def option_group(name: str, build: Callable[..., Any], options: dict[str, tuple[Any, Any]]) -> Callable:
@@ -141,7 +142,7 @@ class EngineChoice:
     hands the ones the chosen backend takes to the backend registry (the one place a backend
     is made from a name and options)."""
 
-    backend: str = "transformers"
+    backend: str = DEFAULT_BACKEND["text"]
     model: str | None = None
     model_revision: str | None = None
     batch_size: int = 8
@@ -170,13 +171,13 @@ class EngineChoice:
 
     @property
     def makes_images(self) -> bool:
-        from culturebench.eval.backends import IMAGE_BACKENDS
+        from culturebench.eval.backends import backend_kind
 
-        return self.backend in IMAGE_BACKENDS
+        return or_exit(lambda: backend_kind(self.backend)) == "image"
 
     def make(self, model: str | None = None) -> Any:
         """The backend (``model`` overrides ``--model``); a bad choice exits with one line."""
-        from culturebench.eval.backends import ImageParams, SamplingParams, make_backend
+        from culturebench.eval.backends import ImageParams, SamplingParams, make_backend, shared_flags
         from culturebench.eval.backends.image_base import parse_size
 
         def build() -> Any:
@@ -186,18 +187,12 @@ class EngineChoice:
                 options["sampling"] = ImageParams(
                     width=width, height=height, steps=self.steps, guidance=self.guidance, seed=self.seed
                 )
-                if self.backend == "openai-images":
-                    options.update(base_url=self.base_url, concurrency=self.concurrency, quality=self.quality)
-                else:
-                    options.update(dtype=self.dtype, batch_size=self.batch_size)
             else:
                 options["sampling"] = SamplingParams(
                     max_new_tokens=self.max_new_tokens, seed=self.seed, temperature=self.temperature
                 )
-                if self.backend == "openai":
-                    options.update(base_url=self.base_url, concurrency=self.concurrency)
-                elif self.backend == "transformers":
-                    options.update(batch_size=self.batch_size)
+            for flag in shared_flags(self.backend):  # what the backend declares it takes
+                options[flag] = getattr(self, flag)
             self._refuse_unused_flags(options)
             for key in list(options):  # a flag left at its default yields to a --model-arg
                 if key in model_args and options[key] == getattr(DEFAULT_ENGINE, key, object()):
@@ -210,11 +205,11 @@ class EngineChoice:
     def _refuse_unused_flags(self, options: dict[str, Any]) -> None:
         """A flag given (not left at its default) that the chosen backend does not take is an
         error naming the way it does take the setting, never silently ignored."""
-        from culturebench.eval.backends import backend_options
+        from culturebench.eval.backends import ENGINE_FLAGS, backend_options
 
         declared = {o.name for o in backend_options(self.backend)}
         image_only = ("size", "steps", "guidance")
-        for name in ("base_url", "concurrency", "dtype", "quality", *image_only):
+        for name in (*(f for f in ENGINE_FLAGS if f != "batch_size"), *image_only):
             if getattr(self, name) == getattr(DEFAULT_ENGINE, name) or name in options:
                 continue
             if name in image_only and self.makes_images:
@@ -226,15 +221,24 @@ class EngineChoice:
 
 DEFAULT_ENGINE = EngineChoice()  # the parameter's placeholder; the decorator passes the real one
 
-_HELP = {
-    "backend": "transformers, vllm or openai; text-to-image tasks: diffusers or openai-images.",
-    "model": "Model id on the Hub or a local folder (analysis tasks: the model they use, if any).",
-    "seed": "Seed recorded and passed to the backend.",
-    "size": "Text-to-image: WIDTHxHEIGHT (paper: 512x512 SD 2.1 / DALL-E 2).",
-    "steps": "Text-to-image: denoising steps (default: the pipeline's).",
-    "dtype": "diffusers: float32, float16 or bfloat16.",
-    "quality": "openai-images: quality (e.g. standard, hd).",
-}
+
+def _help() -> dict[str, str]:
+    """Help texts that name backends, read from their declarations (the built-in ones)."""
+    from culturebench.eval.backends import choices_text, taking
+
+    return {
+        "backend": f"{choices_text('text', plugins=False)}; text-to-image tasks: "
+        f"{choices_text('image', plugins=False)} (`eval backends`: all, with installed plugins).",
+        "model": "Model id on the Hub or a local folder (analysis tasks: the model they use, if any).",
+        "seed": "Seed recorded and passed to the backend.",
+        "size": "Text-to-image: WIDTHxHEIGHT (paper: 512x512 SD 2.1 / DALL-E 2).",
+        "steps": "Text-to-image: denoising steps (default: the pipeline's).",
+        "dtype": f"{taking('dtype')}: float32, float16 or bfloat16.",
+        "quality": f"{taking('quality')}: quality (e.g. standard, hd).",
+    }
+
+
+_HELP = _help()
 
 
 def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:

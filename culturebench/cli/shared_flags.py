@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from culturebench.eval.backends import taking
+
 # Backend options shared by every command that runs a model.
 ModelRevisionOption = Annotated[str | None, typer.Option(help="Model revision (Hub models).")]
 
@@ -24,10 +26,12 @@ def finite_number(value: float | None) -> float | None:
 BatchSizeOption = Annotated[int, typer.Option(min=1, max=100_000, help="Prompts per backend call.")]
 
 
-BaseUrlOption = Annotated[str | None, typer.Option(help="openai backend: endpoint base URL (…/v1).")]
+BaseUrlOption = Annotated[str | None, typer.Option(help=f"{taking('base_url')}: endpoint base URL (…/v1).")]
 
 
-ConcurrencyOption = Annotated[int, typer.Option(min=1, max=1024, help="openai backend: requests in flight.")]
+ConcurrencyOption = Annotated[
+    int, typer.Option(min=1, max=1024, help=f"{taking('concurrency')}: requests in flight.")
+]
 
 
 MaxNewTokensOption = Annotated[

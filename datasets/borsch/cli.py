@@ -6,7 +6,7 @@ of a corpus count (``culturebench corpus code-mixing``, ``cooccurrence``, ``samp
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -23,6 +23,7 @@ from culturebench.cli.output import console, err_console
 from culturebench.cli.progress import progress_bar
 from culturebench.cli.shared_flags import BatchSizeOption, GuidanceOption, MaxNewTokensOption
 from culturebench.datasets.borsch.wikidata import DEFAULT_ENDPOINT
+from culturebench.eval.backends import DEFAULT_BACKEND, shared_flags
 from culturebench.jsonsafe import json_text
 from culturebench.sparql import MAX_BYTES, MAX_PAGES, MAX_ROWS
 
@@ -139,23 +140,30 @@ def description_cmd(
         typer.Option(min=1, help="Only N dishes, spread over the gold countries (as `eval run --limit`)."),
     ] = None,
     backend: Annotated[
-        str, typer.Option(help="Describer backend: transformers, vllm or openai.")
-    ] = "transformers",
+        str, typer.Option(help="Describer backend (a text backend, see `eval backends`).")
+    ] = DEFAULT_BACKEND["text"],
     translator: Annotated[
         str | None,
         typer.Option(
             help="Model that translates descriptions to English ('none': the describer writes English)."
         ),
     ] = None,
-    translator_backend: Annotated[str, typer.Option(help="transformers, vllm or openai.")] = "transformers",
-    t2i_backend: Annotated[str, typer.Option(help="diffusers or openai-images.")] = "diffusers",
+    translator_backend: Annotated[
+        str, typer.Option(help="Translator backend (a text backend).")
+    ] = DEFAULT_BACKEND["text"],
+    t2i_backend: Annotated[
+        str, typer.Option(help="Text-to-image backend (see `eval backends`).")
+    ] = DEFAULT_BACKEND["image"],
     images_per_dish: Annotated[int, typer.Option(min=1, help="Images per description (seeds 0..N-1).")] = 1,
     size: Annotated[str, typer.Option(help="Image size WIDTHxHEIGHT.")] = "512x512",
     steps: Annotated[
         int | None, typer.Option(min=1, help="Denoising steps (default: the pipeline's).")
     ] = None,
     guidance: GuidanceOption = None,
-    dtype: Annotated[str, typer.Option(help="diffusers dtype: float32, float16, bfloat16.")] = "float32",
+    dtype: Annotated[
+        str,
+        typer.Option(help="Text-to-image dtype, for a backend that takes one: float32, float16, bfloat16."),
+    ] = "float32",
     max_new_tokens: MaxNewTokensOption = 200,
     qa: Annotated[
         Path | None, typer.Option(help="An origin-qa run of the same model (Table 4, Fig. 9).")
@@ -164,7 +172,9 @@ def description_cmd(
     human: Annotated[
         Path | None, typer.Option(help="Human ratings CSV: dish_id, language, rating in [0, 1] (Table 3).")
     ] = None,
-    base_url: Annotated[str | None, typer.Option(help="openai backends: endpoint base URL.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Backends on an endpoint: its base URL (every stage on one).")
+    ] = None,
     batch_size: BatchSizeOption = 8,
 ) -> None:
     """BORSCH §5: describe -> translate -> generate images -> DINOv2 scores -> correlations."""
@@ -175,19 +185,22 @@ def description_cmd(
         raise typer.Exit(2)
     or_exit(lambda: _check_stage_options(t2i_backend, size, dtype, human))  # before hours of stages
 
+    def takes(which: str, flag: str) -> bool:
+        return flag in or_exit(lambda: shared_flags(which))
+
     def text_engine(name: str, which: str):
-        # one --base-url serves the stages on an HTTP backend; the others take none
-        url = base_url if which == "openai" else None
+        # one --base-url serves the stages on an endpoint backend; the others take none
+        url = base_url if takes(which, "base_url") else None
         choice = EngineChoice(
             backend=which, model=name, max_new_tokens=max_new_tokens, batch_size=batch_size, base_url=url
         )
         return choice.make
 
-    http_images = t2i_backend == "openai-images"
     t2i_engine = EngineChoice(
-        backend=t2i_backend, model=t2i, size=size, steps=steps, guidance=guidance, dtype=dtype,
-        batch_size=batch_size, base_url=base_url if http_images else None,
-        concurrency=2 if http_images else DEFAULT_ENGINE.concurrency,
+        backend=t2i_backend, model=t2i, size=size, steps=steps, guidance=guidance,
+        dtype=dtype if takes(t2i_backend, "dtype") else DEFAULT_ENGINE.dtype,
+        batch_size=batch_size, base_url=base_url if takes(t2i_backend, "base_url") else None,
+        concurrency=option_default(t2i_backend, "concurrency", DEFAULT_ENGINE.concurrency),
     )  # fmt: skip
     spec = PipelineSpec(
         out=out,
@@ -230,18 +243,25 @@ def description_cmd(
 def _check_stage_options(t2i_backend: str, size: str, dtype: str, human: Path | None) -> None:
     """The options of later stages, checked before the first stage runs."""
     from culturebench.errors import UsageError
-    from culturebench.eval.backends import IMAGE_BACKENDS, require_backend
-    from culturebench.eval.backends.diffusers_backend import DTYPES
+    from culturebench.eval.backends import backend_kind, check_model_args, choices_text, require_backend
     from culturebench.eval.backends.image_base import parse_size
 
-    if t2i_backend not in IMAGE_BACKENDS:
-        raise UsageError(f"--t2i-backend {t2i_backend!r}: choose from {', '.join(IMAGE_BACKENDS)}")
+    if backend_kind(t2i_backend) != "image":
+        raise UsageError(f"--t2i-backend {t2i_backend!r}: choose from {choices_text('image')}")
     require_backend(t2i_backend)
     parse_size(size)
-    if t2i_backend == "diffusers" and dtype not in DTYPES:
-        raise UsageError(f"--dtype {dtype!r}: choose from {', '.join(DTYPES)}")
+    if "dtype" in shared_flags(t2i_backend):  # checked against the backend's declared choices
+        check_model_args(t2i_backend, [("dtype", dtype)])
     if human is not None and not Path(human).is_file():
         raise UsageError(f"--human {human}: no such file")
+
+
+def option_default(backend: str, name: str, fallback: Any) -> Any:
+    """The default a backend declares for one of its options (``fallback`` when it has none)."""
+    from culturebench.eval.backends import backend_options
+
+    found = [o.default for o in or_exit(lambda: backend_options(backend)) if o.name == name]
+    return found[0] if found and found[0] is not None else fallback
 
 
 # --- the §4.2-4.3 / App. C analyses of a corpus count (`culturebench corpus ...`) ---

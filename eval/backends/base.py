@@ -110,6 +110,17 @@ class ModelIdentity:
     model: str
     revision: str | None
     sampling: Any
+    output_kind: str = "text"  # what it makes: "text", or "image" (text-to-image)
+    # The backend's declaration, read without importing its engine by the registry, the
+    # command line (help, which shared flags it gets, install hints) and the records:
+    SUMMARY: ClassVar[str] = ""  # one line for `eval backends`
+    REQUIRES: ClassVar[tuple[str, ...]] = ()  # the packages it imports to run
+    EXTRA: ClassVar[str] = ""  # the culturebench extra that installs them
+    INSTALL_HINT: ClassVar[str] = ""  # said after the pip line when they are missing
+    # the engine flags it takes (of ENGINE_FLAGS: base_url, concurrency, batch_size, dtype,
+    # quality); the others, given, are refused naming the backend
+    SHARED_FLAGS: ClassVar[tuple[str, ...]] = ()
+    SELF_DEPLOYED: ClassVar[bool] = False  # it loads the weights itself (open weights)
     # the options this backend takes from --model-arg (types, defaults, help, identity)
     OPTIONS: ClassVar[tuple[BackendOption, ...]] = ()
     # engine settings it refuses on purpose, with what to do instead (key -> one line)
@@ -162,7 +173,6 @@ class Backend(ModelIdentity, ABC):
     """Generates one completion per request, in request order."""
 
     name: str = "base"
-    output_kind: str = "text"  # what it makes: "text" here, "image" for an ImageBackend
 
     def __init__(
         self, model: str, *, revision: str | None = None, sampling: SamplingParams | None = None

@@ -15,7 +15,7 @@ DTYPES = ("float32", "float16", "bfloat16")
 
 
 OPTIONS = (
-    BackendOption("dtype", "str", "float32", "float32, float16 or bfloat16.", identity=True),
+    BackendOption("dtype", "str", "float32", "float32, float16 or bfloat16.", identity=True, choices=DTYPES),
     BackendOption("batch_size", "int", 1, "Images per pipeline call.", minimum=1),
     BackendOption("device", "str", None, "cuda, cpu, ... (default: cuda when available)."),
 )
@@ -27,6 +27,11 @@ class DiffusersBackend(ImageBackend):
     device, so an image depends on (prompt, seed, settings) and not on the batch it ran in."""
 
     name = "diffusers"
+    SUMMARY = "diffusers text-to-image pipelines on CPU or GPU (Stable Diffusion, FLUX)"
+    REQUIRES = ("torch", "diffusers")
+    EXTRA = "eval"
+    SHARED_FLAGS = ("dtype", "batch_size")
+    SELF_DEPLOYED = True
 
     OPTIONS = OPTIONS
 

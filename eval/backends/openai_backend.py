@@ -159,6 +159,8 @@ class OpenAIBackend(EndpointClient, Backend):
     variable ``api_key_env`` names (``OPENAI_API_KEY``), never from the command line."""
 
     name = "openai"
+    SUMMARY = "any OpenAI-compatible chat endpoint (vllm serve, transformers serve, Ollama, hosted APIs)"
+    SHARED_FLAGS = ("base_url", "concurrency")
     OPTIONS = CLIENT_OPTIONS
 
     def __init__(

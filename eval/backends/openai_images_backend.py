@@ -31,6 +31,8 @@ class OpenAIImagesBackend(EndpointClient, ImageBackend):
     re-encoded as PNG so every run stores one format."""
 
     name = "openai-images"
+    SUMMARY = "any OpenAI-compatible images/generations endpoint (DALL-E 2 and 3 on the hosted API)"
+    SHARED_FLAGS = ("base_url", "concurrency", "quality")
     OPTIONS = (
         *(replace(o, default=2) if o.name == "concurrency" else o for o in CLIENT_OPTIONS),
         BackendOption("quality", "str", None, "Image quality (standard, hd).", identity=True),

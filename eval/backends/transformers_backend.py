@@ -43,6 +43,11 @@ class TransformersBackend(Backend):
     """Runs a Hugging Face model with ``generate``; loads it through ``from_pretrained``."""
 
     name = "transformers"
+    SUMMARY = "Hugging Face transformers on CPU or GPU: text and vision-language models"
+    REQUIRES = ("torch", "transformers")
+    EXTRA = "eval"
+    SHARED_FLAGS = ("batch_size",)
+    SELF_DEPLOYED = True
     OPTIONS = OPTIONS
 
     def __init__(

@@ -64,6 +64,11 @@ class VLLMBackend(Backend):
     declared option (``--model-arg``), none is passed unseen."""
 
     name = "vllm"
+    SUMMARY = "vLLM on GPU (or its CPU build): text and vision-language models, batched by the engine"
+    REQUIRES = ("vllm",)
+    EXTRA = "gpu"
+    INSTALL_HINT = " (on a CPU machine: scripts/vllm_env.sh, docs/evaluating.md)"
+    SELF_DEPLOYED = True
     OPTIONS = OPTIONS
     REFUSED: ClassVar[dict[str, str]] = {"data_parallel_size": DATA_PARALLEL}
 
