@@ -294,14 +294,6 @@ SUBPROCESS_MODULES = {
     "test_probe_release", "test_progress_and_stop", "test_release", "test_round4_inputs", "test_toy_dataset",
     "test_urlcheck_network",
 }  # fmt: skip
-# the packages of each optional extra: a test that needs a missing one is skipped naming it
-EXTRA_OF = {
-    **dict.fromkeys(("torch", "transformers", "tokenizers", "rapidfuzz", "pymorphy3", "matplotlib",
-                     "krippendorff", "diffusers", "gguf", "torchvision", "accelerate"), "eval"),
-    **dict.fromkeys(("ahocorasick_rs", "dask", "distributed", "zstandard", "isal", "numba"), "corpus"),
-    **dict.fromkeys(("inspect_ai", "lm_eval", "jsonschema", "fastjsonschema"), "interop"),
-    "vllm": "gpu",
-}  # fmt: skip
 
 
 def tier(item: pytest.Item) -> str:
@@ -315,32 +307,51 @@ def tier(item: pytest.Item) -> str:
     return "unit"
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if not any(item.iter_markers(name) for name in ("unit", "integration", "e2e")):
+        if not any(item.get_closest_marker(name) for name in ("unit", "integration", "e2e")):
             item.add_marker(getattr(pytest.mark, tier(item)))
+        for mark in item.iter_markers("extra"):  # @pytest.mark.extra("corpus"): skip without it
+            missing = _missing_packages(mark.args[0])
+            if missing:
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason=f"needs the '{mark.args[0]}' extra ({missing[0]} is not installed)"
+                    )
+                )
 
 
-# culturebench's own line for a backend whose packages are missing (eval/backends)
+def _missing_packages(extra: str) -> list[str]:
+    import importlib.util
+
+    from culturebench.extras import EXTRA_OF
+
+    return [p for p, e in EXTRA_OF.items() if e == extra and importlib.util.find_spec(p) is None]
+
+
+# culturebench's own lines for a missing package (a backend's, or any command's)
 NEEDS_LINE = r"needs ([\w, ]+), which is not installed: pip install 'culturebench\[(\w+)\]'"
+NO_MODULE = r"No module named '(\w+)"
 
 
-def missing_extra(exc: BaseException | None) -> tuple[str, str] | None:
-    """(extra, package) when ``exc`` (or an exception it was raised from) is a missing package
-    of an optional extra, or culturebench's own one-line "needs X ... culturebench[extra]"."""
+def needed_extra(exc: BaseException | None, text: str) -> tuple[str, str] | None:
+    """(extra, package) when a test failed for a missing optional package: the exception (or
+    one it was raised from), or the failure's text (a CLI result holding the exception, a
+    command's one line in an assertion's message)."""
     import re
 
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, ModuleNotFoundError) and exc.name:
-            top = exc.name.split(".")[0]
-            if top in EXTRA_OF:
-                return EXTRA_OF[top], top
-        match = re.search(NEEDS_LINE, str(exc))
-        if match:
-            return match.group(2), match.group(1)
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
+    from culturebench.extras import EXTRA_OF, missing_extra
+
+    found = missing_extra(exc)
+    if found is not None:
+        return found
+    match = re.search(NEEDS_LINE, text)
+    if match:
+        return match.group(2), match.group(1)
+    for name in re.findall(NO_MODULE, text):
+        if name in EXTRA_OF:
+            return EXTRA_OF[name], name
     return None
 
 
@@ -367,12 +378,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
     if report.failed and call.excinfo is not None:
-        needed = missing_extra(call.excinfo.value)
-        if needed is None:  # a command's one line in an assertion's message (a CLI test)
-            import re
-
-            found = re.search(NEEDS_LINE, str(report.longrepr))
-            needed = (found.group(2), found.group(1)) if found else None
+        needed = needed_extra(call.excinfo.value, str(report.longrepr))
         if _really_missing(needed):
             _as_skip(report, str(item.path), needed)
 
@@ -384,12 +390,6 @@ def pytest_make_collect_report(collector: pytest.Collector):
     outcome = yield
     report = outcome.get_result()
     if report.failed and isinstance(collector, pytest.Module):
-        excinfo = getattr(report, "longrepr", None)
-        text = str(excinfo)
-        found = None
-        for package, extra in EXTRA_OF.items():
-            if f"No module named '{package}" in text:
-                found = (extra, package)
-                break
-        if _really_missing(found):
-            _as_skip(report, str(collector.path), found)
+        needed = needed_extra(None, str(report.longrepr))
+        if _really_missing(needed):
+            _as_skip(report, str(collector.path), needed)

@@ -44,7 +44,7 @@ from tree_copy import clean_copy  # noqa: E402
 # as "failed as expected offline", or a line CI already runs.
 NOT_RUN = {
     "install": "the install command; CI runs it first",
-    "suite": "the test suite itself",
+    "suite": "the test suite and the type check (CI runs them)",
     "gpu": "needs a CUDA GPU and a large model",
     "network": "needs the internet (the Hub, Wikidata, raw.githubusercontent.com, the real URLs)",
     "hub-token": "publishes to the Hub (needs HF_TOKEN)",
@@ -95,7 +95,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[Entry, ...]]] = {
         (
             skip(r"^python3 -m venv", "install"),
             skip(r"-m pytest -m vllm", "install"),
-            skip(r"-m pytest$", "suite"),
+            skip(r"-m pytest$|scripts/typecheck.py", "suite"),
             skip(r"^for k in|^CUDA_VISIBLE_DEVICES|^done; wait|eval merge|--backend vllm", "gpu"),
             skip(r"--model vllm/", "gpu"),
             skip(r"inspect-wwd-country", "inputs"),

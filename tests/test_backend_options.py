@@ -192,16 +192,23 @@ class EchoBackend(Backend):
 '''
 
 
-def test_a_separate_package_adds_a_backend_with_an_entry_point(tmp_path: Path, monkeypatch) -> None:
+def install_plugin(tmp_path: Path, monkeypatch, module: str, code: str, backends: dict[str, str]) -> None:
+    """A separate package ``module`` (on sys.path, with a .dist-info) registering ``backends``
+    (name -> class in the module) through the ``culturebench.backends`` entry points only."""
     site = tmp_path / "site"
-    (site / "echo_backend").mkdir(parents=True)
-    (site / "echo_backend" / "__init__.py").write_text(PLUGIN)
-    info = site / "echo_backend-0.1.dist-info"
+    (site / module).mkdir(parents=True)
+    (site / module / "__init__.py").write_text(code)
+    info = site / f"{module}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-backend\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[culturebench.backends]\necho = echo_backend:EchoBackend\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 0.1\n")
+    lines = "".join(f"{name} = {module}:{cls}\n" for name, cls in backends.items())
+    (info / "entry_points.txt").write_text("[culturebench.backends]\n" + lines)
     monkeypatch.syspath_prepend(str(site))
-    sys.modules.pop("echo_backend", None)
+    sys.modules.pop(module, None)
+
+
+def test_a_separate_package_adds_a_backend_with_an_entry_point(tmp_path: Path, monkeypatch) -> None:
+    install_plugin(tmp_path, monkeypatch, "echo_backend", PLUGIN, {"echo": "EchoBackend"})
     assert "echo" in backend_names()
     from culturebench.eval.backends.base import Request
 
@@ -268,20 +275,9 @@ class FlatImages(ImageBackend):
 
 @pytest.fixture
 def endpoint_plugin(tmp_path: Path, monkeypatch) -> None:
-    """A separate package (on sys.path, with a .dist-info) registering a text backend that
-    takes --base-url and a text-to-image backend, through entry points only."""
-    site = tmp_path / "site"
-    (site / "endpoint_echo").mkdir(parents=True)
-    (site / "endpoint_echo" / "__init__.py").write_text(ENDPOINT_PLUGIN)
-    info = site / "endpoint_echo-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: endpoint-echo\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[culturebench.backends]\nendpoint-echo = endpoint_echo:EndpointEcho\n"
-        "flat-images = endpoint_echo:FlatImages\n"
-    )
-    monkeypatch.syspath_prepend(str(site))
-    sys.modules.pop("endpoint_echo", None)
+    """A text backend that takes --base-url and a text-to-image backend, from a plugin."""
+    backends = {"endpoint-echo": "EndpointEcho", "flat-images": "FlatImages"}
+    install_plugin(tmp_path, monkeypatch, "endpoint_echo", ENDPOINT_PLUGIN, backends)
 
 
 def test_a_plugin_backend_gets_the_flags_it_declares_from_the_cli(
@@ -313,7 +309,7 @@ def test_a_plugin_backend_gets_the_flags_it_declares_from_the_cli(
 def test_no_backend_is_named_outside_the_backend_package() -> None:
     """Help, messages, flag forwarding and records read the backends' declarations: no string
     outside eval/backends/ is a backend's name, except where it names the library of the same
-    name (its logs quietened, its version recorded)."""
+    name (its logs quietened, its version recorded, the extra that installs it)."""
     import ast
 
     from culturebench.eval.backends import backend_names
@@ -330,7 +326,7 @@ def test_no_backend_is_named_outside_the_backend_package() -> None:
     for root in ("culturebench", "eval", "builders", "validation", "cards", "datasets"):
         for path in (repo / root).rglob("*.py"):
             rel = path.relative_to(repo).as_posix()
-            if rel.startswith("eval/backends/"):
+            if rel.startswith("eval/backends/") or rel == "culturebench/extras.py":  # packages, by name
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if (
@@ -340,3 +336,21 @@ def test_no_backend_is_named_outside_the_backend_package() -> None:
                 ):
                     found.append(f"{rel}:{node.lineno} {node.value!r}")
     assert not found, found
+
+
+def test_a_missing_extra_is_one_line_naming_it(tmp_path: Path) -> None:
+    """A command that needs a package of an extra that is not installed says which extra to
+    install (torch hidden from a subprocess), never a bare ModuleNotFoundError."""
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['torch'] = None\n"  # an import of torch now fails
+        "from culturebench.cli import main\n"
+        f"sys.argv = ['culturebench', 'eval', 'tiny-model', {str(tmp_path / 'tiny')!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == ["error: this needs torch, which is not installed: pip install 'culturebench[eval]'"]
+    assert not (tmp_path / "tiny").exists()

@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.extra("corpus")  # the corpus engine: Aho-Corasick, zstd, Dask
+
 # Documents written for the test: every dish mention and country is known, inflections included.
 UK_DOCS = [
     "Борщ — українська страва. В Україні борщ варять щодня.",  # dish 1 (UA origin) + UA

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.extra("corpus")  # the corpus engine: Aho-Corasick, zstd, Dask
+
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -286,6 +286,7 @@ def _uk_corpus(borsch_release, folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.extra("corpus")
 def test_the_annotation_sample_is_drawn_from_content(borsch_release, tmp_path: Path) -> None:
     """The same corpus bytes give the same Fig. 7 sample whatever the shards' modification
     times and however they are fingerprinted (--full-hash)."""
@@ -336,6 +337,7 @@ def test_engine_settings_that_would_be_ignored_are_errors(
     assert len(output.strip().splitlines()) == 1 and not out.exists()
 
 
+@pytest.mark.extra("eval")
 def test_resuming_with_an_option_at_its_default_is_the_same_run(
     wwd_release, tiny_model: Path, tmp_path: Path
 ) -> None:

@@ -205,6 +205,12 @@ def main() -> None:
     except Exception as exc:
         if _DEBUG["on"]:
             raise
+        from culturebench.extras import install_line, missing_extra
+
+        needed = missing_extra(exc)
+        if needed is not None:  # an optional extra that is not installed
+            err_console.print(f"[red]error:[/] {escape(install_line(*needed))}", soft_wrap=True)
+            sys.exit(EXIT_BAD_INPUT)
         line = os_error_line(exc) if isinstance(exc, OSError) else None
         if line is not None:  # permissions, a folder where a file goes, a full disk
             err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from culturebench.eval.backends.base import Backend, Request, SamplingParams
+from culturebench.eval.backends.base import Backend, ModelIdentity, Request, SamplingParams
 from culturebench.eval.backends.image_base import ImageBackend, ImageParams
 from culturebench.eval.backends.options import BackendOption
 
@@ -40,7 +40,7 @@ def _plugins() -> dict[str, Any]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILTIN}
 
 
-def _declared_class(name: str) -> type:
+def _declared_class(name: str) -> type[ModelIdentity]:
     """The class of backend ``name`` for its declarations: a built-in one's module is imported
     without its engine (no torch, no vLLM); a plugin's entry point is loaded."""
     import importlib
@@ -129,7 +129,7 @@ def require_backend(name: str) -> None:
         )
 
 
-def backend_class(name: str) -> type:
+def backend_class(name: str) -> type[ModelIdentity]:
     """The class of backend ``name``, its packages checked first; a :class:`UsageError` naming
     the choices, or the extra to install."""
     require_backend(name)
@@ -160,7 +160,8 @@ def make_backend(name: str, model: str, *, model_args: dict[str, Any] | None = N
     """Backend ``name`` for ``model``: ``options`` (the command's own flags) and ``model_args``
     (checked ``--model-arg`` values, which win and are recorded in the run's provenance)."""
     _refuse_conflicts(name, options, model_args or {})
-    backend = backend_class(name)(model, **{**options, **(model_args or {})})
+    cls: Any = backend_class(name)  # a Backend or ImageBackend subclass: each has its own arguments
+    backend = cls(model, **{**options, **(model_args or {})})
     backend.model_args = dict(model_args or {})
     return backend
 
