@@ -144,14 +144,14 @@ def test_a_retried_shard_is_counted_once_and_stale_parts_are_redone(tmp_path: Pa
 
 
 def test_bad_shards_are_one_line_errors(tmp_path: Path) -> None:
-    from culturebench.eval.corpus.shards import CorpusError, Shard, iter_texts, list_shards
+    from culturebench.eval.corpus.shards import CorpusError, CorpusShard, iter_texts, list_shards
 
     (tmp_path / "bad.jsonl").write_text('{"text": "ok"}\nnot json\n', encoding="utf-8")
     with pytest.raises(CorpusError, match=r"bad\.jsonl, line 2: not JSON"):
-        list(iter_texts(Shard(str(tmp_path / "bad.jsonl"), 1, "x"), "text"))
+        list(iter_texts(CorpusShard(str(tmp_path / "bad.jsonl"), 1, "x"), "text"))
     (tmp_path / "nofield.jsonl").write_text('{"body": "x"}\n', encoding="utf-8")
     with pytest.raises(CorpusError, match="no field 'text'"):
-        list(iter_texts(Shard(str(tmp_path / "nofield.jsonl"), 1, "x"), "text"))
+        list(iter_texts(CorpusShard(str(tmp_path / "nofield.jsonl"), 1, "x"), "text"))
     with pytest.raises(CorpusError, match="no such file"):
         list_shards(str(tmp_path / "missing" / "*.jsonl"))
 

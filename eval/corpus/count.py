@@ -33,7 +33,7 @@ from culturebench.eval.corpus.matcher import (
     dish_terms,
     sentence_around,
 )
-from culturebench.eval.corpus.shards import Shard, iter_texts
+from culturebench.eval.corpus.shards import CorpusShard, iter_texts
 
 
 @dataclass
@@ -98,7 +98,7 @@ def _priority(seed: int, text: str, dish: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
+def count_shard(shard: CorpusShard, spec: CountSpec, parts_dir: str) -> str:
     """Count one shard into ``parts_dir/<shard id>.json`` and return that path; a valid part
     for this shard and spec is kept as it is (a retried task does no work twice)."""
     from culturebench.eval.corpus.engine import has_part, part_path, write_part
@@ -178,7 +178,7 @@ def count_shard(shard: Shard, spec: CountSpec, parts_dir: str) -> str:
 
 # ---------------------------------------------------------------------- engine
 def run_shards(
-    shards: Sequence[Shard],
+    shards: Sequence[CorpusShard],
     spec: CountSpec,
     parts_dir: Path,
     *,
@@ -203,7 +203,7 @@ def run_shards(
     )
 
 
-def merge_parts(shards: Sequence[Shard], spec: CountSpec, parts_dir: Path) -> dict[str, Any]:
+def merge_parts(shards: Sequence[CorpusShard], spec: CountSpec, parts_dir: Path) -> dict[str, Any]:
     """Sum the one part of each listed shard (a part of another spec or a missing part is an
     error: nothing is guessed)."""
     from culturebench.errors import CultureBenchError

@@ -71,7 +71,7 @@ class TruncatedError(EOFError):
 
 
 @dataclass(frozen=True)
-class Shard:
+class CorpusShard:
     """One input file. ``fingerprint`` names its content (sha256 or ETag); ``revision`` the
     Hub commit it was listed at (None elsewhere)."""
 
@@ -145,7 +145,7 @@ def _first_line(exc: BaseException) -> str:
 
 def list_shards(
     spec: str, *, fingerprint_local: bool = True, full_hash: bool = False, option: str = "--corpus"
-) -> list[Shard]:
+) -> list[CorpusShard]:
     """The shards of a corpus SPEC, sorted by URL (so every engine sees one order). ``option``
     names the command-line option in errors. An empty listing is an error. A local file's
     fingerprint is :func:`sampled_fingerprint` (its sha256 with ``full_hash``; only its
@@ -206,13 +206,13 @@ def list_shards(
             or info.get("blob_id")
             or ""
         )
-        out.append(Shard(url, int(info.get("size") or 0), tag or f"size:{info.get('size')}"))
+        out.append(CorpusShard(url, int(info.get("size") or 0), tag or f"size:{info.get('size')}"))
     if not out:
         raise CorpusError(f"{option} {spec}: no matching files")
     return out
 
 
-def _local(path: Path, fingerprint: bool, full_hash: bool = False) -> Shard:
+def _local(path: Path, fingerprint: bool, full_hash: bool = False) -> CorpusShard:
     from culturebench.hashing import sha256_file
 
     stat = path.stat()
@@ -222,7 +222,7 @@ def _local(path: Path, fingerprint: bool, full_hash: bool = False) -> Shard:
         tag = sha256_file(path)
     else:
         tag = sampled_fingerprint(path, stat.st_size, stat.st_mtime_ns)
-    return Shard(str(path.resolve()), stat.st_size, tag)
+    return CorpusShard(str(path.resolve()), stat.st_size, tag)
 
 
 def sampled_fingerprint(path: Path, size: int, mtime_ns: int) -> str:
@@ -242,7 +242,7 @@ def sampled_fingerprint(path: Path, size: int, mtime_ns: int) -> str:
     return f"sampled:{digest.hexdigest()}"
 
 
-def _hub_shards(rest: str, option: str = "--corpus") -> list[Shard]:
+def _hub_shards(rest: str, option: str = "--corpus") -> list[CorpusShard]:
     import fnmatch
 
     from huggingface_hub import HfApi
@@ -265,7 +265,7 @@ def _hub_shards(rest: str, option: str = "--corpus") -> list[Shard]:
         raise CorpusError(f"{option} hub:{rest}: no Parquet or JSON Lines files match")
     return sorted(
         (
-            Shard(
+            CorpusShard(
                 f"hf://datasets/{repo}@{sha}/{f.path}",
                 int(f.size),
                 str(getattr(getattr(f, "lfs", None), "sha256", None) or f.blob_id),
@@ -438,7 +438,7 @@ def _not_utf8(url: str, number: int, line: bytes, exc: UnicodeDecodeError) -> Co
     return CorpusError(f"{url}, line {number}: {what}")
 
 
-def iter_texts(shard: Shard, column: str, batch_size: int = 1024) -> Iterator[list[str]]:
+def iter_texts(shard: CorpusShard, column: str, batch_size: int = 1024) -> Iterator[list[str]]:
     """The ``column`` values of a shard, in batches, in file order (null becomes ""). Any
     damage is a :class:`CorpusError` naming the shard and the line (JSON Lines) or row
     (Parquet) reached; a value that is not text is one too (never a count of its ``str``)."""
@@ -462,7 +462,7 @@ def _is_text_type(kind) -> bool:
     )
 
 
-def _parquet_texts(shard: Shard, column: str, batch_size: int) -> Iterator[list[str]]:
+def _parquet_texts(shard: CorpusShard, column: str, batch_size: int) -> Iterator[list[str]]:
     import pyarrow.parquet as pq
 
     from culturebench.eval.corpus.engine import report
@@ -504,7 +504,9 @@ def _position(stored, raw) -> int:
         return 0
 
 
-def _jsonl_texts(shard: Shard, column: str, batch_size: int, compression: str | None) -> Iterator[list[str]]:
+def _jsonl_texts(
+    shard: CorpusShard, column: str, batch_size: int, compression: str | None
+) -> Iterator[list[str]]:
     from culturebench.eval.corpus.engine import report
 
     number = 0
