@@ -136,3 +136,14 @@ def test_section5_pipeline_runs_on_the_sample_release(
         scores = list(csv.DictReader(handle))
     assert len(scores) == 6 and all(int(row["n_ground_truth"]) > 0 for row in scores)
     assert all(-1.0 <= float(row["score_mean"]) <= 1.0 for row in scores)
+
+
+def test_a_mirror_that_is_neither_a_url_nor_a_folder_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["build", "borsch", "--source", "sample", "--images", "--image-mirror", str(tmp_path / "nowhere"),
+         "--out", str(tmp_path / "dist")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--image-mirror" in result.output and "neither an http(s) URL nor a folder" in result.output
+    assert not (tmp_path / "dist").exists()

@@ -3,6 +3,7 @@ sampling, the shared engine flags, and the image stage of a build (``--images`` 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -109,7 +110,7 @@ def image_options(
     a flag that needs ``--images`` without it is a usage error."""
     from culturebench.errors import UsageError
     from culturebench.images.licenses import COMMONS_API
-    from culturebench.images.stage import ImageOptions
+    from culturebench.images.stage import ImageOptions, is_web_url
     from culturebench.safe_http import parse_allow
 
     if not images:
@@ -119,6 +120,8 @@ def image_options(
             )
         return None
     parse_allow(allow or ())
+    if mirror and not is_web_url(mirror) and not Path(mirror.removeprefix("file://")).is_dir():
+        raise UsageError(f"--image-mirror {mirror}: neither an http(s) URL nor a folder")
     api = None if (commons_api or "").lower() == "none" or offline else (commons_api or COMMONS_API)
     return ImageOptions(
         mirror=mirror,
