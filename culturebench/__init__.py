@@ -41,6 +41,21 @@ class _BuiltinDatasetsFinder:
         return spec
 
 
+def _serve_source_checkout() -> None:
+    """In a source checkout imported without an install (or shadowing a wheel install from
+    the checkout's root, where Python puts the current folder first on ``sys.path``), the
+    sub-packages live in the repository's top-level folders: look for them there too, so the
+    checkout is one consistent package rather than its ``culturebench/`` folder mixed with
+    another install's sub-packages. In site-packages there is no ``setup.py`` beside the
+    package, and nothing changes."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    if (root / "setup.py").is_file() and (root / "eval" / "__init__.py").is_file():
+        if str(root) not in __path__:
+            __path__.append(str(root))
+
+
 def _install_finder() -> None:
     import sys
 
@@ -48,6 +63,7 @@ def _install_finder() -> None:
         sys.meta_path.append(_BuiltinDatasetsFinder)
 
 
+_serve_source_checkout()
 _install_finder()
 
 __all__ = ["__version__"]

@@ -24,6 +24,13 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 REPO = Path(__file__).resolve().parent.parent
+
+# The suite tests the installed culturebench (an editable install maps it to this checkout; a
+# wheel install is the wheel), never the checkout's folder picked up because Python puts the
+# current folder first: drop the repository root from sys.path here, and keep subprocesses
+# (``python -c``, ``python -m culturebench`` run from the root) from adding it (Python 3.11+).
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO]
+os.environ["PYTHONSAFEPATH"] = "1"
 SHARED_BORSCH = REPO.parent / "shared" / "upstream" / "borsch"
 SHARED_WWD = REPO.parent / "shared" / "upstream" / "wwd"
 
