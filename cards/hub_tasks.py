@@ -31,7 +31,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from culturebench.eval.tasks.base import Task
 
 from culturebench.errors import CultureBenchError
 
@@ -104,7 +107,7 @@ def hub_tasks(dataset: str) -> dict[str, HubTask]:
     return out
 
 
-def _parse(cls: type, raw: dict[str, Any], spec: Any, where: str) -> HubTask:
+def _parse(cls: type[Task], raw: dict[str, Any], spec: Any, where: str) -> HubTask:
     unknown = sorted(set(raw) - set(HUB_KEYS))
     if unknown:
         raise CultureBenchError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(HUB_KEYS)})")
@@ -173,7 +176,7 @@ def _named(value: Any, where: str) -> dict[str, Any]:
     raise CultureBenchError(f"{where}: a name, or a mapping with `name` and optional `args`")
 
 
-def _prompt_template(cls: type, raw: Any, input_col: str, where: str) -> tuple[str, list[str]]:
+def _prompt_template(cls: type[Task], raw: Any, input_col: str, where: str) -> tuple[str, list[str]]:
     """The task's first ``lang`` template as Inspect's ``prompt_template`` text, and the columns
     it reads from the sample metadata. Rendered through the task's own ``render`` (so a shared
     opening sentence is kept), with literal braces escaped for Inspect's formatter."""

@@ -51,9 +51,9 @@ def _serve_source_checkout() -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    if (root / "setup.py").is_file() and (root / "eval" / "__init__.py").is_file():
-        if str(root) not in __path__:
-            __path__.append(str(root))
+    checkout = (root / "setup.py").is_file() and (root / "eval" / "__init__.py").is_file()
+    if checkout and str(root) not in __path__:
+        __path__.append(str(root))
 
 
 def _install_finder() -> None:

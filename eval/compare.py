@@ -13,15 +13,17 @@ Tables: the cells the two CSV files share, side by side, with their differences.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from culturebench.eval.records import Results
+
 ITERATIONS = 1000
 
 
-def _samples_by_unit(samples: Sequence[dict[str, Any]], group: str, metric: str) -> dict[str, list[float]]:
+def _samples_by_unit(samples: Sequence[Mapping[str, Any]], group: str, metric: str) -> dict[str, list[float]]:
     """Per item, the values of the per-sample field ``metric`` (a boolean as 0/1) in ``group``."""
     out: dict[str, list[float]] = {}
     for sample in samples:
@@ -39,8 +41,8 @@ _NOT_SCORES = {"id", "run", "row_id", "lang", "prompt_index", "n_images", "seed"
 
 
 def _sample_field(
-    samples_a: Sequence[dict[str, Any]],
-    samples_b: Sequence[dict[str, Any]],
+    samples_a: Sequence[Mapping[str, Any]],
+    samples_b: Sequence[Mapping[str, Any]],
     group: str,
     metric: str,
     values: tuple[float, float],
@@ -50,7 +52,7 @@ def _sample_field(
     headline value (RuBIN's ``accuracy`` is the mean of ``correct``); None when there is none
     (a count, a rate of a negated field, a best-of-prompts figure: not paired)."""
 
-    def mean(samples: Sequence[dict[str, Any]], key: str) -> float | None:
+    def mean(samples: Sequence[Mapping[str, Any]], key: str) -> float | None:
         got = [v for vs in _samples_by_unit(samples, group, key).values() for v in vs]
         return sum(got) / len(got) if got else None
 
@@ -64,12 +66,12 @@ def _sample_field(
     return None
 
 
-def _unit(sample: dict[str, Any]) -> str:
+def _unit(sample: Mapping[str, Any]) -> str:
     """The item a sample is about (its row), or its id when it names none."""
     return str(sample.get("row_id", sample.get("id")))
 
 
-def _items(samples: Sequence[dict[str, Any]], group: str) -> set[str]:
+def _items(samples: Sequence[Mapping[str, Any]], group: str) -> set[str]:
     """The items (rows) a run's samples cover, in ``group`` (a prompt language) or all."""
     return {_unit(s) for s in samples if group == "all" or s.get("lang") == group}
 
@@ -249,7 +251,7 @@ def items_line(rows: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def _read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _read_run(folder: Path) -> tuple[Results, list[Mapping[str, Any]]]:
     """``results.json`` and the samples of a finished run, read strictly
     (:mod:`culturebench.inputs`: UTF-8, no key twice in an object, no sample id twice, no torn
     line); the results' shape is checked by the runner's :func:`read_results`."""

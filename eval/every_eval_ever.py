@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.hub_runs import RunResult, culturebench_version, model_label
+from culturebench.eval.records import Sample
 
 EEE_VERSION = "0.3.0"
 SCHEMAS = Path(__file__).parent / "data" / "every_eval_ever"
@@ -119,7 +121,7 @@ def record_uuid(result: RunResult) -> str:
     return str(uuid.UUID(bytes=hashlib.sha256(text.encode()).digest()[:16], version=4))
 
 
-def read_run_samples(folder: Path) -> list[dict[str, Any]]:
+def read_run_samples(folder: Path) -> list[Sample]:
     """A finished run's ``samples.jsonl``, read without changing it: each id once (the first
     line of an id wins, as the run's own reader has it). A line that is not JSON is an error
     naming the file and the line; a last line cut short (no newline, not JSON) says the file
@@ -154,7 +156,7 @@ def build(
     model_id: str,
     organization: str = "unknown",
     relationship: str = "third_party",
-    samples: list[dict[str, Any]] | None = None,
+    samples: Sequence[Mapping[str, Any]] | None = None,
 ) -> Record:
     """The run's Every Eval Ever record (``dataset_id``/``revision``: the Hub dataset of the
     ``.eval_results`` entry; ``samples``: the run's samples when already read, see
@@ -244,7 +246,7 @@ def _evaluation_result(
     result: RunResult,
     dataset_id: str,
     revision: str | None,
-    samples: list[dict[str, Any]],
+    samples: Sequence[Mapping[str, Any]],
     unscored: int,
     result_id: str,
 ) -> dict[str, Any]:
@@ -319,7 +321,7 @@ def _evaluation_result(
     return out
 
 
-def _generation_config(prov: dict[str, Any]) -> dict[str, Any]:
+def _generation_config(prov: Mapping[str, Any]) -> dict[str, Any]:
     model = prov.get("model") or {}
     sampling = model.get("sampling") or {}
     args: dict[str, Any] = {}
@@ -354,7 +356,7 @@ def _generation_config(prov: dict[str, Any]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------- instance level
 def _instances(
-    result: RunResult, samples: list[dict[str, Any]], evaluation_id: str, model_id: str
+    result: RunResult, samples: Sequence[Mapping[str, Any]], evaluation_id: str, model_id: str
 ) -> tuple[list[dict[str, Any]], int]:
     """One instance line per sample that has a score (and how many have none: e.g. a
     multiple-choice answer the paper leaves out of its IoU)."""
@@ -368,7 +370,7 @@ def _instances(
     return lines, unscored
 
 
-def sample_score(sample: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+def sample_score(sample: Mapping[str, Any], keys: tuple[str, ...]) -> float | None:
     """One sample's score: the value of its key (a number, a truth value, or a text's length in
     characters); with several keys, 1.0 when all are true, else 0.0. None when it has none."""
     if len(keys) > 1:
@@ -386,7 +388,7 @@ def sample_score(sample: dict[str, Any], keys: tuple[str, ...]) -> float | None:
 
 
 def _instance(
-    result: RunResult, sample: dict[str, Any], score: float, evaluation_id: str, model_id: str
+    result: RunResult, sample: Mapping[str, Any], score: float, evaluation_id: str, model_id: str
 ) -> dict[str, Any]:
     rule = result.hub.result
     output = sample.get("output")

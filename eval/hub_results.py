@@ -26,6 +26,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError, UsageError
 from culturebench.eval.hub_runs import RunResult, Value, culturebench_version, model_label, read_run_result
+from culturebench.eval.records import Sample
 from culturebench.safe_http import redact
 
 EVAL_RESULTS_DIR = ".eval_results"
@@ -61,8 +62,9 @@ def notes(result: RunResult, *, with_samples: bool = True) -> str:
     parts += _model_notes(prov.get("model") or {})
     if prov.get("languages"):
         parts.append("languages: " + ", ".join(map(str, prov["languages"])))
-    if result.results.get("seeds") or prov.get("seeds"):
-        parts.append("seeds: " + ",".join(map(str, result.results.get("seeds") or prov.get("seeds"))))
+    seeds = result.results.get("seeds") or prov.get("seeds")
+    if seeds:
+        parts.append("seeds: " + ",".join(map(str, seeds)))
     if prov.get("task_options"):
         parts.append(
             "task options: " + ", ".join(f"{k}={v}" for k, v in sorted(prov["task_options"].items()))
@@ -284,7 +286,7 @@ def _bound(value: float | None) -> str:
     return "unbounded" if value is None else f"{value:g}"
 
 
-def _checked_samples(result: RunResult) -> list[dict[str, Any]]:
+def _checked_samples(result: RunResult) -> list[Sample]:
     """The run's samples, read whole (a cut or corrupt line is an error naming the line), and
     checked against ``results.json``: the value checked (:func:`check_value`), the number of
     samples, and the leaderboard value and its sample count recomputed from the samples by

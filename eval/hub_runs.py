@@ -5,6 +5,7 @@ sample-weighted mean over its groups (each a mean over its samples)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 from culturebench.cards.hub_tasks import HubTask, hub_tasks
 from culturebench.errors import CultureBenchError
+from culturebench.eval.records import DatasetPin, Provenance, Results, RunInfo
 
 
 @dataclass(frozen=True)
@@ -31,8 +33,8 @@ class RunResult:
     """One finished run read for the Hub: its files, its task's Hub declaration and value."""
 
     folder: Path
-    run: dict[str, Any]
-    results: dict[str, Any]
+    run: RunInfo
+    results: Results
     hub: HubTask
     value: Value
     samples_sha256: str
@@ -47,11 +49,11 @@ class RunResult:
         return str(self.results["provenance"]["task"])
 
     @property
-    def provenance(self) -> dict[str, Any]:
+    def provenance(self) -> Provenance:
         return self.results["provenance"]
 
     @property
-    def ref(self) -> dict[str, Any]:
+    def ref(self) -> DatasetPin:
         return self.provenance["dataset"]
 
 
@@ -107,7 +109,7 @@ def leaderboard_value(metrics: dict[str, Any], metric: str, *, where: str = "res
     return Value(pooled, n, {h.group: (h.value, h.n) for h in found})
 
 
-def culturebench_version(prov: dict[str, Any]) -> str:
+def culturebench_version(prov: Mapping[str, Any]) -> str:
     """The culturebench version a run's provenance records (``unknown`` when none)."""
     return str(
         prov.get("culturebench_version") or (prov.get("packages") or {}).get("culturebench") or "unknown"

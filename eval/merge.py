@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from culturebench.errors import CultureBenchError, UsageError
+from culturebench.eval.records import Results, RunInfo, Sample
 from culturebench.eval.run_folder import describe_shard as _describe
 from culturebench.eval.shards import SHARD_FILE
 
@@ -18,7 +19,7 @@ class MergeError(CultureBenchError):
     """Shards that do not make up one whole run."""
 
 
-def _read_shard(folder: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _read_shard(folder: Path) -> tuple[RunInfo, dict[str, Any], dict[str, Any]]:
     """(run.json, results.json, shard.json) of a finished shard; errors name the folder."""
     from culturebench.eval.run_folder import RESULTS, read_json_object, read_run
 
@@ -38,7 +39,7 @@ def _read_shard(folder: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str,
     return run, read_json_object(folder / RESULTS, "a finished shard"), table
 
 
-def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, Any]:
+def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Results:
     """Merge the finished shards of one run into ``out`` (new or empty): the same identity in
     every shard, every part 1..N once, every generation of the whole run exactly once. Writes
     ``run.json``, ``samples.jsonl`` (in the whole run's order), ``results.json`` and
@@ -68,7 +69,7 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
     check_merge_out(out, paths)
     shards = [(path, *_read_shard(path)) for path in paths]
     first_path, first_run = shards[0][0], shards[0][1]
-    whole = {k: v for k, v in first_run.items() if k != "shard"}  # the one-process run.json
+    whole = cast(RunInfo, {k: v for k, v in first_run.items() if k != "shard"})  # the one-process run.json
     want = identity(first_run)
     by_index: dict[int, Path] = {}
     count = first_run["shard"]["count"]
@@ -90,7 +91,7 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
         raise MergeError(f"missing shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} of {count}")
     total = shards[0][3]["total"]
     key = run_key(whole)
-    placed: dict[int, dict[str, Any]] = {}
+    placed: dict[int, tuple[Sample, Path]] = {}  # position in the run -> (sample, its shard)
     for path, run, _results, table in shards:
         positions = table["positions"]
         samples = read_samples(path / SAMPLES, run_key=key, expected_ids=set(positions))
@@ -109,7 +110,7 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
             position = positions[sample["id"]]
             if position in placed:
                 raise MergeError(f"{path}: sample {sample['id']!r} is also in another shard")
-            placed[position] = {**sample, "_from": path}
+            placed[position] = (sample, path)
     if len(placed) != total or set(placed) != set(range(total)):
         raise MergeError(f"the shards hold {len(placed)} of the run's {total} generations")
     check_run_dir(out)
@@ -119,8 +120,7 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
         write_json(staged / RUN, whole)
         ordered = [placed[i] for i in range(total)]
         with open(staged / SAMPLES, "w", encoding="utf-8") as handle:
-            for sample in ordered:
-                source = sample.pop("_from")
+            for sample, source in ordered:
                 if "image_sha256" in sample:
                     target = staged / str(sample["output"])
                     target.parent.mkdir(parents=True, exist_ok=True)
@@ -128,7 +128,7 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> dict[str, An
                 handle.write(json_text(sample, sort_keys=True))
             handle.flush()
             os.fsync(handle.fileno())
-        results = _finish(whole, staged, ordered, skipped)
+        results = _finish(whole, staged, [sample for sample, _ in ordered], skipped)
         if out.is_dir():
             out.rmdir()  # empty (checked above); the staged folder takes its place
         publish_dir(staged, out)
@@ -174,9 +174,7 @@ def check_merge_out(out: Path, inputs: Sequence[Path] = (), flag: str = "--out")
     check_writable(out, flag)
 
 
-def _finish(
-    run_info: dict[str, Any], out: Path, samples: list[dict[str, Any]], skipped: dict[str, int]
-) -> dict[str, Any]:
+def _finish(run_info: RunInfo, out: Path, samples: list[Sample], skipped: dict[str, int]) -> Results:
     """Aggregate the merged samples exactly as ``eval run`` finishes a run."""
     from culturebench.eval.runner import finish_run
     from culturebench.eval.tasks import get_task

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError
+from culturebench.eval.records import Results, Sample
 from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind
 
@@ -314,12 +315,12 @@ class Run:
     task: str
     model: str
     config: str | None
-    results: dict[str, Any]
-    _samples: list[dict[str, Any]] | None = field(default=None, repr=False)
+    results: Results
+    _samples: list[Sample] | None = field(default=None, repr=False)
     identity: ModelId = field(default_factory=ModelId)  # which model it is
 
     @classmethod
-    def from_results(cls, folder: Path, results: dict[str, Any]) -> Run:
+    def from_results(cls, folder: Path, results: Results) -> Run:
         """A run from its ``results.json`` content (read from ``folder`` or just scored)."""
         prov = results["provenance"]
         identity = ModelId.from_provenance(prov)
@@ -351,7 +352,7 @@ class Run:
         matcher (``eval score --matcher llm``) and an analysis task's inputs."""
         prov = self.results.get("provenance", {})
         located = set(prov.get("location_options") or [])
-        out = {
+        out: dict[str, Any] = {
             "options": {k: v for k, v in self.options.items() if k not in located},
             "languages": prov.get("languages"),
             "config": self.config,
@@ -383,7 +384,7 @@ class Run:
             )
         return parts
 
-    def samples(self) -> list[dict[str, Any]]:
+    def samples(self) -> list[Sample]:
         if self._samples is None:
             from culturebench.eval.run_folder import SAMPLES, read_samples
 
@@ -929,7 +930,9 @@ def percent_ci(ci: tuple[float, float] | None) -> tuple[float, float] | None:
 
 
 def unit_mean(
-    samples: Sequence[dict[str, Any]], value: Callable[[dict[str, Any]], float | None], unit: str = "row_id"
+    samples: Sequence[Mapping[str, Any]],
+    value: Callable[[Mapping[str, Any]], float | None],
+    unit: str = "row_id",
 ) -> tuple[float | None, tuple[float, float] | None, int]:
     """Mean of ``value`` over samples, a 95% interval over ``unit`` (the question, the dish:
     every prompt of a drawn unit moves with it; :func:`~culturebench.eval.metrics.mean_interval`:
@@ -946,7 +949,9 @@ def unit_mean(
 
 
 def by_unit(
-    samples: Sequence[dict[str, Any]], value: Callable[[dict[str, Any]], float | None], unit: str = "row_id"
+    samples: Sequence[Mapping[str, Any]],
+    value: Callable[[Mapping[str, Any]], float | None],
+    unit: str = "row_id",
 ) -> dict[str, list[float]]:
     """Values grouped by unit, for paired bootstraps of a difference."""
     out: dict[str, list[float]] = {}

@@ -185,7 +185,7 @@ def plan(
         if progress:
             progress(cell.name)
         waiting = [n for n in cell.needs if not (folders[n] / "results.json").is_file()]
-        base = {
+        base: dict[str, Any] = {
             "cell": cell.name, "task": cell.task, "kind": cell.kind, "langs": list(cell.langs),
             "seeds": list(cell.seeds) if cell.seeds else None, "max_new_tokens": cell.max_new_tokens,
             "temperature": cell.temperature,

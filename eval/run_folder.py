@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.dataset_ref import DatasetRef
+from culturebench.eval.records import DatasetPin, OutputCounts, Results, RunInfo, Sample
 from culturebench.hashing import sha256_file, sha256_text
 from culturebench.jsonsafe import json_text
 
@@ -58,7 +59,7 @@ def git_sha() -> str | None:
 
 def read_samples(
     path: Path, *, run_key: str | None = None, expected_ids: set[str] | None = None
-) -> list[dict[str, Any]]:
+) -> list[Sample]:
     """Samples on disk, each id once (the first line of an id wins; later duplicates are
     ignored). A torn last line (killed mid-write) is cut off the file. A corrupt line
     elsewhere, a line of another run (other ``run`` key, or an id this run never asked
@@ -74,7 +75,7 @@ def read_samples(
     def corrupt(why: str, _last: bool) -> str:
         return f"corrupt sample (not JSON: {why}); delete the line to regenerate that sample"
 
-    def of_this_run(sample: dict[str, Any]) -> str | None:
+    def of_this_run(sample: Sample) -> str | None:
         if run_key is not None and sample.get("run") != run_key:
             return (
                 f"sample {sample['id']!r} belongs to another run (run key {sample.get('run')!r}, "
@@ -94,8 +95,8 @@ def parse_sample_lines(
     error: type[Exception],
     *,
     not_json: Callable[[str, bool], str],
-    check: Callable[[dict[str, Any]], str | None] | None = None,
-) -> list[dict[str, Any]]:
+    check: Callable[[Sample], str | None] | None = None,
+) -> list[Sample]:
     """The samples of a ``samples.jsonl`` text, each id once (the first line of an id wins).
     Lines are split at ``\\n`` only: ``str.splitlines()`` also splits at U+2028, U+0085 ...,
     which a model's answer may hold and ``json_text`` writes raw. A line that is not JSON
@@ -103,7 +104,7 @@ def parse_sample_lines(
     with a string ``id``, or that ``check`` refuses (its message), raises ``error`` too,
     each naming ``where`` and the line."""
     lines = text.split("\n")
-    out: list[dict[str, Any]] = []
+    out: list[Sample] = []
     seen: set[str] = set()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -115,12 +116,12 @@ def parse_sample_lines(
             raise error(f"{where}, line {number}: {not_json(why, number == len(lines))}") from None
         if not isinstance(sample, dict) or not isinstance(sample.get("id"), str):
             raise error(f"{where}, line {number}: not a sample (no string 'id')")
-        problem = check(sample) if check else None
+        problem = check(cast(Sample, sample)) if check else None
         if problem:
             raise error(f"{where}, line {number}: {problem}")
         if sample["id"] not in seen:
             seen.add(sample["id"])
-            out.append(sample)
+            out.append(cast(Sample, sample))
     return out
 
 
@@ -137,28 +138,29 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
-def read_run(folder: str | Path) -> dict[str, Any]:
+def read_run(folder: str | Path) -> RunInfo:
     """``run.json`` of a run folder; CultureBenchError when missing, corrupt or incomplete."""
-    run = read_json_object(Path(folder) / RUN, "an eval run folder")
-    if not isinstance(run.get("dataset"), dict) or "dataset" not in run["dataset"] or "task" not in run:
+    data = read_json_object(Path(folder) / RUN, "an eval run folder")
+    if not isinstance(data.get("dataset"), dict) or "dataset" not in data["dataset"] or "task" not in data:
         raise CultureBenchError(f"{Path(folder) / RUN}: incomplete (no dataset/task)")
+    run = cast(RunInfo, data)
     run["task"] = _current_name(run["dataset"]["dataset"], run["task"])
     return run
 
 
-def read_results(folder: str | Path) -> dict[str, Any]:
+def read_results(folder: str | Path) -> Results:
     """``results.json`` of a finished run; CultureBenchError when missing or malformed."""
-    results = read_json_object(Path(folder) / RESULTS, "a finished eval run")
-    prov = results.get("provenance")
+    data = read_json_object(Path(folder) / RESULTS, "a finished eval run")
+    prov = data.get("provenance")
     if (
         not isinstance(prov, dict)
         or not isinstance(prov.get("dataset"), dict)
         or "task" not in prov
-        or not isinstance(results.get("metrics"), dict)
+        or not isinstance(data.get("metrics"), dict)
     ):
         raise CultureBenchError(f"{Path(folder) / RESULTS}: not a culturebench results file")
     prov["task"] = _current_name(prov["dataset"].get("dataset"), prov["task"])
-    return results
+    return cast(Results, data)
 
 
 def _current_name(dataset: Any, task: Any) -> Any:
@@ -195,7 +197,7 @@ def check_run_dir(out: Path) -> None:
         )
 
 
-def identity(run_info: dict[str, Any]) -> dict[str, Any]:
+def identity(run_info: Mapping[str, Any]) -> dict[str, Any]:
     """What determines a run's outputs: ``run_info`` without its coverage (what it measured,
     :mod:`culturebench.eval.coverage`), without library versions and without the
     task options that only locate an input whose content another option pins by sha256 (so a
@@ -210,7 +212,13 @@ def identity(run_info: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
-def run_key(run_info: dict[str, Any]) -> str:
+def without_part(run_info: RunInfo) -> RunInfo:
+    """``run_info`` without what describes this folder's part of the run (``shard``, and the
+    ``coverage`` measured on it): the run's provenance in ``results.json``."""
+    return cast(RunInfo, {k: v for k, v in run_info.items() if k not in ("shard", "coverage")})
+
+
+def run_key(run_info: Mapping[str, Any]) -> str:
     """Short fingerprint of :func:`identity`; every sample line carries it so lines of
     another run are recognised."""
     return sha256_text(json.dumps(identity(run_info), sort_keys=True, ensure_ascii=False))[:16]
@@ -233,7 +241,7 @@ def store_image(out: Path, job_id: str, png: bytes) -> tuple[str, str]:
     return rel, sha256_bytes(png)
 
 
-def check_images(out: Path, samples: Sequence[dict[str, Any]]) -> None:
+def check_images(out: Path, samples: Sequence[Sample]) -> None:
     """Every recorded image is on disk with the sha256 its sample line records; otherwise a
     :class:`SamplesError` naming the sample (delete its line to regenerate it)."""
     for sample in samples:
@@ -245,9 +253,7 @@ def check_images(out: Path, samples: Sequence[dict[str, Any]]) -> None:
             )
 
 
-def read_input_run(
-    folder: str | Path, *, dataset: str, tasks: Sequence[str]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_input_run(folder: str | Path, *, dataset: str, tasks: Sequence[str]) -> tuple[RunInfo, list[Sample]]:
     """(run.json, samples) of an earlier run used as a task's input: it must be a run of
     ``dataset`` with one of ``tasks`` and hold samples; images it made are checked against the
     sha256 their samples record. Errors name the folder."""
@@ -274,10 +280,10 @@ def samples_sha256(folder: str | Path) -> str:
     return sha256_file(path)
 
 
-def task_identity(ref: DatasetRef, task_name: str, task: Any) -> dict[str, Any]:
+def task_identity(ref: DatasetRef, task_name: str, task: Any) -> RunInfo:
     """What names a run's dataset revision and task (shared by ``eval run`` and ``eval score``)."""
-    out = {
-        "dataset": asdict(ref),
+    out: RunInfo = {
+        "dataset": cast(DatasetPin, asdict(ref)),
         "task": task_name,
         "task_options": task.task_options,
         "config": task.config,
@@ -288,7 +294,7 @@ def task_identity(ref: DatasetRef, task_name: str, task: Any) -> dict[str, Any]:
     return out
 
 
-def output_counts(samples: Sequence[dict[str, Any]]) -> dict[str, int]:
+def output_counts(samples: Sequence[Sample]) -> OutputCounts:
     """How many outputs were not text (scored as failures) and how many were scored only in
     part (longer than :data:`MAX_SCORED_CHARS`): reported beside every run's metrics."""
     return {
@@ -297,7 +303,7 @@ def output_counts(samples: Sequence[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def check_run(path: Path, info: dict[str, Any]) -> bool:
+def check_run(path: Path, info: Mapping[str, Any]) -> bool:
     """Refuse to mix runs: everything that determines the outputs must match to resume.
     Returns whether ``path`` holds this very run (a resume)."""
     if not path.exists():
@@ -322,7 +328,7 @@ def check_run(path: Path, info: dict[str, Any]) -> bool:
     return True
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
     """A run record, refused (nothing written) when it would hold a credential."""
     from culturebench.atomic import write_text_atomic
     from culturebench.secrets import refuse_credentials
@@ -336,7 +342,7 @@ def describe_shard(shard: Any) -> str:
     return f"{shard['index']}/{shard['count']}" if isinstance(shard, dict) else "?"
 
 
-def check_shard(old: dict[str, Any], new: dict[str, Any], folder: Path) -> None:
+def check_shard(old: Mapping[str, Any], new: Mapping[str, Any], folder: Path) -> None:
     """A folder resumes only as the part it is: the same shard, or the whole run."""
     before, now = old.get("shard"), new.get("shard")
     if before == now:

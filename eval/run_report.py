@@ -21,7 +21,10 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from culturebench.eval.tasks.base import Task
 
 from culturebench.eval.coverage import coverage_lines, coverage_of, sampling_of
 from culturebench.text import md_row
@@ -251,7 +254,7 @@ def _unit_counts(metrics: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _header(results: dict[str, Any]) -> list[str]:
+def _header(results: Mapping[str, Any]) -> list[str]:
     prov = results["provenance"]
     ds = prov["dataset"]
     if ds.get("source") == "none":
@@ -314,7 +317,7 @@ def _short_inputs(inputs: Any) -> str:
     return "; ".join(parts)
 
 
-def result_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str]:
+def result_sections(results: Mapping[str, Any], folder: Path, rel: str) -> list[str]:
     """The generic tables for one result, then its task's own sections
     (:meth:`Task.report_sections`), when the task is known."""
     metrics = results["metrics"]
@@ -328,7 +331,7 @@ def result_sections(results: dict[str, Any], folder: Path, rel: str) -> list[str
     return lines
 
 
-def _task_class(dataset: str, name: str) -> type | None:
+def _task_class(dataset: str, name: str) -> type[Task] | None:
     """The task class of a result, or None for a dataset or task this install does not have
     (a report of someone else's run still shows the generic tables)."""
     from culturebench.eval.tasks import canonical_name, registry

@@ -24,6 +24,7 @@ from culturebench.eval.backends.base import package_versions
 from culturebench.eval.backends.image_base import ImageBackend
 from culturebench.eval.coverage import coverage_of, finished, run_coverage
 from culturebench.eval.dataset_ref import DatasetRef, RowChoice, load_run_rows, resolve_dataset, source_ref
+from culturebench.eval.records import Results, RunInfo, Sample
 from culturebench.eval.run_folder import (
     RESULTS,
     RUN,
@@ -41,6 +42,7 @@ from culturebench.eval.run_folder import (
     run_key,
     store_image,
     task_identity,
+    without_part,
     write_json,
 )
 from culturebench.eval.run_report import write_report
@@ -70,8 +72,8 @@ def run_eval(
     shard: Shard | None = None,
     first: bool = False,
     sampling_source: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Run (or resume) one evaluation and return the results dict (also on disk).
+) -> Results:
+    """Run (or resume) one evaluation and return its results (also on disk).
     ``limit``: N rows spread over the task's reporting groups (:meth:`Task.group_field`,
     :func:`~culturebench.eval.dataset_ref.choose_rows`), or with ``first`` the first N rows.
     ``sampling_source``: where the backend's sampling settings come from when not the command
@@ -131,8 +133,8 @@ def run_eval(
 
 
 def finish_run(
-    task: Any, out: Path, run_info: dict[str, Any], samples: list[dict[str, Any]], skipped: dict[str, int]
-) -> dict[str, Any]:
+    task: Any, out: Path, run_info: RunInfo, samples: list[Sample], skipped: dict[str, int]
+) -> Results:
     """Aggregate a run's samples into ``results.json`` and ``report.md`` (``eval run`` at the
     end of a run, ``eval merge`` for merged shards); a run the task cannot use (e.g. every
     answer unparseable) raises after its files are written. ``results.json`` opens with the
@@ -140,10 +142,10 @@ def finish_run(
     coverage = run_info.get("coverage")
     if not isinstance(coverage, dict):  # a run.json written before coverage was recorded
         coverage = coverage_of({"provenance": run_info})
-    results = {
+    results: Results = {
         "coverage": finished(coverage, samples),
         "provenance": {
-            **{k: v for k, v in run_info.items() if k not in ("shard", "coverage")},
+            **without_part(run_info),
             "culturebench_git": git_sha(),
             "packages": package_versions(PACKAGES),
         },
@@ -192,9 +194,9 @@ def _run_info(
     langs: Sequence[str],
     limit: int | None,
     seeds: Sequence[int] | None,
-) -> dict[str, Any]:
+) -> RunInfo:
     """``run.json``: everything that determines the run's outputs (its identity) and more."""
-    run_info = {
+    run_info: RunInfo = {
         **task_identity(ref, task.name, task),
         "languages": list(langs),
         "limit": limit,
@@ -215,13 +217,13 @@ def _generate(
     task: Any,
     backend: Any,
     out: Path,
-    run_info: dict[str, Any],
+    run_info: RunInfo,
     requests: Sequence[TaskRequest],
     seeds: Sequence[int] | None,
     batch_size: int,
     progress: Callable[[int, int], None] | None,
     shard: Shard | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Sample]:
     """Start or resume the run in ``out`` (refusing another run's folder), generate what is
     missing and return every sample in request order (seed by seed); with ``shard``, only
     that part's samples."""
@@ -307,14 +309,14 @@ def _generate_pending(
                     else:
                         outputs = backend.generate([r.request for r in batch])
                     for item, output in zip(batch, outputs, strict=True):
-                        extra = {"image_sha256": output[1]} if isinstance(output, tuple) else {}
                         text = output[0] if isinstance(output, tuple) else output
-                        sample = {
+                        sample: Sample = {
                             **task.scored_sample(item, text),
-                            **extra,
                             "run": key,
                             "id": job_id(item.request.id, seed),
                         }
+                        if isinstance(output, tuple):
+                            sample["image_sha256"] = output[1]
                         if seed is not None:
                             sample["seed"] = seed
                         handle.write(json_text(sample, sort_keys=True))
@@ -343,11 +345,15 @@ def _run_analysis(
     rows: Sequence[dict[str, Any]],
     progress: Callable[[int, int], None] | None,
     choice: RowChoice | None = None,
-) -> dict[str, Any]:
+) -> Results:
     """Compute an analysis task into ``out`` (run.json, results.json, report.md and the
     task's own files). A folder holding another run is refused; the same run is recomputed
     (its inputs are pinned by hash, so the result is the same)."""
-    run_info = {**task_identity(ref, task_name, task), "languages": list(langs), "inputs": task.inputs()}
+    run_info: RunInfo = {
+        **task_identity(ref, task_name, task),
+        "languages": list(langs),
+        "inputs": task.inputs(),
+    }
     coverage = run_coverage(task, run_info, choice=choice)
     path = out / RUN
     if path.exists():
@@ -361,7 +367,7 @@ def _run_analysis(
     out.mkdir(parents=True, exist_ok=True)
     write_json(path, run_info)
     metrics = task.analyse(out, rows, progress)
-    results = {
+    results: Results = {
         "coverage": {**coverage, "samples": int(metrics["n"]) if isinstance(metrics.get("n"), int) else None},
         "provenance": {
             **run_info,

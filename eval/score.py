@@ -40,6 +40,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.generation import Generation
+from culturebench.eval.records import Results, RunInfo
 from culturebench.eval.tasks.base import job_id, split_job_id
 from culturebench.filecache import FileCache
 from culturebench.hashing import sha256_file
@@ -244,7 +245,7 @@ def match_requests(
     both places. The same answer in two files (the WWD authors' files repeat a column) is
     scored once and counted."""
     by_id = {r.request.id: r for r in task_requests}
-    first = {}
+    first: dict[Any, Any] = {}
     for r in task_requests:
         first.setdefault(r.meta.get("row_id"), r)
     unknown = [g for g in generations if g.request_id not in by_id and g.request_id not in first]
@@ -529,7 +530,7 @@ def write_scoring(
     *,
     judge: Any = None,
     progress: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:
+) -> Results:
     """Score ``prepared`` into ``out_dir``: ``run.json``, ``samples.jsonl``, ``results.json``
     and ``report.md`` (each written atomically; an earlier score there is replaced)."""
     from culturebench.atomic import write_text_atomic
@@ -540,7 +541,7 @@ def write_scoring(
     task, used = prepared.task, prepared.files
     out = Path(out_dir)
     check_score_dir(out)
-    run_info = {
+    run_info: RunInfo = {
         **task_identity(prepared.ref, prepared.task_name, task),
         "mode": "score",
         "generations": [{"file": str(f.resolve()), "sha256": sha256_file(f)} for f in used],
@@ -558,7 +559,7 @@ def write_scoring(
         samples.append(sample)
         if progress and (done % 200 == 0 or done == total):
             progress(done, total)
-    extra: dict[str, Any] = {}
+    extra: Results = {}
     if judge == RECORDED and task.supports_judge():
         from culturebench.eval.judge import RecordedJudgment, replay_judgments
 
@@ -581,7 +582,7 @@ def write_scoring(
     write_text_atomic(out / SAMPLES, text)
     from culturebench.eval.coverage import scored_coverage
 
-    results = {
+    results: Results = {
         "coverage": scored_coverage(task, run_info, samples),
         "provenance": {**run_info, "culturebench_version": _version()},
         "skipped_rows": prepared.skipped,
@@ -610,7 +611,7 @@ def score_generations(
     repo: str | None = None,
     task_options: dict[str, Any] | None = None,
     judge: Any = None,
-) -> dict[str, Any]:
+) -> Results:
     """Score the recorded outputs of ``task_name`` in ``files``; write ``run.json``,
     ``samples.jsonl``, ``results.json`` and ``report.md`` to ``out_dir``.
     ``judge``: a backend that scores with the task's LLM matcher (``--matcher llm``), or
@@ -665,7 +666,7 @@ def score_tasks(
     judge: Any = None,
     progress: Callable[[str, int, int], None] | None = None,
     **options: Any,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Results]:
     """``eval score`` of several tasks: every task's outputs are read and checked first (a
     fault in the last task writes nothing), then each is scored into ``out/<task>`` (one
     task: ``out`` itself). ``out`` is locked for the whole command."""
@@ -684,7 +685,7 @@ def score_tasks(
             prepare_scoring(dataset, name, files, refs=refs, recorded_judgments=recorded, **options)
             for name in names
         ]
-        done = {}
+        done: dict[str, Results] = {}
         for p in prepared:
             step = (lambda d, t, name=p.task_name: progress(name, d, t)) if progress else None
             done[p.task_name] = write_scoring(p, folders[p.task_name], judge=judge, progress=step)

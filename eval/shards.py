@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import UsageError
+from culturebench.eval.records import ShardPart
 
 SHARD_FILE = "shard.json"
 
@@ -51,7 +52,7 @@ class Shard:
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ShardPart:
         return {"index": self.index, "count": self.count}
 
 

@@ -56,8 +56,8 @@ def targets(package: Path) -> list[str]:
     return out
 
 
-def run_mypy() -> Counter[str]:
-    """Errors per file (repository-relative paths)."""
+def run_mypy() -> tuple[Counter[str], list[str]]:
+    """Errors per file and the error lines (repository-relative paths)."""
     with tempfile.TemporaryDirectory(prefix="cb-typecheck-") as tmp:
         package = package_tree(Path(tmp))  # (links: mypy's cache still keys on the real files)
         command = [
@@ -71,11 +71,14 @@ def run_mypy() -> Counter[str]:
         if done.returncode not in (0, 1):
             raise SystemExit(f"mypy did not run (exit {done.returncode}): {done.stderr.strip()[:500]}")
         counts: Counter[str] = Counter()
+        lines: list[str] = []
         for line in done.stdout.splitlines():
             match = ERROR.match(line)
             if match:
-                counts[_repository_path(match.group("file"))] += 1
-        return counts
+                file = _repository_path(match.group("file"))
+                counts[file] += 1
+                lines.append(file + line[len(match.group("file")) :])
+        return counts, lines
 
 
 def _repository_path(path: str) -> str:
@@ -89,8 +92,11 @@ def _repository_path(path: str) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--update", action="store_true", help="Write the current counts as the baseline.")
+    parser.add_argument(
+        "--show", action="store_true", help="Print the errors of the files over their baseline."
+    )
     args = parser.parse_args(argv)
-    counts = run_mypy()
+    counts, lines = run_mypy()
     total = sum(counts.values())
     if args.update or not BASELINE.exists():
         BASELINE.write_text(json.dumps(dict(sorted(counts.items())), indent=1) + "\n", encoding="utf-8")
@@ -105,7 +111,11 @@ def main(argv: list[str]) -> int:
     if shrank and not grew:
         print("  lower the baseline: .venv/bin/python scripts/typecheck.py --update")
     for file, (before, now) in sorted(grew.items()):
-        print(f"  MORE: {file} {before} -> {now} (run mypy on it; fix the new errors)")
+        print(f"  MORE: {file} {before} -> {now} (see them: scripts/typecheck.py --show)")
+        if args.show:
+            for line in lines:
+                if line.startswith(file + ":"):
+                    print("    " + line)
     return 1 if grew else 0
 
 

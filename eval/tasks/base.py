@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -262,14 +262,14 @@ class Task(ABC):
             **self.score(item.meta, text),
         }
 
-    def unusable(self, samples: Sequence[dict[str, Any]]) -> str | None:
+    def unusable(self, samples: Sequence[Mapping[str, Any]]) -> str | None:
         """Why a finished run's samples give no result at all (e.g. a judge whose every answer
         is unparseable), or None. The run then fails after writing its files, so the outputs
         can be inspected; a model answering wrongly is a result, not this."""
         return None
 
     @abstractmethod
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Task metrics over all samples."""
 
     # ------------------------------------------------------- optional: an LLM matcher
@@ -335,7 +335,7 @@ class AnalysisTask(Task):
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return {}
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {}
 
     def prompt_hashes(self, langs: Sequence[str]) -> dict[str, str]:
