@@ -94,7 +94,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[Entry, ...]]] = {
         (),
         (
             skip(r"^python3 -m venv", "install"),
-            skip(r"-m pytest -m vllm", "install"),
+            skip(r"-m pytest -m vllm|scripts/wheel_check.sh", "install"),
             skip(r"-m pytest$|scripts/typecheck.py", "suite"),
             skip(r"^for k in|^CUDA_VISIBLE_DEVICES|^done; wait|eval merge|--backend vllm", "gpu"),
             skip(r"--model vllm/", "gpu"),

@@ -322,13 +322,14 @@ def test_readme_install_and_test_commands_are_what_ci_runs() -> None:
     install, test = _section_commands(text, "Install"), _section_commands(text, "Test")
     engines = _section_commands(text, "Engine tests (vLLM)")
     types = _section_commands(text, "Type check")
-    assert len(install) == 1 and len(test) == 1 and len(engines) == 1 and len(types) == 1, (install, test)
+    wheel = _section_commands(text, "Wheel install")
+    assert all(len(c) == 1 for c in (install, test, engines, types, wheel)), (install, test)
     ci = [
         line
         for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
         if line.strip() and not line.startswith(("#", "set ", "cd "))
     ]
-    assert ci == [install[0], test[0], types[0], engines[0]]
+    assert ci == [install[0], test[0], types[0], wheel[0], engines[0]]
     head = "\n".join(text.splitlines()[:40])
     assert install[0] in head and test[0] in head  # the first screen
 
