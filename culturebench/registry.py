@@ -216,6 +216,12 @@ def _builtin() -> dict[str, DatasetEntry]:
     return out
 
 
+def builtin_names() -> list[str]:
+    """The datasets culturebench ships (its ``datasets/`` folders), sorted; entry-point
+    plugins aside."""
+    return sorted(_builtin())
+
+
 def _third_party() -> dict[str, DatasetEntry]:
     from importlib.metadata import entry_points
 

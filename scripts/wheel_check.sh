@@ -11,7 +11,11 @@ work="$(mktemp -d -t cb-wheel-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
 echo "wheel check: building the wheel"
-"$python" -m pip wheel -q --no-deps --no-build-isolation -w "$work/dist" "$repo"
+# from a copy of the files git would commit (tracked and new, not ignored): the checkout's own
+# build/ and egg-info, stale or not, never reach the wheel, and nothing is written into it
+mkdir "$work/src"
+git -C "$repo" ls-files -z --cached --others --exclude-standard | (cd "$repo" && xargs -0 tar -cf - --ignore-failed-read) | tar -xf - -C "$work/src"
+"$python" -m pip wheel -q --no-deps --no-build-isolation -w "$work/dist" "$work/src"
 wheel="$(ls "$work"/dist/culturebench-*.whl)"
 echo "wheel check: installing $(basename "$wheel") into a new venv"
 "$python" -m venv "$work/venv"

@@ -296,10 +296,10 @@ INTEGRATION_FIXTURES = {
     "wwd_copy", "image_source", "foodieqa_download", "read_only", "wwd_probing",
 }  # fmt: skip
 SUBPROCESS_MODULES = {
-    "test_corpus", "test_eval_backends", "test_eval_run", "test_eval_yaml", "test_harness_and_results_inputs",
-    "test_hub_results", "test_packaging", "test_probe_cli", "test_probe_corpus", "test_probe_outputs",
-    "test_probe_release", "test_progress_and_stop", "test_release", "test_round4_inputs", "test_toy_dataset",
-    "test_urlcheck_network",
+    "test_cli_first_contact", "test_corpus", "test_corpus_inputs", "test_eval_backends",
+    "test_eval_run", "test_eval_yaml", "test_harness_and_results_inputs", "test_hub_results",
+    "test_output_folders", "test_packaging", "test_progress_and_stop", "test_release",
+    "test_release_integrity", "test_tampered_inputs", "test_toy_dataset", "test_urlcheck_network",
 }  # fmt: skip
 
 

@@ -18,6 +18,7 @@ import pytest
 from culturebench.cards.card import render_card
 from culturebench.cards.paper import paper_source
 from culturebench.cards.usage import paper_reference
+from culturebench.registry import builtin_names
 from culturebench.spec import load_spec
 
 DATASETS = ("ash", "borsch", "foodieqa", "rubin", "wwd")
@@ -137,7 +138,7 @@ def test_foodieqa_builds_offline_from_its_synthetic_sample(tmp_path: Path, monke
     assert "CC0" in (sample / "SAMPLE.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("name", ["borsch", "wwd", "rubin", "foodieqa", "ash"])
+@pytest.mark.parametrize("name", builtin_names())
 def test_one_paper_per_dataset_named_the_same_everywhere(name: str) -> None:
     """``paper_title``, the citation's title, and paper.yaml's ``reference`` (what the card's
     "Differences from the paper" cites) name one paper: the one whose text the tables are

@@ -33,7 +33,7 @@ PLAN, Entry, filled = docs_walk.PLAN, docs_walk.Entry, docs_walk.filled
 plan_problems, walk_page = docs_walk.plan_problems, docs_walk.walk_page
 
 # the README's main job and harness routes, building, and the FoodieQA smoke run (the BORSCH §5
-# smoke run on the sample's images has its own test: tests/test_borsch_sample_images.py)
+# smoke run on the sample's images has its own test: tests/datasets/borsch/test_sample_images.py)
 CI_PAGES = ("README.md", "docs/building.md", "docs/datasets/foodieqa.md")
 # the longest a command may print nothing: the progress interval (30 s) and some slack for a
 # loaded machine

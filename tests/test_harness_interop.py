@@ -26,6 +26,7 @@ from culturebench.eval.backends.base import SamplingParams
 from culturebench.eval.backends.transformers_backend import TransformersBackend
 from culturebench.eval.harness.common import harness_tasks, top_level
 from culturebench.eval.runner import run_eval
+from culturebench.registry import builtin_names
 
 BIN = Path(sys.executable).parent
 OFFLINE = {
@@ -62,7 +63,7 @@ def test_every_text_and_vqa_task_is_an_inspect_task() -> None:
     (point,) = [e for e in entry_points(group="inspect_ai") if e.name == "culturebench"]
     module = point.load()
     assert "ash_judge" not in module.TASKS  # it judges another run: not a task a harness runs
-    for dataset in ("borsch", "wwd", "rubin", "foodieqa", "ash"):
+    for dataset in builtin_names():
         for cls in harness_tasks(dataset):
             name = f"{dataset}_{cls.name}".replace("-", "_")
             assert name in module.TASKS

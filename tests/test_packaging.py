@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from culturebench.registry import builtin_names
+
 REPO = Path(__file__).resolve().parent.parent
-DATASETS = ("ash", "borsch", "foodieqa", "rubin", "wwd")
+DATASETS = builtin_names()  # what this checkout ships, from the registry
 
 
 def _clean_copy(dest: Path) -> Path:

@@ -16,8 +16,9 @@ from culturebench.cli import app
 from culturebench.eval.grid import GridError, load_grid, parse_grid
 from culturebench.eval.run_folder import read_samples
 from culturebench.eval.tasks import task_class
+from culturebench.registry import builtin_names
 
-DATASETS = ("borsch", "wwd", "rubin", "foodieqa", "ash")
+DATASETS = builtin_names()  # every shipped dataset, from the registry
 WWD_LLM = ("description", "country", "time-of-day", "meal-type", "utensils", "ingredients")
 
 

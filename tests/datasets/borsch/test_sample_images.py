@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "datasets" / "borsch" / "sample"
 
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
-FIXTURE = Path(__file__).parent / "data" / "wikidata_fixture.ttl"
+FIXTURE = Path(__file__).resolve().parents[2] / "data" / "wikidata_fixture.ttl"
 
 
 @pytest.fixture(scope="module")

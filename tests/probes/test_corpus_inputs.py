@@ -21,12 +21,14 @@ import pytest
 
 pytestmark = pytest.mark.extra("corpus")  # the corpus engine: Aho-Corasick, zstd, Dask
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _probe_cli():
-    """tests/test_probe_cli.py's CLI helper (tests/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("_probe_cli_helpers", REPO / "tests" / "test_probe_cli.py")
+    """tests/probes/test_cli_first_contact.py's CLI helper (tests/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "_probe_cli_helpers", REPO / "tests" / "probes" / "test_cli_first_contact.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault(spec.name, module)
     spec.loader.exec_module(module)

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.errors import CultureBenchError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from typer.testing import CliRunner
 
-FIXTURE = Path(__file__).parent / "data" / "wikidata_fixture.ttl"
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "wikidata_fixture.ttl"
 LOOPBACK = ("127.0.0.1",)
 
 

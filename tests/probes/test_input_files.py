@@ -38,7 +38,7 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 
 def cli(*args: str) -> tuple[int, str]:
-    """As in test_probe_cli.py: exit code and output of the real CLI (Click >= 8.2 mixes
+    """As in test_cli_first_contact.py: exit code and output of the real CLI (Click >= 8.2 mixes
     stderr into ``output``, so it is not added twice)."""
     result = runner.invoke(app, list(args))
     return result.exit_code, result.output

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str) -> tuple[int, str]:
@@ -377,8 +377,8 @@ def test_a_hub_that_never_answers_ends_within_the_deadline(
 
     script = str(Path(sys.executable).with_name("culturebench"))
     env = {**os.environ, "HF_ENDPOINT": stalled_hub, "CULTUREBENCH_HUB_TIMEOUT": "1", "HF_TOKEN": "hf_x" * 10,
-           "COLUMNS": "300"}  # fmt: skip
-    env.pop("HF_HUB_OFFLINE", None)
+           "COLUMNS": "300", "CULTUREBENCH_UPSTREAM": str(ROOT.parent / "shared" / "upstream")}  # fmt: skip
+    env.pop("HF_HUB_OFFLINE", None)  # (the upstream named: a wheel install finds no ../shared of its own)
     start = time.monotonic()
     done = subprocess.run(
         [script, *args, "--out", str(tmp_path / "out")],

@@ -15,6 +15,7 @@ import pytest
 from culturebench.errors import SourceError
 from culturebench.hashing import sha256_file
 from culturebench.manifest import read_manifest, write_manifest
+from culturebench.registry import builtin_names
 from culturebench.release.targets import GitTarget, PublishError, release_files
 from culturebench.validation import validate_release
 
@@ -212,7 +213,7 @@ def test_rai_fields_are_mapped_by_field(wwd_release) -> None:
     assert "terms of use" in croissant["rai:dataLimitations"]
 
 
-@pytest.mark.parametrize("name", ["borsch", "wwd", "rubin", "foodieqa", "ash"])
+@pytest.mark.parametrize("name", builtin_names())
 def test_every_dataset_answers_personal_information(name: str) -> None:
     from culturebench.cards.croissant import _rai
     from culturebench.spec import load_spec

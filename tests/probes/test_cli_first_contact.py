@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 
