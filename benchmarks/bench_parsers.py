@@ -33,7 +33,7 @@ def timed(fn: Callable[[], object]) -> float:
 
 def main() -> None:
     from culturebench.eval.country_extractor import default_extractor
-    from culturebench.eval.mcqa import extract_letter
+    from culturebench.eval.multiple_choice import extract_letter
     from culturebench.eval.ratings import parse_ratings
 
     extractor = default_extractor()

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
-from culturebench.cache import cache_root
+from culturebench.cache_dirs import cache_root
 from culturebench.errors import ChecksumError, Location, SourceError
 from culturebench.hashing import sha256_file
 from culturebench.safe_http import redact

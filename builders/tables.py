@@ -173,7 +173,7 @@ def _short(exc: BaseException) -> str:
     return text[:200]
 
 
-def read_jsonl(path: Path, *, name: str | None = None) -> list[SourceRow]:
+def read_jsonl_table(path: Path, *, name: str | None = None) -> list[SourceRow]:
     """Read a JSON Lines file (one object per line; blank lines skipped) into
     :class:`SourceRow` records whose ``row`` is the 1-based line number."""
     import json

@@ -14,7 +14,7 @@ from culturebench.yamlio import load_yaml
 ACCURACY = Path(__file__).resolve().parents[1] / "eval" / "data" / "parser_accuracy.yaml"
 TITLES = {
     "country": "Country extraction (`eval/country_extractor.py`)",
-    "letters": "Option letters (`eval/mcqa.py`)",
+    "letters": "Option letters (`eval/multiple_choice.py`)",
     "ratings": "Judge ratings (`eval/ratings.py`)",
     "dish-name": "Dish name within one edit (`eval/metrics.py:contains_within_edits`)",
 }

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from culturebench.errors import CultureBenchError, UsageError
-from culturebench.http import retry_after_seconds
+from culturebench.retry_after import retry_after_seconds
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_WAIT = 300.0  # never sleep longer than this for one Retry-After

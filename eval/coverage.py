@@ -24,7 +24,7 @@ from typing import Any
 # for a constant of another name)
 PARSERS = {
     "country": "culturebench.eval.country_extractor",
-    "letters": "culturebench.eval.mcqa",
+    "letters": "culturebench.eval.multiple_choice",
     "ratings": "culturebench.eval.ratings",
     "dish-name": "culturebench.eval.metrics:CONTAINS_WITHIN_EDITS_VERSION",
 }

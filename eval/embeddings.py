@@ -60,7 +60,7 @@ class EmbeddingCache:
 
 def default_cache_dir() -> Path:
     """``<culturebench cache>/embeddings``."""
-    from culturebench.cache import cache_root
+    from culturebench.cache_dirs import cache_root
 
     return cache_root() / "embeddings"
 

@@ -42,7 +42,7 @@ from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.generation import Generation
 from culturebench.eval.records import Results, RunInfo
 from culturebench.eval.tasks.base import job_id, split_job_id
-from culturebench.filecache import FileCache
+from culturebench.file_memo import FileCache
 from culturebench.hashing import sha256_file
 from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind

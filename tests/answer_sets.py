@@ -73,8 +73,8 @@ def _readers() -> dict[str, tuple[Callable, Callable]]:
     """Parser name -> (read an item, compare with its label)."""
     from culturebench.datasets.ash.tasks import parse_ratings
     from culturebench.eval.country_extractor import default_extractor
-    from culturebench.eval.mcqa import extract_letter
     from culturebench.eval.metrics import contains_within_edits
+    from culturebench.eval.multiple_choice import extract_letter
 
     extractor = default_extractor()
     return {

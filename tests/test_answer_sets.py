@@ -13,7 +13,7 @@ import pytest
 
 from culturebench.datasets.ash.tasks import parse_ratings
 from culturebench.eval.country_extractor import default_extractor
-from culturebench.eval.mcqa import extract_letter
+from culturebench.eval.multiple_choice import extract_letter
 
 _SPEC = importlib.util.spec_from_file_location("answer_sets", Path(__file__).parent / "answer_sets.py")
 answer_sets = importlib.util.module_from_spec(_SPEC)

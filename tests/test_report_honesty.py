@@ -112,7 +112,7 @@ def test_a_five_seed_run_reports_every_seed(wwd_release, scripted_backend, tmp_p
 def test_the_shipped_sample_and_the_parser_versions_are_stated(
     rubin_sample, scripted_backend, tmp_path: Path
 ) -> None:
-    from culturebench.eval import country_extractor, mcqa, metrics, ratings
+    from culturebench.eval import country_extractor, metrics, multiple_choice, ratings
 
     results = run_eval("rubin", "mcqa", scripted_backend("<answer>A</answer>"), tmp_path / "r",
                        local=str(rubin_sample.folder))  # fmt: skip
@@ -120,13 +120,13 @@ def test_the_shipped_sample_and_the_parser_versions_are_stated(
     assert coverage["release"]["build"] == "sample"
     assert coverage["parsers"] == {
         "country": country_extractor.VERSION,
-        "letters": mcqa.VERSION,
+        "letters": multiple_choice.VERSION,
         "ratings": ratings.VERSION,
         "dish-name": metrics.CONTAINS_WITHIN_EDITS_VERSION,
     }
     assert coverage["parsers_used"] == ["letters"]
     report = _report(tmp_path / "r")
-    assert "the SHIPPED SAMPLE" in report and f"answer parsers used: letters {mcqa.VERSION}" in report
+    assert "the SHIPPED SAMPLE" in report and f"answer parsers used: letters {multiple_choice.VERSION}" in report
 
 
 def test_a_grid_cell_writes_down_its_assumed_sampling(rubin_sample, scripted_backend, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from culturebench.datasets.wwd.tasks import keywords_in, parse_list
-from culturebench.eval.mcqa import accuracy_block, score_letter
+from culturebench.eval.multiple_choice import accuracy_block, score_letter
 from culturebench.eval.runner import run_eval
 from culturebench.eval.score import score_generations, score_tasks
 from culturebench.eval.tasks import get_task

@@ -253,7 +253,7 @@ def test_retry_after_parsing() -> None:
     from datetime import datetime, timedelta, timezone
     from email.utils import format_datetime
 
-    from culturebench.http import retry_after_seconds
+    from culturebench.retry_after import retry_after_seconds
 
     assert retry_after_seconds("3") == 3.0
     assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None

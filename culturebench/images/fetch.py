@@ -65,7 +65,7 @@ class ImageCache:
 
 
 def default_cache() -> ImageCache:
-    from culturebench.cache import cache_root
+    from culturebench.cache_dirs import cache_root
 
     return ImageCache(cache_root() / "images")
 

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from culturebench import __version__
-from culturebench.http import retry_after_seconds
+from culturebench.retry_after import retry_after_seconds
 from culturebench.safe_http import BlockedAddress, Deadline, check_url, guarded_session, read_capped
 from culturebench.urlcheck.collect import UrlItem
 

@@ -82,7 +82,7 @@ def wikidata_cmd(
 ) -> None:
     """Food dishes on Wikidata with their ISO countries of origin (BORSCH §3.1, App. L), by the
     paper's query (versioned in datasets/borsch/wikidata_dishes.rq), as a candidate table."""
-    from culturebench.cache import cache_root
+    from culturebench.cache_dirs import cache_root
     from culturebench.datasets.borsch.wikidata import fetch_candidates
 
     cache_dir = None if no_cache else (cache or cache_root() / "sparql")

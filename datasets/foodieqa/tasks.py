@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from culturebench.eval.mcqa import accuracy_block, score_letter, wrong_positions
+from culturebench.eval.multiple_choice import accuracy_block, score_letter, wrong_positions
 from culturebench.eval.tasks.base import Task, row_images
 
 
 class _FoodieTask(Task):
     languages: ClassVar[tuple[str, ...]] = ("zh", "en")
-    parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/mcqa.py (VERSION recorded)
+    parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/multiple_choice.py (VERSION recorded)
     n_images: ClassVar[int] = 0
 
     def fields(self, row: dict[str, Any], lang: str) -> dict[str, str] | None:

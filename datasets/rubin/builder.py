@@ -18,12 +18,12 @@ from typing import Any
 
 from culturebench.builders.base import DatasetBuilder, Rows
 from culturebench.builders.sources import SourceSet
-from culturebench.builders.tables import SourceRow, read_csv, read_jsonl
+from culturebench.builders.tables import SourceRow, read_csv, read_jsonl_table
 from culturebench.buildlog import BuildLog
+from culturebench.choice_labels import LETTERS, label_index
 from culturebench.datasets.rubin.annotators import age_year_check
 from culturebench.datasets.rubin.filters import option_problems
 from culturebench.errors import SourceError
-from culturebench.mcq import LETTERS, label_index
 
 EASY_THRESHOLD = 0.5
 YEAR_RANGE = (1700, 2100)
@@ -110,7 +110,7 @@ class RuBINBuilder(DatasetBuilder):
 
     def generate(self, sources: SourceSet, log: BuildLog) -> Rows:
         questions_file = sources["questions"]
-        records = read_jsonl(questions_file.path, name=questions_file.name)
+        records = read_jsonl_table(questions_file.path, name=questions_file.name)
         rows, seen = [], {}
         for rec in records:
             row = parse_question(rec)

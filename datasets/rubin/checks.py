@@ -15,9 +15,9 @@ from collections import Counter
 import pandas as pd
 import pandera.pandas as pa
 
+from culturebench.choice_labels import LETTERS
 from culturebench.datasets.rubin.builder import EASY_THRESHOLD, decade
 from culturebench.datasets.rubin.filters import option_problems
-from culturebench.mcq import LETTERS
 from culturebench.validation.findings import Finding
 from culturebench.validation.pandera_utils import each
 from culturebench.validation.rows import iter_rows

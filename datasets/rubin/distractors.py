@@ -39,14 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from culturebench.builders.tables import read_jsonl
+from culturebench.builders.tables import read_jsonl_table
+from culturebench.choice_labels import LETTERS
 from culturebench.datasets.rubin.builder import parse_year, required_text
 from culturebench.datasets.rubin.filters import normalize_option, option_problems
 from culturebench.errors import SourceError
 from culturebench.eval.backends.base import Backend, Request
 from culturebench.eval.tasks.base import load_prompts
 from culturebench.hashing import sha256_file, sha256_text
-from culturebench.mcq import LETTERS
 from culturebench.outputs import OutputKind, claimed_output, staged_output
 
 QUESTIONS = "questions.jsonl"
@@ -88,7 +88,7 @@ def balanced_slots(n: int, seed: int) -> list[int]:
 
 def read_raw_questions(path: Path, seed: int) -> list[RawQuestion]:
     """Parse the raw questions file; malformed records raise SourceError (file, line, field)."""
-    records = read_jsonl(path)
+    records = read_jsonl_table(path)
     slots = balanced_slots(len(records), seed)
     seen: dict[str, int] = {}
     out = []

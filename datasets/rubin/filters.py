@@ -1,13 +1,13 @@
 """RuBIN's multiple-choice integrity rules (the filters the paper applied, Section 3.2), shared
 by the builder, the validation checks and the distractor stage. The answer letters and their
-parsing are generic (:mod:`culturebench.mcq`)."""
+parsing are generic (:mod:`culturebench.choice_labels`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from culturebench.mcq import LETTERS
+from culturebench.choice_labels import LETTERS
 
 _CYRILLIC = re.compile(r"[\u0400-\u04FF]")
 _LATIN = re.compile(r"[A-Za-z]")

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from culturebench.eval.mcqa import accuracy_block, score_letter, wrong_positions
+from culturebench.eval.multiple_choice import accuracy_block, score_letter, wrong_positions
 from culturebench.eval.tasks.base import Task
 
 
@@ -21,7 +21,7 @@ def grouped(samples: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
 
 class _RuBINTask(Task):
     languages: ClassVar[tuple[str, ...]] = ("ru",)
-    parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/mcqa.py (VERSION recorded)
+    parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/multiple_choice.py (VERSION recorded)
 
     def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
         a, b, c, d = row["options"]

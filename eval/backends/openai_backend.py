@@ -17,7 +17,7 @@ from typing import Any
 from culturebench.errors import CultureBenchError
 from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions, request_seed
 from culturebench.eval.backends.options import BackendOption
-from culturebench.http import retry_after_seconds
+from culturebench.retry_after import retry_after_seconds
 from culturebench.safe_http import redact
 
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}  # other 4xx are the request's fault: never retried

@@ -15,7 +15,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.harness.common import parse_harness_name
-from culturebench.filecache import FileCache
+from culturebench.file_memo import FileCache
 
 INSPECT = "inspect-ai"
 LM_EVAL = "lm-eval"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from culturebench.eval.backends.base import Request
-from culturebench.filecache import FileCache
+from culturebench.file_memo import FileCache
 from culturebench.hashing import sha256_text
 from culturebench.registry import DatasetName
 from culturebench.yamlio import load_yaml

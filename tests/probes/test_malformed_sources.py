@@ -172,5 +172,5 @@ def test_duplicate_json_key(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "1", "question": "a", "question": "b"}\n', encoding="utf-8")
     with pytest.raises(SourceError) as info:
-        tables.read_jsonl(path)
+        tables.read_jsonl_table(path)
     assert (info.value.location.row, info.value.location.field) == (1, "question")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from culturebench.builders.base import get_builder
+from culturebench.choice_labels import LETTERS
 from culturebench.datasets.rubin.distractors import (
     assemble,
     balanced_slots,
@@ -20,7 +21,6 @@ from culturebench.datasets.rubin.distractors import (
     read_raw_questions,
 )
 from culturebench.errors import CultureBenchError, SourceError
-from culturebench.mcq import LETTERS
 from culturebench.spec import load_spec
 
 SAMPLE = load_spec("rubin").folder / "sample" / "questions.jsonl"

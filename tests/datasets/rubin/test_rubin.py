@@ -13,7 +13,7 @@ import pytest
 
 from culturebench.builders.base import get_builder
 from culturebench.errors import SourceError
-from culturebench.eval.mcqa import extract_letter
+from culturebench.eval.multiple_choice import extract_letter
 from culturebench.eval.runner import run_eval
 from culturebench.spec import load_spec
 

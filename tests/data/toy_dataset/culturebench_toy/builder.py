@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from culturebench.builders.base import DatasetBuilder, Rows
 from culturebench.builders.sources import SourceSet
-from culturebench.builders.tables import read_jsonl
+from culturebench.builders.tables import read_jsonl_table
 from culturebench.buildlog import BuildLog
 
 
@@ -13,6 +13,6 @@ class ToyBuilder(DatasetBuilder):
         src = sources["questions"]
         rows = [
             {"id": r["id"], "country": r["country"], "capital": r["capital"]}
-            for r in read_jsonl(src.path, name=src.name)
+            for r in read_jsonl_table(src.path, name=src.name)
         ]
         return {"default": {"test": rows}}

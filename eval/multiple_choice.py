@@ -43,7 +43,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from culturebench.mcq import LETTERS
+from culturebench.choice_labels import LETTERS
 
 #: Bumped whenever a change can alter the letter read from some output (results.json ``parsers``).
 VERSION = "2"
