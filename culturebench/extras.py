@@ -10,6 +10,8 @@ EXTRA_OF = {
     **dict.fromkeys(("ahocorasick_rs", "dask", "distributed", "zstandard", "isal", "numba"), "corpus"),
     **dict.fromkeys(("inspect_ai", "lm_eval", "jsonschema", "fastjsonschema"), "interop"),
     "vllm": "gpu",
+    "vl_convert": "site",
+    "playwright": "dev",
 }  # fmt: skip
 
 

@@ -110,6 +110,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[Entry, ...]]] = {
     ),
     "docs/benchmarks.md": ((), (skip(r"benchmarks/bench_", "benchmark"),)),
     "docs/building.md": ((), (run(r"."),)),
+    "docs/site.md": ((), (run(r"."),)),
     "docs/corpus.md": (
         (BUILD_BORSCH,),
         (

@@ -615,13 +615,16 @@ def sparql_proxy(upstream: str, script: list[str] | None = None) -> Iterator[_Se
 #   answered ``{"files": [{path, uploadMode: "regular", shouldIgnore: false}]}``;
 # * ``POST /api/models/{repo}/commit/{revision}?create_pr=1``: NDJSON, a ``header`` line
 #   (summary, description) then one ``file`` line per file (base64 content), answered
-#   ``{commitUrl, commitOid, pullRequestUrl}`` with ``pullRequestUrl`` ending ``/discussions/N``.
+#   ``{commitUrl, commitOid, pullRequestUrl}`` with ``pullRequestUrl`` ending ``/discussions/N``;
+# * the same two under ``/api/spaces/`` (a plain commit, no ``create_pr``: `site --to-space`),
+#   ``POST /api/repos/create`` (the Space's creation), recorded and answered as created, and
+#   ``POST /api/validate-yaml`` (a README's header must be a YAML mapping; no schema check).
 #
 # Anything else is answered 404 and recorded. It listens on 127.0.0.1 only (port 0: a free one),
 # in a thread of the test process.
 
-_PREUPLOAD = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/preupload/(?P<rev>[^/]+)$")
-_COMMIT = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/commit/(?P<rev>[^/]+)$")
+_PREUPLOAD = re.compile(r"^/api/(?:models|spaces)/(?P<repo>[^/]+/[^/]+)/preupload/(?P<rev>[^/]+)$")
+_COMMIT = re.compile(r"^/api/(?:models|spaces)/(?P<repo>[^/]+/[^/]+)/commit/(?P<rev>[^/]+)$")
 
 
 @dataclass
@@ -645,6 +648,8 @@ class FakeHub:
     url: str
     requests: list[tuple[str, str]] = field(default_factory=list)
     pulls: list[PullRequest] = field(default_factory=list)
+    created: list[dict] = field(default_factory=list)  # bodies of POST /api/repos/create
+    cards: list[str] = field(default_factory=list)  # READMEs sent to POST /api/validate-yaml
 
 
 class _CommitHandler(_Handler):
@@ -676,7 +681,33 @@ class _CommitHandler(_Handler):
         if match := _COMMIT.match(path):
             self._commit(hub, match["repo"], match["rev"], parse_qs(parts.query), body)
             return
+        if path == "/api/validate-yaml":  # huggingface_hub checks a README's YAML header first
+            self._validate_yaml(hub, json.loads(body))
+            return
+        if path == "/api/repos/create":  # a Space (`site --to-space`): recorded, answered as created
+            request = json.loads(body)
+            hub.created.append(request)
+            name = f"{request.get('organization')}/{request.get('name')}"
+            self._reply(200, {"url": f"{hub.url}/spaces/{name}", "name": name})
+            return
         self._reply(404, {"error": f"the fake Hub has no {path}"})
+
+    def _validate_yaml(self, hub: FakeHub, request: dict) -> None:
+        """The card's front matter must parse as a YAML mapping (the real endpoint also checks
+        the Hub's metadata schema; the fake does not)."""
+        import yaml
+
+        text = str(request.get("content", ""))
+        header = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
+        try:
+            ok = isinstance(yaml.safe_load(header), dict)
+        except yaml.YAMLError:
+            ok = False
+        hub.cards.append(text)
+        if ok:
+            self._reply(200, {"errors": [], "warnings": []})
+        else:
+            self._reply(400, {"error": "the README's YAML header is not a mapping"})
 
     def _commit(self, hub: FakeHub, repo: str, revision: str, query: dict, body: bytes) -> None:
         header: dict = {}

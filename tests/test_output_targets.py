@@ -132,6 +132,7 @@ def _commands(i: dict) -> dict[str, tuple[list[str], str]]:
         "corpus annotations": (["corpus", "annotations", i["annotations"]], "--out"),
         "corpus captions": (["corpus", "captions", i["count"]], "--out"),
         "export lm-eval": (["export", "lm-eval", "wwd", *local], "--out"),
+        "site": (["site", i["run"]], "--out"),
         "borsch wikidata": (
             ["borsch", "wikidata", "--lang", "uk", "--endpoint", "http://127.0.0.1:9/q"],
             "--out",
@@ -183,7 +184,7 @@ NAMES = [
     "eval merge", "eval score", "eval compare", "eval report", "eval paper", "eval ash-summary",
     "eval rubin-distractors", "eval wwd-community-review", "corpus count", "corpus contamination",
     "corpus code-mixing", "corpus cooccurrence", "corpus sample", "corpus annotations", "corpus captions",
-    "export lm-eval", "borsch wikidata", "borsch wikidata-diff", "eval borsch-description",
+    "export lm-eval", "borsch wikidata", "borsch wikidata-diff", "eval borsch-description", "site",
 ]  # fmt: skip
 CASES = [(n, kind) for n in NAMES for kind in (FILE_TARGETS if n in FILE_OUTPUTS else FOLDER_TARGETS)]
 

@@ -164,12 +164,13 @@ def _assemble() -> None:
     """Every command group, in the order ``--help`` lists them, then the datasets' own
     commands: done once, when this module is first imported (``culturebench.cli.app`` or the
     entry point), never by importing a helper module."""
-    from culturebench.cli import datasets, eval_models, eval_runs, eval_scoring, results, urls
+    from culturebench.cli import datasets, eval_models, eval_runs, eval_scoring, results, site, urls
     from culturebench.cli.corpus import corpus_app
     from culturebench.cli.export import export_app
 
     datasets.commands.register(app)
     urls.commands.register(app)
+    site.commands.register(app)
     for module in (eval_models, eval_runs, eval_scoring):
         module.commands.register(eval_app)
     results.register(eval_app)

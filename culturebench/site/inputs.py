@@ -1,0 +1,120 @@
+"""What each folder given to ``culturebench site`` is: a finished run (``run.json`` and
+``results.json``; an ``eval score`` output and the cells of an ``eval reproduce`` folder are
+runs too), an ``eval paper`` output (``paper_report.json``), a release folder
+(``manifest.json`` beside ``data/``) or a URL-check report (``history.json``). Any other
+folder is searched below, so ``culturebench site out/ dist/`` finds everything under them.
+A given folder that holds none of these is an error naming it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from culturebench.errors import UsageError
+
+MAX_DEPTH = 6  # how far below a given folder the search goes
+# folders of a run or a release that hold no further inputs
+NOT_INPUTS = {"images", "data", "figures", "__pycache__"}
+
+
+@dataclass
+class Found:
+    """The folders of each kind, in a stable order, and what was passed over (and why)."""
+
+    runs: list[Path] = field(default_factory=list)
+    papers: list[Path] = field(default_factory=list)
+    releases: list[Path] = field(default_factory=list)
+    url_checks: list[Path] = field(default_factory=list)
+    passed_over: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.runs) + len(self.papers) + len(self.releases) + len(self.url_checks)
+
+
+def kind(folder: Path) -> str | None:
+    """``run``, ``unfinished-run``, ``paper``, ``release``, ``url-check`` or None."""
+    if (folder / "run.json").is_file():
+        return "run" if (folder / "results.json").is_file() else "unfinished-run"
+    if (folder / "paper_report.json").is_file():
+        return "paper"
+    if (folder / "manifest.json").is_file() and (folder / "data").is_dir():
+        return "release"
+    if (folder / "history.json").is_file() and _marker(folder) == "url-check":
+        return "url-check"
+    return None
+
+
+def _marker(folder: Path) -> str | None:
+    from culturebench.outputs import MARKER
+
+    try:
+        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("kind") if isinstance(data, dict) else None
+
+
+def find_inputs(folders: Sequence[str | Path]) -> Found:
+    """Every input under ``folders`` (each given folder must exist and hold at least one)."""
+    found = Found()
+    seen: set[Path] = set()
+    for given in folders:
+        path = Path(given)
+        if not path.is_dir():
+            raise UsageError(
+                f"{path}: not a folder (give run, reproduction, paper-report or release folders)"
+            )
+        before = found.total
+        _walk(path, 0, found, seen)
+        if found.total == before:
+            raise UsageError(
+                f"{path}: no finished run, eval paper output, release or URL-check report in it"
+                + (f" ({found.passed_over[-1]})" if found.passed_over else "")
+            )
+    return found
+
+
+def _walk(folder: Path, depth: int, found: Found, seen: set[Path]) -> None:
+    real = folder.resolve()
+    if real in seen:
+        return
+    seen.add(real)
+    what = kind(folder)
+    if what == "run":
+        found.runs.append(folder)
+        return
+    if what == "unfinished-run":
+        found.passed_over.append(f"{folder}: a run without results.json (unfinished)")
+        return
+    if what == "paper":
+        found.papers.append(folder)
+        return
+    if what == "release":
+        found.releases.append(folder)
+        return
+    if what == "url-check":
+        found.url_checks.append(folder)
+        return
+    if depth >= MAX_DEPTH:
+        return
+    try:
+        children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot be read ({exc.strerror or exc})") from None
+    for child in children:
+        if child.name not in NOT_INPUTS:
+            _walk(child, depth + 1, found, seen)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file an input folder holds; a corrupt one is a one-line error naming it."""
+    from culturebench.errors import CultureBenchError
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise CultureBenchError(f"{path}: cannot be read as JSON ({exc})") from None
