@@ -166,11 +166,14 @@ def plan(
     throughput: Throughput | None = None,
     image_tokens: int = 0,
     progress: Callable[[str], None] | None = None,
+    requests_of: dict[str, list[Any]] | None = None,
 ) -> list[CellPlan]:
     """Count every cell's work from the release, without loading a model. A cell that reads
     another cell's run is counted once that run exists in ``out``. ``image_tokens``: the
     prompt tokens one image takes (model-dependent; added to the prompt tokens). ``limit`` and
-    ``first`` choose rows as ``eval run`` does (:func:`~culturebench.eval.dataset_ref.load_run_rows`)."""
+    ``first`` choose rows as ``eval run`` does (:func:`~culturebench.eval.dataset_ref.load_run_rows`).
+    ``requests_of``: filled with each counted cell's requests (the plan in money counts the
+    response cache's expected hits from them)."""
     from culturebench.eval.dataset_ref import load_run_rows, resolve_dataset
     from culturebench.eval.shards import unit_of
     from culturebench.eval.tasks import get_task
@@ -228,6 +231,8 @@ def plan(
                 requests, _ = _with_listed_images(task).build(rows, list(cell.langs))
                 note += "; counted here as if built with images"
         copies = cell.generations_per_request
+        if requests_of is not None:
+            requests_of[cell.name] = [r.request for r in requests]
         prompts = [r.request.prompt for r in requests]
         chars = sum(map(len, prompts)) * copies
         tokens = _count_tokens(tokenizer, prompts) * copies if tokenizer is not None and prompts else None
@@ -333,6 +338,7 @@ def run_cells(
     shard: Any = None,
     on_cell: Callable[[Cell], Callable[[int, int], None] | None] | None = None,
     first: bool = False,
+    response_cache: bool = True,
 ) -> list[Path]:
     """Run (or resume) each cell into ``out/<cell>`` with the cell's sampling settings (each
     run's coverage records them, where they come from and which are assumed); returns the cell
@@ -363,6 +369,7 @@ def run_cells(
                 shard=shard,
                 first=first,
                 sampling_source=cell.sampling_source(grid.path.name),
+                response_cache=response_cache,
             )
             done.append(folders[cell.name])
     finally:

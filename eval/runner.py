@@ -25,6 +25,7 @@ from culturebench.eval.backends.image_base import ImageBackend
 from culturebench.eval.coverage import coverage_of, finished, run_coverage
 from culturebench.eval.dataset_ref import DatasetRef, RowChoice, load_run_rows, resolve_dataset, source_ref
 from culturebench.eval.records import Results, RunInfo, Sample
+from culturebench.eval.response_cache import ResponseCache, model_identity, open_cache, request_key
 from culturebench.eval.run_folder import (
     RESULTS,
     RUN,
@@ -33,6 +34,7 @@ from culturebench.eval.run_folder import (
     check_images,
     check_run,
     check_run_dir,
+    count_cached,
     describe_shard,
     git_sha,
     identity,
@@ -72,6 +74,7 @@ def run_eval(
     shard: Shard | None = None,
     first: bool = False,
     sampling_source: Mapping[str, Any] | None = None,
+    response_cache: bool = True,
 ) -> Results:
     """Run (or resume) one evaluation and return its results (also on disk).
     ``limit``: N rows spread over the task's reporting groups (:meth:`Task.group_field`,
@@ -84,7 +87,11 @@ def run_eval(
     the backend's sampling seed set to it; metrics aggregate over all (item, seed) samples.
     ``task_options`` go to the task (e.g. ``{"generations": DIR, "repeats": 3}`` for ASH judge).
     A text-to-image task (``output_kind`` "image") takes an image backend and stores one PNG
-    per (request, seed) under ``images/``; an :class:`AnalysisTask` takes no backend."""
+    per (request, seed) under ``images/``; an :class:`AnalysisTask` takes no backend.
+    ``response_cache``: answer text requests from the response cache shared across runs where
+    it holds them, and keep new answers there (:mod:`culturebench.eval.response_cache`; off
+    with False or ``$CULTUREBENCH_RESPONSE_CACHE=off``); hits are flagged ``cached`` in their
+    samples and counted in ``run.json``."""
     from culturebench.errors import UsageError
 
     task = get_task(dataset, task_name, **(task_options or {}))
@@ -128,7 +135,9 @@ def run_eval(
         )
         if shard is not None:
             run_info["shard"] = shard.to_dict()
-        samples = _generate(task, backend, out, run_info, requests, seeds, batch_size, progress, shard)
+        cacheable = backend is not None and backend.CACHEABLE and task.output_kind == "text"
+        cache = open_cache(response_cache and cacheable)
+        samples = _generate(task, backend, out, run_info, requests, seeds, batch_size, progress, shard, cache)
         return finish_run(task, out, run_info, samples, skipped)
 
 
@@ -223,6 +232,7 @@ def _generate(
     batch_size: int,
     progress: Callable[[int, int], None] | None,
     shard: Shard | None = None,
+    cache: ResponseCache | None = None,
 ) -> list[Sample]:
     """Start or resume the run in ``out`` (refusing another run's folder), generate what is
     missing and return every sample in request order (seed by seed); with ``shard``, only
@@ -258,12 +268,18 @@ def _generate(
         backend.load()  # a finished run is re-aggregated without loading the model
     if progress:
         progress(len(jobs) - len(pending), len(jobs))
-    _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs))
+    _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs), cache=cache)
     order = {job_id(r.request.id, s): i for i, (r, s) in enumerate(jobs)}
-    return sorted(
+    samples = sorted(
         read_samples(samples_path, run_key=key, expected_ids=ids),
         key=lambda s: order.get(s["id"], len(order)),
     )
+    if cache is not None:
+        run_info["cache"] = {}
+    if "cache" in run_info or any(s.get("cached") for s in samples):
+        count_cached(run_info, samples)
+        write_json(out / RUN, run_info)  # the hits are not the run's identity: a resume still matches
+    return samples
 
 
 def _generate_pending(
@@ -276,13 +292,15 @@ def _generate_pending(
     progress: Callable[[int, int], None] | None,
     *,
     total: int,
+    cache: ResponseCache | None = None,
 ) -> None:
     """Generate the ``pending`` (request, seed) jobs seed by seed, in chunks of the size the
     backend takes at once (:meth:`Backend.chunk_size`: thousands for vLLM, which schedules its
     own batches; ``concurrency`` x 16 for an endpoint; ``batch_size`` x 16 for transformers,
     which batches them by length), appending each scored sample to ``samples.jsonl`` (fsync per
     chunk, so a killed run loses at most one chunk and resumes); ``progress(done, total)``
-    after each chunk. The backend's sampling is restored
+    after each chunk. With a ``cache``, the requests it answers are not sent (their samples say
+    ``cached``) and new text answers are stored. The backend's sampling is restored
     afterwards. A full disk names ``samples.jsonl`` and keeps what was written."""
     from culturebench.atomic import no_room_named
 
@@ -300,15 +318,18 @@ def _generate_pending(
                     chunk = progress_chunk(chunk, batch_size, len(todo))
                 for start in range(0, len(todo), chunk):
                     batch = todo[start : start + chunk]
+                    hits = [False] * len(batch)
                     if task.output_kind == "image":
                         pngs = backend.generate_images([r.request for r in batch])
                         outputs = [
                             store_image(out, job_id(r.request.id, seed), png)
                             for r, png in zip(batch, pngs, strict=True)
                         ]
+                    elif cache is not None:
+                        outputs, hits = _generate_cached(backend, cache, [r.request for r in batch])
                     else:
                         outputs = backend.generate([r.request for r in batch])
-                    for item, output in zip(batch, outputs, strict=True):
+                    for index, (item, output) in enumerate(zip(batch, outputs, strict=True)):
                         text = output[0] if isinstance(output, tuple) else output
                         sample: Sample = {
                             **task.scored_sample(item, text),
@@ -317,6 +338,8 @@ def _generate_pending(
                         }
                         if isinstance(output, tuple):
                             sample["image_sha256"] = output[1]
+                        if hits[index]:
+                            sample["cached"] = True
                         if seed is not None:
                             sample["seed"] = seed
                         handle.write(json_text(sample, sort_keys=True))
@@ -327,6 +350,30 @@ def _generate_pending(
                         progress(done, total)
     finally:
         backend.sampling = base_sampling
+
+
+def _generate_cached(
+    backend: Any, cache: ResponseCache, requests: Sequence[Any]
+) -> tuple[list[Any], list[bool]]:
+    """The answers to ``requests``: the cache's where it has them, the backend's for the rest
+    (one call, in order), which are then stored. Returns the answers and which were hits."""
+    model = model_identity(backend.describe())
+    sampling = backend.sampling.to_dict()
+    keys = [request_key(model, request, sampling) for request in requests]
+    found = cache.get_many([k for k in keys if k is not None])
+    misses = [i for i, k in enumerate(keys) if k is None or k not in found]
+    generated = backend.generate([requests[i] for i in misses]) if misses else []
+    answers: list[Any] = [found.get(k) if k is not None else None for k in keys]
+    label = str(model.get("model"))
+    fresh: list[tuple[str, str, str]] = []
+    for i, output in zip(misses, generated, strict=True):
+        answers[i] = output
+        key = keys[i]
+        if key is not None and isinstance(output, str):
+            fresh.append((key, label, output))
+    cache.put_many(fresh)
+    missed = set(misses)
+    return answers, [i not in missed for i in range(len(requests))]
 
 
 def progress_chunk(chunk: int, batch_size: int, todo: int) -> int:

@@ -22,6 +22,9 @@ os.environ.pop("HF_TOKEN", None)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+# The response cache shared across runs is off for the suite (each test's runs are its own);
+# tests/test_response_cache.py turns it on with a folder of its own.
+os.environ["CULTUREBENCH_RESPONSE_CACHE"] = "off"
 
 REPO = Path(__file__).resolve().parent.parent
 

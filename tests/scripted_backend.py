@@ -10,6 +10,7 @@ from culturebench.eval.backends.base import Backend
 
 class ScriptedBackend(Backend):
     name = "scripted"
+    CACHEABLE = False  # two scripts under one model name answer differently
 
     def __init__(self, answer: str | Callable[[str], str], model: str = "scripted") -> None:
         super().__init__(model)

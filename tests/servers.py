@@ -760,3 +760,136 @@ def fake_hub() -> Iterator[FakeHub]:
     with running(_CommitHandler, hub=FakeHub("")) as server:
         server.hub.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
         yield server.hub  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- counting_proxy
+class _CountingProxy(BaseHTTPRequestHandler):
+    """Forwards every request, bytes unchanged, to the real server behind it, and counts the
+    completions asked and their answers' statuses (not a fake: the answers are the upstream
+    server's)."""
+
+    def log_message(self, format, *args) -> None:
+        pass
+
+    def _forward(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if self.command == "POST" else None
+        completion = self.path.endswith("/completions")
+        request = urllib.request.Request(
+            self.server.upstream + self.path,  # type: ignore[attr-defined]
+            data=body,
+            method=self.command,
+            headers={k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=120) as answer:
+                status, headers, data = answer.status, answer.headers, answer.read()
+        except urllib.error.HTTPError as exc:
+            status, headers, data = exc.code, exc.headers, exc.read()
+        if completion:
+            with self.server.lock:  # type: ignore[attr-defined]
+                self.server.completions += 1  # type: ignore[attr-defined]
+                self.server.statuses.append(status)  # type: ignore[attr-defined]
+                self.server.bodies.append(body)  # type: ignore[attr-defined]
+        self.send_response(status)
+        for key, value in headers.items():
+            if key.lower() not in ("transfer-encoding", "content-length", "connection"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _forward
+
+
+@contextmanager
+def counting_proxy(upstream: str) -> Iterator[tuple[str, _Server]]:
+    """A proxy on a free loopback port in front of ``upstream`` (``http://127.0.0.1:P/v1``):
+    yields its base URL (same path) and the server, whose ``completions`` counts the
+    completion requests that went through and ``statuses`` lists the upstream's answers."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(upstream)
+    with running(
+        _CountingProxy,
+        upstream=f"{parts.scheme}://{parts.netloc}",
+        completions=0,
+        statuses=[],
+        bodies=[],
+        lock=threading.Lock(),
+    ) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}{parts.path}", server
+
+
+# ---------------------------------------------------------------- rate_limited_chat
+class _RateLimitedChat(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint (a hand-written stand-in: it answers a fixed text)
+    that enforces ``rps`` requests per one-second window the way OpenAI says so: every answer
+    carries ``x-ratelimit-limit-requests``, ``-remaining-requests`` and ``-reset-requests``
+    (``250ms``), and a request over the limit is a 429 naming the reset (and ``Retry-After``
+    when ``retry_after`` is set)."""
+
+    def log_message(self, format, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        server = self.server
+        now = time.monotonic()
+        with server.lock:  # type: ignore[attr-defined]
+            window = int(now)
+            if window != server.window:  # type: ignore[attr-defined]
+                server.window, server.used = window, 0  # type: ignore[attr-defined]
+            allowed = server.used < server.rps  # type: ignore[attr-defined]
+            if allowed:
+                server.used += 1  # type: ignore[attr-defined]
+                server.ok.append(now)  # type: ignore[attr-defined]
+            else:
+                server.refused += 1  # type: ignore[attr-defined]
+            remaining = server.rps - server.used  # type: ignore[attr-defined]
+        reset_ms = max(1, int((window + 1 - now) * 1000))
+        if allowed:
+            time.sleep(server.latency_s)  # type: ignore[attr-defined]
+        body = (
+            {"choices": [{"message": {"role": "assistant", "content": "Україна"}}]}
+            if allowed
+            else {"error": {"message": "Rate limit reached for requests", "type": "requests"}}
+        )
+        data = json.dumps(body).encode()
+        self.send_response(200 if allowed else 429)
+        self.send_header("x-ratelimit-limit-requests", str(server.rps))  # type: ignore[attr-defined]
+        self.send_header("x-ratelimit-remaining-requests", str(remaining))
+        self.send_header("x-ratelimit-reset-requests", f"{reset_ms}ms")
+        if not allowed and server.retry_after:  # type: ignore[attr-defined]
+            self.send_header("Retry-After", "1")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def rate_limited_chat(rps: int, *, latency_s: float = 0.05, retry_after: bool = False) -> Iterator[_Server]:
+    """:class:`_RateLimitedChat` on a free loopback port; ``server.url`` is its ``/v1`` base,
+    ``server.ok`` the times of the answered requests, ``server.refused`` the 429s sent."""
+    with running(
+        _RateLimitedChat, rps=rps, latency_s=latency_s, retry_after=retry_after, window=-1, used=0, ok=[],
+        refused=0, lock=threading.Lock(),
+    ) as server:  # fmt: skip
+        server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
+        yield server
+
+
+@contextmanager
+def transformers_serve(model: Path, log_dir: Path) -> Iterator[str]:
+    """`transformers serve` (a real OpenAI-compatible server) with ``model`` on a free loopback
+    port, started and stopped here; yields its ``/v1`` base URL."""
+    port = free_port()
+    exe = Path(sys.executable).with_name("transformers")
+    with serve_process(
+        [str(exe), "serve", str(model), "--host", "127.0.0.1", "--port", str(port)],
+        health_url=f"http://127.0.0.1:{port}/health",
+        log_path=log_dir / "serve.log",
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    ):
+        yield f"http://127.0.0.1:{port}/v1"

@@ -5,8 +5,6 @@ vLLM request building on CPU; the vLLM engine itself on a GPU (marked `gpu`)."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -21,16 +19,9 @@ from culturebench.eval.runner import run_eval
 
 
 def _serve(model: Path, tmp_path_factory: pytest.TempPathFactory, servers):
-    """`transformers serve` on 127.0.0.1 serving ``model`` (started and stopped here)."""
-    port = servers.free_port()
-    exe = Path(sys.executable).with_name("transformers")
-    with servers.serve_process(
-        [str(exe), "serve", str(model), "--host", "127.0.0.1", "--port", str(port)],
-        health_url=f"http://127.0.0.1:{port}/health",
-        log_path=tmp_path_factory.mktemp("serve") / "serve.log",
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    ):
-        yield f"http://127.0.0.1:{port}/v1"
+    """`transformers serve` on 127.0.0.1 serving ``model`` (tests/servers.py)."""
+    with servers.transformers_serve(model, tmp_path_factory.mktemp("serve")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -126,7 +126,9 @@ def test_the_shipped_sample_and_the_parser_versions_are_stated(
     }
     assert coverage["parsers_used"] == ["letters"]
     report = _report(tmp_path / "r")
-    assert "the SHIPPED SAMPLE" in report and f"answer parsers used: letters {multiple_choice.VERSION}" in report
+    assert (
+        "the SHIPPED SAMPLE" in report and f"answer parsers used: letters {multiple_choice.VERSION}" in report
+    )
 
 
 def test_a_grid_cell_writes_down_its_assumed_sampling(rubin_sample, scripted_backend, tmp_path: Path) -> None:

@@ -167,6 +167,7 @@ def _assemble() -> None:
     from culturebench.cli import datasets, eval_models, eval_runs, eval_scoring, results, site, urls
     from culturebench.cli.corpus import corpus_app
     from culturebench.cli.export import export_app
+    from culturebench.cli.response_cache import cache_app
 
     datasets.commands.register(app)
     urls.commands.register(app)
@@ -177,6 +178,7 @@ def _assemble() -> None:
     app.add_typer(eval_app, name="eval")
     app.add_typer(corpus_app, name="corpus")
     app.add_typer(export_app, name="export")
+    app.add_typer(cache_app, name="cache")
     _register_dataset_commands()
 
 

@@ -24,12 +24,11 @@ from culturebench.cli.options import (
 from culturebench.cli.output import (
     console,
     err_console,
-    fit_table,
-    print_fitted,
     print_headlines,
     print_limit,
 )
 from culturebench.cli.parsing import names_list, parse_seeds, parse_shard, parse_task_options
+from culturebench.cli.plan_output import print_plan_money, print_plan_table
 from culturebench.cli.progress import progress_bar
 
 commands = CommandSet()
@@ -44,6 +43,15 @@ ShardOption = Annotated[
     ),
 ]
 
+
+CacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--cache/--no-cache",
+        help="Answer from the response cache shared across runs where it holds the request, and keep "
+        "new answers there (`culturebench cache info`; $CULTUREBENCH_RESPONSE_CACHE: its folder, or off).",
+    ),
+]
 
 FirstOption = Annotated[
     bool,
@@ -88,6 +96,7 @@ def eval_run_cmd(
         ),
     ] = None,
     shard: ShardOption = None,
+    cache: CacheOption = True,
 ) -> None:
     """Run (or resume) one evaluation; writes run.json, samples.jsonl, results.json, report.md.
     Text-to-image tasks store one PNG per (item, seed) under images/. With --shard K/N only
@@ -127,6 +136,7 @@ def eval_run_cmd(
                 seeds=seed_list,
                 shard=part,
                 first=first,
+                response_cache=cache,
             )
         )
     what = f"{results['samples']} samples" + (f" (shard {part})" if part else "")
@@ -188,6 +198,24 @@ def eval_reproduce_cmd(
             "0 to 1,000,000)."
         ),
     ] = 576,
+    price: Annotated[
+        str | None,
+        typer.Option(
+            help="--plan: dollars per million input and output tokens, e.g. 2.50,10: cost per cell and in "
+            "total, with the response cache's expected hits and with a batch endpoint."
+        ),
+    ] = None,
+    batch_discount: Annotated[
+        float,
+        typer.Option(min=0, max=0.99, help="--plan --price: the batch endpoint's discount (0.5: half)."),
+    ] = 0.5,
+    rpm: Annotated[
+        float | None, typer.Option(min=1, help="--plan: the provider's requests per minute.")
+    ] = None,
+    tpm: Annotated[
+        float | None, typer.Option(min=1, help="--plan: the provider's tokens per minute.")
+    ] = None,
+    cache: CacheOption = True,
 ) -> None:
     """Run the paper's whole grid for one model (every task, language, template and seed the
     paper used, with its sampling; `grid:` in the dataset's paper.yaml), then write the
@@ -195,6 +223,7 @@ def eval_reproduce_cmd(
     no new work. The grid's sampling replaces --max-new-tokens and --temperature."""
     from culturebench.eval import reproduce as rep
     from culturebench.eval.grid import DEFAULT_KINDS, load_grid
+    from culturebench.eval.plan_cost import Price, RateLimit, money_section
 
     grid = or_exit(lambda: load_grid(dataset))
     out = out or Path("out/reproduce") / dataset
@@ -212,19 +241,26 @@ def eval_reproduce_cmd(
             throughput, saved, engine.backend, saved_given=throughput_file is not None
         )
     )
+    cost = or_exit(lambda: Price.parse(price, batch_discount)) if price else None
+    limits = RateLimit(rpm, tpm) if rpm or tpm else None
+    requests_of: dict[str, list] = {}
     with progress_bar() as bar:
         job = bar.add_task("counting the work", total=len(cells))
         plans = or_exit(
             lambda: rep.plan(
                 grid, cells, out=out, source=source.as_kwargs(), limit=limit, first=first, model=engine.model,
                 model_revision=engine.model_revision, model_args=model_args, throughput=rate,
-                image_tokens=image_tokens,
+                image_tokens=image_tokens, requests_of=requests_of,
                 progress=lambda name: bar.update(job, advance=1, description=f"counting {name}"),
             )
         )  # fmt: skip
     or_exit(lambda: rep.check_shard_units(plans, part))  # N shards need N units in every cell
     document = rep.plan_document(dataset, plans, rate, engine.model, image_tokens)
-    _print_plan_table(document, grid)
+    if cost or limits:
+        money_section(cells, document, requests_of, cost, limits)
+    print_plan_table(document, grid)
+    if price or rpm or tpm:
+        print_plan_money(document)
     if plan_only:
         or_exit(lambda: _write_plan(out, document, check))
         console.print(f"wrote {out / rep.PLAN}")
@@ -248,7 +284,7 @@ def eval_reproduce_cmd(
         or_exit(
             lambda: rep.run_cells(
                 grid, cells, backend, out, source=source.as_kwargs(), limit=limit,
-                batch_size=engine.batch_size, shard=part, on_cell=on_cell, first=first,
+                batch_size=engine.batch_size, shard=part, on_cell=on_cell, first=first, response_cache=cache,
             )
         )  # fmt: skip
     if part:
@@ -268,43 +304,6 @@ def _write_plan(out: Path, document: dict, check: dict) -> None:
     from culturebench.jsonsafe import json_text
 
     write_into(out, document["dataset"], {PLAN: json_text(document, indent=2)}, **check)
-
-
-def _print_plan_table(document: dict, grid) -> None:
-    """The plan as a table: per cell the requests, images, prompt size, new tokens, GPU-hours."""
-    estimated = not document["tokens_counted"]
-    model = f" for {document['model']}" if document["model"] else ""
-    title = f"{document['dataset']}: the paper's grid{model}"
-
-    def num(value, digits: int = 0) -> str:
-        return "-" if value is None else f"{value:,.{digits}f}"
-
-    rows = []
-    for p in document["cells"]:
-        seeds = str(len(p["seeds"])) if p["seeds"] else "1"
-        rows.append([
-            p["cell"], p["kind"], ",".join(p["langs"]), num(p["units"]), num(p["requests"]), seeds,
-            num(p["generations"]), num(p["images_per_request"], 2), num(p["prompt_tokens_planned"]),
-            num(p["max_new_tokens"]), num(p["gpu_hours"], 2),
-        ])  # fmt: skip
-    total = document["total"]
-    rows.append(["total", "", "", "", num(total["requests"]), "", num(total["generations"]), "", "", "",
-                 num(total["gpu_hours"], 2)])  # fmt: skip
-    columns = [("cell", "word"), ("kind", "word"), ("langs", "word"), ("units", "num"), ("requests", "num"),
-               ("seeds", "num"), ("generations", "num"), ("img per req", "num"),
-               ("prompt tokens" + (" (est.)" if estimated else ""), "num"), ("max new", "num"),
-               ("GPU-h", "num")]  # fmt: skip
-    drop = ("requests", "kind", "seeds", "langs", "img per req")
-    print_fitted(*fit_table(title, columns, rows, drop=drop), " (all in plan.json)")
-    for p in document["cells"]:
-        if p["note"]:
-            console.print(f"  {p['cell']}: {p['note']}")
-    images = any(p["images_per_request"] for p in document["cells"])
-    per_image = f"; {document['image_tokens_per_image']} per image (--image-tokens)" if images else ""
-    console.print(f"Prompt tokens: {document['tokens']}{per_image}.")
-    console.print(f"GPU-hours: {document['throughput_source']}; {document['gpu_hours_assume']}.")
-    if grid.why:
-        console.print(f"Grid: {grid.why}")
 
 
 def _reproduce_report(dataset: str, grid, out: Path, source: DatasetSource) -> None:

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 import typer
 
@@ -69,6 +69,14 @@ def option_group(name: str, build: Callable[..., Any], options: dict[str, tuple[
 
 
 # ------------------------------------------------------------------------ dataset source
+class SourceKwargs(TypedDict):
+    """Where a dataset revision is read from, as the library's functions take it."""
+
+    revision: str | None
+    local: str | None
+    repo: str | None
+
+
 @dataclass(frozen=True)
 class DatasetSource:
     """Where a command reads a dataset: a Hub revision (pinned to its commit sha before use)
@@ -92,7 +100,7 @@ class DatasetSource:
 
             trust_local(self.local)
 
-    def as_kwargs(self) -> dict[str, str | None]:
+    def as_kwargs(self) -> SourceKwargs:
         """``revision``/``local``/``repo`` as :func:`~culturebench.eval.dataset_ref.resolve_dataset`
         and ``run_eval`` take them."""
         return {

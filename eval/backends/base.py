@@ -121,6 +121,10 @@ class ModelIdentity:
     # quality); the others, given, are refused naming the backend
     SHARED_FLAGS: ClassVar[tuple[str, ...]] = ()
     SELF_DEPLOYED: ClassVar[bool] = False  # it loads the weights itself (open weights)
+    # its answers are a function of (model identity, request, sampling): the response cache
+    # (eval/response_cache.py) may keep and reuse them; False for a backend whose identity does
+    # not pin its answers (a scripted or recorded stand-in)
+    CACHEABLE: ClassVar[bool] = True
     # the options this backend takes from --model-arg (types, defaults, help, identity)
     OPTIONS: ClassVar[tuple[BackendOption, ...]] = ()
     # engine settings it refuses on purpose, with what to do instead (key -> one line)

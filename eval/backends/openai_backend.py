@@ -17,6 +17,7 @@ from typing import Any
 from culturebench.errors import CultureBenchError
 from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions, request_seed
 from culturebench.eval.backends.options import BackendOption
+from culturebench.eval.backends.rate_limit import AdaptiveLimit
 from culturebench.retry_after import retry_after_seconds
 from culturebench.safe_http import redact
 
@@ -77,6 +78,7 @@ class EndpointClient:
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+        self.limit = AdaptiveLimit(concurrency)  # requests in flight, adapted to the provider's limits
         self._session = None
         self._session_lock = threading.Lock()
 
@@ -108,6 +110,7 @@ class EndpointClient:
         shown = redact(url)  # what errors print: never credentials
         last: str = ""
         for attempt in range(self.max_retries + 1):
+            self.limit.acquire()  # a free slot, and no pause a rate limit asked for
             try:
                 resp = session.post(url, json=body, headers=headers, timeout=self.timeout_s)
             except (
@@ -128,6 +131,7 @@ class EndpointClient:
                 last = f"{type(exc).__name__}: {redact(exc)}"
                 delay = self.backoff_s * 2**attempt
             else:
+                throttled = self.limit.answered(resp.status_code, resp.headers)
                 if resp.status_code == 200:
                     try:
                         return resp.json()
@@ -136,9 +140,18 @@ class EndpointClient:
                 last = f"HTTP {resp.status_code}: {resp.text[:200]}"
                 if resp.status_code not in RETRY_STATUS:
                     raise EndpointError(f"{shown}: {last} (request {request_id})")
-                delay = retry_after_seconds(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
-                delay = min(delay, MAX_RETRY_AFTER_S)
-            if attempt < self.max_retries:
+                if resp.status_code == 429:  # every sender waits (AdaptiveLimit.acquire), not just this one
+                    wait = throttled if throttled is not None else self.backoff_s * 2**attempt
+                    self.limit.pause(min(wait, MAX_RETRY_AFTER_S))
+                    delay = 0.0
+                else:
+                    delay = (
+                        retry_after_seconds(resp.headers.get("Retry-After")) or self.backoff_s * 2**attempt
+                    )
+                    delay = min(delay, MAX_RETRY_AFTER_S)
+            finally:
+                self.limit.release()
+            if attempt < self.max_retries and delay:
                 time.sleep(delay)
         raise EndpointError(
             f"{shown}: gave up after {self.max_retries + 1} attempts: {last} (request {request_id})"
