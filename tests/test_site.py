@@ -210,6 +210,10 @@ def test_leaderboard(opener, site: Path, runs) -> None:
     assert page.locator("#leaderboard tbody tr:visible").count() == 6
     assert page.input_value("select[name=dataset]") == "wwd"
     assert "6 of 9 runs" in page.inner_text("form[data-filters=leaderboard] output")
+    page.select_option("select[name=dataset]", "")
+    page.select_option("select[name=language]", "en")  # the recorded GPT-3.5 runs name it in their samples
+    assert page.locator("#leaderboard tbody tr:visible").count() == 6 + 1  # and the VQA run's en prompts
+    page.select_option("select[name=language]", "")
     # the papers' printed rows, tagged, beside ours
     assert page.locator("table.printed-table .tag.printed").count() > 0
     # keyboard: Tab to a column's sort button, Enter sorts

@@ -177,6 +177,8 @@ class _Site:
             shutil.copyfile(view.samples_file, data / "samples.jsonl")
         images, note = row_images(view, self.thumbs)
         rows, counts = sample_rows(view, images)
+        if not view.languages:  # recorded outputs (`eval score`) name none: the samples do
+            view.languages = sorted({row[2] for row in rows if row[2]})
         write_data(data / "samples.js", view.slug, rows)
         self.page(
             f"runs/{view.slug}.html",
