@@ -226,6 +226,8 @@ class UrlChecker:
                 with self._gate(host):
                     self._resolve(parts.hostname or "", port)
                     deadline.arm(self.config.timeout_s)  # wall clock: request, headers and body
+                    if self._stop.is_set():  # stopped while waiting above: arming cleared the expiry
+                        raise Stopped()  # that stop() set, so no socket opened now would be shut
                     resp = self._session().request(
                         method, url, timeout=self.config.timeout_s, allow_redirects=False, stream=True
                     )
