@@ -367,3 +367,72 @@ def test_to_space_is_one_commit_with_the_card(
     assert b"sdk: static" in commit.files["README.md"]
     built = {str(p.relative_to(tmp_path / "site")) for p in (tmp_path / "site").rglob("*") if p.is_file()}
     assert {f for f in built if not f.startswith(".culturebench")} | {"README.md"} == set(commit.files)
+
+
+def _copy_run(runs, tmp_path: Path, name: str = "run") -> Path:
+    import shutil
+
+    return Path(shutil.copytree(runs["borsch-a"], tmp_path / name))
+
+
+def test_unreadable_sample_lines_are_counted_not_hidden(runs, tmp_path: Path) -> None:
+    """A corrupt middle line and an undecodable byte (probe cases): the site is built, the
+    samples that read are shown, and the page says how many lines did not."""
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    run = _copy_run(runs, tmp_path)
+    lines = (run / "samples.jsonl").read_bytes().split(b"\n")
+    lines[3] = b"{not json"
+    (run / "samples.jsonl").write_bytes(b"\n".join(lines) + b"\xff\n")
+    done = CliRunner().invoke(app, ["site", str(run), "--out", str(tmp_path / "site")])
+    assert done.exit_code == 0, done.output
+    (page,) = (tmp_path / "site" / "samples").glob("*.html")
+    text = page.read_text(encoding="utf-8")
+    good = sum(1 for line in lines if line.strip()) - 1
+    assert f"{good} samples" in text and "2 unreadable line" in text
+
+
+@pytest.mark.parametrize(
+    ("case", "needle"),
+    [
+        ("paper-not-an-object", "paper_report.json: not an `eval paper` report"),
+        ("ragged-confusion", "this run cannot be shown"),
+        ("languages-a-number", None),
+        ("given-twice", None),
+        ("no-run-json", "without run.json"),
+    ],
+)
+def test_malformed_inputs_are_one_line(runs, tmp_path: Path, case: str, needle: str | None) -> None:
+    """Inputs that are not what culturebench writes (probe cases): one line naming the folder,
+    exit 2, and no --out left behind; or, where the input is usable, a site."""
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    run = _copy_run(runs, tmp_path)
+    inputs = [run]
+    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    if case == "paper-not-an-object":
+        (tmp_path / "paper").mkdir()
+        (tmp_path / "paper" / "paper_report.json").write_text("[1]", encoding="utf-8")
+        inputs.append(tmp_path / "paper")
+    elif case == "ragged-confusion":
+        results["metrics"]["ru"]["confusion"]["matrix"] = [[1, 2], [3]]
+    elif case == "languages-a-number":
+        results["provenance"]["languages"] = 5
+    elif case == "given-twice":
+        inputs.append(run)
+    elif case == "no-run-json":
+        (run / "run.json").unlink()
+    (run / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    done = CliRunner().invoke(app, ["site", *map(str, inputs), "--out", str(tmp_path / "site")])
+    lines = [line for line in done.output.splitlines() if line.strip()]
+    if needle is None:
+        assert done.exit_code == 0, done.output
+        assert (tmp_path / "site" / "index.html").is_file()
+        return
+    assert done.exit_code == 2 and len(lines) == 1, done.output
+    assert needle in " ".join(done.output.split()) and "unexpected" not in done.output, done.output
+    assert not (tmp_path / "site").exists()

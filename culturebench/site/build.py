@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from culturebench.errors import CultureBenchError
 from culturebench.outputs import OutputKind
 from culturebench.site import charts
 from culturebench.site.format import count, number, sort_key
@@ -106,21 +107,25 @@ class _Site:
     ) -> None:
         for i, folder in enumerate(runs, start=1):
             self.say(f"reading run {i}/{len(runs)}: {folder.name}")
-            self.runs.append(read_run_view(folder))
+            self.runs.append(shown(folder, "run", read_run_view, folder))
         distinct_models(self.runs)
         self.runs.sort(key=lambda v: (v.dataset, v.task, v.model, v.slug))
         unique_slugs(self.runs)
         for folder in papers:
             report = read_json(folder / "paper_report.json")
-            if isinstance(report, dict):
-                which = json.dumps(report.get("runs"), sort_keys=True, default=str)
-                report["_slug"] = f"{slugify(str(report.get('dataset')))}-{digest(folder.name, which)}"
-                report["_folder"] = folder.name
-                self.papers.append(report)
+            if not isinstance(report, dict) or not isinstance(report.get("items", []), list):
+                raise CultureBenchError(
+                    f"{folder / 'paper_report.json'}: not an `eval paper` report "
+                    "(no object with a list of items)"
+                )
+            which = json.dumps(report.get("runs"), sort_keys=True, default=str)
+            report["_slug"] = f"{slugify(str(report.get('dataset')))}-{digest(folder.name, which)}"
+            report["_folder"] = folder
+            self.papers.append(report)
         self.papers.sort(key=lambda r: (str(r.get("dataset")), r["_slug"]))
         for i, folder in enumerate(releases, start=1):
             self.say(f"reviewing release {i}/{len(releases)}: {folder}")
-            self.releases.append(read_release(folder, self.thumbs))
+            self.releases.append(shown(folder, "release", read_release, folder, self.thumbs))
         self.releases.sort(key=lambda r: (r.dataset, r.version))
         self.unmatched_checks = [f.name for f in attach_url_check(self.releases, checks)]
         summary.runs, summary.papers, summary.releases = len(self.runs), len(self.papers), len(self.releases)
@@ -147,14 +152,15 @@ class _Site:
         pairs = self.compare_pairs()
         for i, view in enumerate(self.runs, start=1):
             self.say(f"pages of run {i}/{len(self.runs)}: {view.title}")
-            summary.samples += self.run_pages(view, [p for p in pairs if view in p])
+            mine = [p for p in pairs if view in p]
+            summary.samples += shown(view.folder, "run", self.run_pages, view, mine)
         for a, b in pairs:
             self.compare_page(a, b)
         summary.compares = len(pairs)
         for report in self.papers:
-            self.paper_page(report)
+            shown(report["_folder"], "eval paper output", self.paper_page, report)
         for release in self.releases:
-            self.release_page(release)
+            shown(release.folder, "release", self.release_page, release)
         self.page(
             "index.html",
             "leaderboard.html.j2",
@@ -309,6 +315,21 @@ def _judged_rows(item: dict[str, Any]) -> list[dict[str, Any]]:
             equal = equal_at_printed(row.ours, row.paper, digits(row))
         out.append({**raw, "equal": equal})
     return out
+
+
+def shown(folder: Path, what: str, read: Callable[..., Any], *args: Any) -> Any:
+    """``read(*args)``, with an input that does not have the shape culturebench writes (a list where
+    an object belongs, a string where a number does, a table that is not Parquet) reported as
+    one line naming the folder and what was wrong, not as an unexpected error."""
+    try:
+        return read(*args)
+    except CultureBenchError:
+        raise
+    except Exception as exc:
+        why = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise CultureBenchError(
+            f"{folder}: this {what} cannot be shown ({type(exc).__name__}: {why})"
+        ) from None
 
 
 def _json(value: Any) -> str:

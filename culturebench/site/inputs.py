@@ -39,6 +39,8 @@ def kind(folder: Path) -> str | None:
     """``run``, ``unfinished-run``, ``paper``, ``release``, ``url-check`` or None."""
     if (folder / "run.json").is_file():
         return "run" if (folder / "results.json").is_file() else "unfinished-run"
+    if (folder / "results.json").is_file() and (folder / "samples.jsonl").is_file():
+        return "run-without-record"
     if (folder / "paper_report.json").is_file():
         return "paper"
     if (folder / "manifest.json").is_file() and (folder / "data").is_dir():
@@ -68,12 +70,14 @@ def find_inputs(folders: Sequence[str | Path]) -> Found:
             raise UsageError(
                 f"{path}: not a folder (give run, reproduction, paper-report or release folders)"
             )
-        before = found.total
+        if path.resolve() in seen:  # given twice (or through a link): once is enough
+            continue
+        before, passed = found.total, len(found.passed_over)
         _walk(path, 0, found, seen)
         if found.total == before:
             raise UsageError(
                 f"{path}: no finished run, eval paper output, release or URL-check report in it"
-                + (f" ({found.passed_over[-1]})" if found.passed_over else "")
+                + (f" ({found.passed_over[-1]})" if len(found.passed_over) > passed else "")
             )
     return found
 
@@ -89,6 +93,11 @@ def _walk(folder: Path, depth: int, found: Found, seen: set[Path]) -> None:
         return
     if what == "unfinished-run":
         found.passed_over.append(f"{folder}: a run without results.json (unfinished)")
+        return
+    if what == "run-without-record":
+        found.passed_over.append(
+            f"{folder}: results.json and samples.jsonl without run.json (not a whole run)"
+        )
         return
     if what == "paper":
         found.papers.append(folder)

@@ -74,21 +74,23 @@ def group_of(sample: Mapping[str, Any]) -> str:
 def sample_rows(
     view: RunView, images: Callable[[str], list[str]] | None = None
 ) -> tuple[list[list[Any]], dict[str, int]]:
-    """The page rows of ``view``'s samples (in file order) and the count per status.
+    """The page rows of ``view``'s samples (in file order) and the count per status (lines
+    that are not a JSON object are counted as ``unreadable line``, and the page says so).
     ``images(row_id)``: the site paths of the thumbnails of a row's images."""
     rows: list[list[Any]] = []
     counts: dict[str, int] = {}
     if not view.samples_file.is_file():
         return rows, counts
-    with open(view.samples_file, encoding="utf-8") as handle:
+    with open(view.samples_file, encoding="utf-8", errors="replace", newline="\n") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
                 sample = json.loads(line)
-            except ValueError:
-                continue  # a torn last line: the run folder's readers say so; the page skips it
-            if not isinstance(sample, dict):
+            except (ValueError, RecursionError):
+                sample = None
+            if not isinstance(sample, dict):  # a torn or corrupt line: counted, never hidden
+                counts["unreadable line"] = counts.get("unreadable line", 0) + 1
                 continue
             read_key = read_field(sample, view.read_field)
             score = score_of(sample, view.score_fields)

@@ -91,7 +91,8 @@ def read_run_view(folder: Path) -> RunView:
     dataset = str((prov.get("dataset") or run.get("dataset") or {}).get("dataset"))
     task = str(prov.get("task") or run.get("task"))
     model, model_key, model_detail = _model(dataset, {"model": run.get("model"), **prov})
-    languages = [str(lang) for lang in (prov.get("languages") or run.get("languages") or [])]
+    given = prov.get("languages") or run.get("languages") or []
+    languages = [str(lang) for lang in (given if isinstance(given, list) else [given])]
     metrics = results.get("metrics") or {}
     score_fields, read_field, hub_metric = _declared(dataset, task)
     headline = _headline(metrics, hub_metric)
