@@ -131,16 +131,23 @@ def check_parents(path: Path, flag: str) -> None:
             raise OutputRefused(f"{flag} {path} is inside the {what} {parent}; write it elsewhere")
 
 
+# outputs replaced whole by their own command (``--overwrite``): a folder of someone else's
+# inside one would be deleted with it
+REPLACED_WHOLE = {"paper-report": "eval paper output", "site": "site"}
+
+
 def protected_folder(folder: Path) -> str | None:
     """What culturebench folder ``folder`` is, if nothing else may be written into it: a
-    release (``manifest.json`` + ``data/``), a run (``run.json``) or a corpus count."""
+    release (``manifest.json`` + ``data/``), a run (``run.json``), a corpus count, or an output
+    its command replaces whole (an ``eval paper`` report, a site)."""
     if (folder / "manifest.json").is_file() and (folder / "data").is_dir():
         return "release folder"
     if (folder / "run.json").is_file():
         return "run folder"
     if (folder / "count.json").is_file():
         return "corpus count folder"
-    return None
+    kind = _marker_kind(folder)
+    return REPLACED_WHOLE.get(kind) if kind else None
 
 
 def check_writable(path: str | Path, flag: str = "--out") -> None:

@@ -436,3 +436,17 @@ def test_malformed_inputs_are_one_line(runs, tmp_path: Path, case: str, needle: 
     assert done.exit_code == 2 and len(lines) == 1, done.output
     assert needle in " ".join(done.output.split()) and "unexpected" not in done.output, done.output
     assert not (tmp_path / "site").exists()
+
+
+def test_no_output_inside_a_paper_report_or_a_site(runs, site: Path, tmp_path: Path) -> None:
+    """An `eval paper` output and a site are replaced whole by their commands: a folder written
+    inside one would be deleted with it, so every command refuses to write there."""
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    paper = site.parent / "paper"  # the eval paper output the site fixture made
+    for target in (paper / "site", site / "again"):
+        done = CliRunner().invoke(app, ["site", str(runs["borsch-a"]), "--out", str(target)])
+        assert done.exit_code == 2 and "is inside the" in done.output, done.output
+        assert not target.exists()
