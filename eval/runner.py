@@ -268,7 +268,8 @@ def _generate(
         backend.load()  # a finished run is re-aggregated without loading the model
     if progress:
         progress(len(jobs) - len(pending), len(jobs))
-    _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs), cache=cache)
+    cached = (cache, model_identity(run_info.get("model") or {})) if cache is not None else None
+    _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs), cache=cached)
     order = {job_id(r.request.id, s): i for i, (r, s) in enumerate(jobs)}
     samples = sorted(
         read_samples(samples_path, run_key=key, expected_ids=ids),
@@ -292,16 +293,17 @@ def _generate_pending(
     progress: Callable[[int, int], None] | None,
     *,
     total: int,
-    cache: ResponseCache | None = None,
+    cache: tuple[ResponseCache, dict[str, Any]] | None = None,
 ) -> None:
     """Generate the ``pending`` (request, seed) jobs seed by seed, in chunks of the size the
     backend takes at once (:meth:`Backend.chunk_size`: thousands for vLLM, which schedules its
     own batches; ``concurrency`` x 16 for an endpoint; ``batch_size`` x 16 for transformers,
     which batches them by length), appending each scored sample to ``samples.jsonl`` (fsync per
     chunk, so a killed run loses at most one chunk and resumes); ``progress(done, total)``
-    after each chunk. With a ``cache``, the requests it answers are not sent (their samples say
-    ``cached``) and new text answers are stored. The backend's sampling is restored
-    afterwards. A full disk names ``samples.jsonl`` and keeps what was written."""
+    after each chunk. With a ``cache`` (the cache and the model's identity), the requests it
+    answers are not sent (their samples say ``cached``) and new text answers are stored. The
+    backend's sampling is restored afterwards. A full disk names ``samples.jsonl`` and keeps
+    what was written."""
     from culturebench.atomic import no_room_named
 
     samples_path = out / SAMPLES
@@ -326,7 +328,7 @@ def _generate_pending(
                             for r, png in zip(batch, pngs, strict=True)
                         ]
                     elif cache is not None:
-                        outputs, hits = _generate_cached(backend, cache, [r.request for r in batch])
+                        outputs, hits = _generate_cached(backend, *cache, [r.request for r in batch])
                     else:
                         outputs = backend.generate([r.request for r in batch])
                     for index, (item, output) in enumerate(zip(batch, outputs, strict=True)):
@@ -353,11 +355,12 @@ def _generate_pending(
 
 
 def _generate_cached(
-    backend: Any, cache: ResponseCache, requests: Sequence[Any]
+    backend: Any, cache: ResponseCache, model: dict[str, Any], requests: Sequence[Any]
 ) -> tuple[list[Any], list[bool]]:
     """The answers to ``requests``: the cache's where it has them, the backend's for the rest
-    (one call, in order), which are then stored. Returns the answers and which were hits."""
-    model = model_identity(backend.describe())
+    (one call, in order), which are then stored. Returns the answers and which were hits.
+    ``model``: the backend's identity as the run recorded it (``run.json``'s ``model``, read
+    once per run: describing a local model hashes its weights)."""
     sampling = backend.sampling.to_dict()
     keys = [request_key(model, request, sampling) for request in requests]
     found = cache.get_many([k for k in keys if k is not None])
