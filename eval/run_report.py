@@ -325,13 +325,13 @@ def result_sections(results: Mapping[str, Any], folder: Path, rel: str) -> list[
     for group, name, rows in breakdowns(metrics):
         title = name if group == "all" else f"{group}: {name}"
         lines += [f"### {title}", "", *_breakdown_table(rows)]
-    task = _task_class(results["provenance"]["dataset"]["dataset"], results["provenance"]["task"])
+    task = task_class_of(results["provenance"]["dataset"]["dataset"], results["provenance"]["task"])
     if task is not None:
         lines += task.report_sections(results, folder, rel)
     return lines
 
 
-def _task_class(dataset: str, name: str) -> type[Task] | None:
+def task_class_of(dataset: str, name: str) -> type[Task] | None:
     """The task class of a result, or None for a dataset or task this install does not have
     (a report of someone else's run still shows the generic tables)."""
     from culturebench.eval.tasks import canonical_name, registry

@@ -386,9 +386,11 @@ def test_unreadable_sample_lines_are_counted_not_hidden(runs, tmp_path: Path) ->
     lines = (run / "samples.jsonl").read_bytes().split(b"\n")
     lines[3] = b"{not json"
     (run / "samples.jsonl").write_bytes(b"\n".join(lines) + b"\xff\n")
-    done = CliRunner().invoke(app, ["site", str(run), "--out", str(tmp_path / "site")])
+    clean = _copy_run(runs, tmp_path, "clean")  # a comparison reads the damaged file too
+    done = CliRunner().invoke(app, ["site", str(run), str(clean), "--out", str(tmp_path / "site")])
     assert done.exit_code == 0, done.output
-    (page,) = (tmp_path / "site" / "samples").glob("*.html")
+    assert len(list((tmp_path / "site" / "compare").glob("*.html"))) == 1
+    page = next(p for p in (tmp_path / "site" / "samples").glob("*.html") if "unreadable" in p.read_text())
     text = page.read_text(encoding="utf-8")
     good = sum(1 for line in lines if line.strip()) - 1
     assert f"{good} samples" in text and "2 unreadable line" in text

@@ -95,6 +95,7 @@ class _Site:
         self.papers: list[dict[str, Any]] = []
         self.releases: list[ReleaseView] = []
         self.unmatched_checks: list[str] = []
+        self._by_id: dict[str, dict[str, dict[str, Any]]] = {}  # run slug -> samples by id
 
     # ---------------------------------------------------------------- reading
     def read(
@@ -251,6 +252,12 @@ class _Site:
             pairs += [(x, y) if x.slug < y.slug else (y, x) for x, y in combos]  # file name: lower slug first
         return pairs
 
+    def samples_of(self, view: RunView) -> dict[str, dict[str, Any]]:
+        """:func:`samples_by_id`, read once per run however many comparisons it is in."""
+        if view.slug not in self._by_id:
+            self._by_id[view.slug] = samples_by_id(view)
+        return self._by_id[view.slug]
+
     def compare_page(self, a: RunView, b: RunView) -> None:
         from culturebench.errors import CultureBenchError
         from culturebench.eval.compare import compare_runs
@@ -266,7 +273,7 @@ class _Site:
             b=b,
             rows=rows,
             problem=problem,
-            disagreements=_disagreements(a, b),
+            disagreements=_disagreements(a, b, self.samples_of(a), self.samples_of(b)),
         )
 
     def paper_page(self, report: dict[str, Any]) -> None:
@@ -389,23 +396,29 @@ def _scalar_blocks(metrics: Any) -> list[tuple[str, str, list[tuple[str, Any]]]]
     return out
 
 
-def _disagreements(a: RunView, b: RunView) -> list[dict[str, Any]]:
-    """Samples both runs have (same id) whose status or score differ, first ones first."""
+def samples_by_id(view: RunView) -> dict[str, dict[str, Any]]:
+    """A run's samples by id (the first line of an id; lines that do not read are left out,
+    as the samples page counts them)."""
+    out: dict[str, dict[str, Any]] = {}
+    if view.samples_file.is_file():
+        text = view.samples_file.read_text(encoding="utf-8", errors="replace")
+        for line in text.split("\n"):
+            try:
+                sample = json.loads(line) if line.strip() else None
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(sample, dict) and isinstance(sample.get("id"), str):
+                out.setdefault(sample["id"], sample)
+    return out
+
+
+def _disagreements(
+    a: RunView, b: RunView, left: dict[str, dict[str, Any]], right: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Samples both runs have (same id, ``left`` and ``right`` by id) whose status or score
+    differ, first ones first."""
     from culturebench.site.samples import read_field, score_of, status
 
-    def load(view: RunView) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        if view.samples_file.is_file():
-            for line in view.samples_file.read_text(encoding="utf-8").split("\n"):
-                try:
-                    sample = json.loads(line) if line.strip() else None
-                except ValueError:
-                    continue
-                if isinstance(sample, dict) and isinstance(sample.get("id"), str):
-                    out.setdefault(sample["id"], sample)
-        return out
-
-    left, right = load(a), load(b)
     rows = []
     for sample_id in sorted(set(left) & set(right)):
         x, y = left[sample_id], right[sample_id]

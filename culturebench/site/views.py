@@ -96,9 +96,8 @@ def read_run_view(folder: Path) -> RunView:
     metrics = results.get("metrics") or {}
     score_fields, read_field, hub_metric = _declared(dataset, task)
     headline = _headline(metrics, hub_metric)
-    shard = run.get("shard")
-    key = run_key(run) + (f"-{shard.get('index')}of{shard.get('count')}" if isinstance(shard, dict) else "")
-    slug = f"{slugify(dataset)}-{slugify(task)}-{slugify(model)[:24]}-{key[:8]}"
+    # (the shards of one run share its key: unique_slugs numbers them)
+    slug = f"{slugify(dataset)}-{slugify(task)}-{slugify(model)[:24]}-{run_key(run)[:8]}"
     view = RunView(
         folder=folder,
         run=run,
@@ -162,10 +161,10 @@ def unique_slugs(views: Sequence[RunView]) -> None:
 
 @cache
 def _task_class(dataset: str, task: str) -> Any:
-    from culturebench.eval.tasks import canonical_name, registry
+    from culturebench.eval.run_report import task_class_of
 
     try:
-        return registry().get(dataset, {}).get(canonical_name(dataset, task))
+        return task_class_of(dataset, task)
     except Exception:  # a dataset this install does not have: the run still shows
         return None
 
