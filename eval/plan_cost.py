@@ -8,9 +8,10 @@ provider's rate limits. Every figure is an estimate and ``plan.json`` records wh
 * the response cache's expected hits are the generations that repeat one already planned
   (a greedy request whose prompt and images equal another's, in this cell or an earlier
   one: BORSCH's ``parallel`` config repeats the ``ru``/``uk`` dishes; a greedy cell asked under
-  several seeds asks each prompt once; :mod:`culturebench.eval.response_cache`). Answers the
-  cache already holds from earlier runs are not counted: the plan loads no model, so it cannot
-  key them;
+  several seeds asks each prompt once; :mod:`culturebench.eval.response_cache`), and those
+  whose answers the cache already holds from earlier runs of the same model (keyed as a run
+  keys them, from the backend's description, which loads no model; a local model's weights
+  are hashed);
 * a batch endpoint costs ``1 - batch_discount`` of the price (OpenAI's and Anthropic's batch
   APIs: 50% off) and returns within its completion window (24 hours), so it is counted in money
   and not in time;
@@ -20,7 +21,7 @@ provider's rate limits. Every figure is an estimate and ``plan.json`` records wh
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,9 +99,15 @@ def cell_cost(
     return out
 
 
-def expected_hits(cells: Sequence[Any], requests_of: Mapping[str, Sequence[Any]]) -> dict[str, int]:
-    """Per cell, the generations the cache is expected to answer: a greedy generation whose
-    content (prompt, images) was planned before, in this cell or an earlier one."""
+def expected_hits(
+    cells: Sequence[Any],
+    requests_of: Mapping[str, Sequence[Any]],
+    held: Callable[[Any, Sequence[Any]], list[int]] | None = None,
+) -> dict[str, int]:
+    """Per cell, the generations the cache is expected to answer: those it already holds
+    (``held(cell, requests)``: per request, how many of its generations, one per seed, are
+    in the cache; :func:`held_in_cache`), and a greedy generation whose content (prompt,
+    images) was planned before, in this cell or an earlier one."""
     from culturebench.hashing import sha256_bytes, sha256_text
 
     seen: set[str] = set()
@@ -108,19 +115,44 @@ def expected_hits(cells: Sequence[Any], requests_of: Mapping[str, Sequence[Any]]
     for cell in cells:
         requests = requests_of.get(cell.name) or []
         copies = max(1, len(cell.seeds) if cell.seeds else 1)
+        stored = held(cell, requests) if held is not None and requests else [0] * len(requests)
         if float(cell.temperature or 0) != 0.0:  # sampled: every (request, seed) is its own
-            out[cell.name] = 0
+            out[cell.name] = sum(stored)
             continue
         hits = 0
-        for request in requests:
+        for request, kept in zip(requests, stored, strict=True):
             key = sha256_text(request.prompt + "\x00" + ",".join(sha256_bytes(i) for i in request.images))
-            if key in seen:
+            if key in seen or kept:
                 hits += copies
             else:
-                seen.add(key)
                 hits += copies - 1
+            seen.add(key)
         out[cell.name] = hits
     return out
+
+
+def held_in_cache(
+    description: Mapping[str, Any], cache: Any, seed: int
+) -> Callable[[Any, Sequence[Any]], list[int]]:
+    """``held`` for :func:`expected_hits`: how many of each request's generations (one per
+    seed of the cell, or one with ``seed``) the response cache holds for the model
+    ``description`` (its ``describe()``), sampled with the cell's settings."""
+    from culturebench.eval.backends.base import SamplingParams
+    from culturebench.eval.response_cache import model_identity, request_key
+
+    model = model_identity(description)
+
+    def held(cell: Any, requests: Sequence[Any]) -> list[int]:
+        counts = [0] * len(requests)
+        for one_seed in cell.seeds or (seed,):
+            sampling = SamplingParams(cell.max_new_tokens, cell.temperature, int(one_seed)).to_dict()
+            keys = [request_key(model, request, sampling) for request in requests]
+            found = cache.get_many([k for k in keys if k is not None])
+            for i, key in enumerate(keys):
+                counts[i] += key is not None and key in found
+        return counts
+
+    return held
 
 
 def money_section(
@@ -129,10 +161,12 @@ def money_section(
     requests_of: Mapping[str, Sequence[Any]],
     price: Price | None,
     limit: RateLimit | None,
+    held: Callable[[Any, Sequence[Any]], list[int]] | None = None,
 ) -> None:
     """Add each cell's money and time to ``document`` (``plan.json``; in place), their totals
-    and what they assume."""
-    hits = expected_hits(cells, requests_of)
+    and what they assume; ``held``: what the response cache already holds
+    (:func:`held_in_cache`), None when it is off or the model cannot be described."""
+    hits = expected_hits(cells, requests_of, held)
     costs = []
     for cell in document["cells"]:
         cost = cell_cost(cell, price, limit, hits.get(cell["cell"], 0))
@@ -146,8 +180,13 @@ def money_section(
         "batch_discount": price.batch_discount if price is not None else None,
         "rate_limit": {"rpm": limit.rpm, "tpm": limit.tpm} if limit is not None else None,
         "output_tokens": "every answer runs to the cell's max_new_tokens (an upper bound)",
-        "cache_hits": "greedy generations that repeat a planned prompt and images (earlier runs' "
-        "answers already in the cache are not counted)",
+        "cache_hits": (
+            "generations whose answer the response cache holds from earlier runs of this model, "
+            "and greedy generations that repeat a planned prompt and images"
+            if held is not None
+            else "greedy generations that repeat a planned prompt and images (the response cache "
+            "was off or the model could not be described: earlier runs' answers are not counted)"
+        ),
         "batch": "the batch price is the price times (1 - batch_discount); a batch returns within "
         "its completion window, so it is not counted in hours",
         "estimate": True,

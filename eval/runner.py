@@ -269,6 +269,7 @@ def _generate(
     if progress:
         progress(len(jobs) - len(pending), len(jobs))
     cached = (cache, model_identity(run_info.get("model") or {})) if cache is not None else None
+    backend.bind_run_folder(out)
     _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs), cache=cached)
     order = {job_id(r.request.id, s): i for i, (r, s) in enumerate(jobs)}
     samples = sorted(

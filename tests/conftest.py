@@ -135,6 +135,21 @@ def servers():
 
 
 @pytest.fixture(scope="session")
+def served(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory, servers):
+    """`transformers serve` with the tiny model, on 127.0.0.1 (tests/servers.py), shared by
+    the modules that need a real OpenAI-compatible server; yields its ``/v1`` base URL."""
+    with servers.transformers_serve(tiny_model, tmp_path_factory.mktemp("serve")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def batch_api(servers):
+    """tests/fake_batch_api.py: a FAKE of OpenAI's files and batches endpoints whose batches
+    are run by a real engine (a served model, or `vllm run-batch`)."""
+    return _helper("fake_batch_api")
+
+
+@pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama + locally trained tokenizer, saved to a folder (no hub)."""
     return _helper("tiny_model").build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))

@@ -96,13 +96,6 @@ def test_cache_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert done.exit_code == 0 and "dropped 2 answers; 0 left" in done.output, done.output
 
 
-@pytest.fixture(scope="module")
-def served(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory, servers):
-    """`transformers serve` with the tiny model, on 127.0.0.1 (tests/servers.py)."""
-    with servers.transformers_serve(tiny_model, tmp_path_factory.mktemp("serve")) as url:
-        yield url
-
-
 def _samples(folder: Path) -> list[dict]:
     return [json.loads(x) for x in (folder / "samples.jsonl").read_text(encoding="utf-8").splitlines() if x]
 
@@ -126,8 +119,19 @@ def test_a_second_reproduction_into_a_new_folder_sends_nothing(
 
         reproduce("first")
         sent = proxy.completions
+        planned = CliRunner().invoke(app, [
+            *("eval", "reproduce", "borsch", "--plan", "--backend", "openai", "--model", str(tiny_model)),
+            *("--base-url", url, "--local", str(borsch_release.folder), "--limit", "4"),
+            *("--only", "origin-qa,origin-qa-ru", "--price", "1,1", "--out", str(tmp_path / "plan")),
+        ])  # fmt: skip
+        assert planned.exit_code == 0, planned.output
         reproduce("second")
         assert proxy.completions == sent  # not one request the second time
+    plan = json.loads((tmp_path / "plan" / "plan.json").read_text(encoding="utf-8"))
+    # the plan knew: every generation is held by the cache, so the cached cost is nothing
+    assert all(c["cache_hits_expected"] == c["generations"] > 0 for c in plan["cells"]), plan["cells"]
+    assert plan["total"]["cost_usd_with_cache"] == 0
+    assert "from earlier runs of this model" in plan["money_assumes"]["cache_hits"]
     cells = sorted(p.parent.name for p in (tmp_path / "first").glob("*/samples.jsonl"))
     assert {"origin-qa", "origin-qa-ru"} <= set(cells)  # (--only origin-qa takes every origin-qa cell)
     first = [s for cell in cells for s in _samples(tmp_path / "first" / cell)]

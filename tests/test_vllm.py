@@ -290,3 +290,51 @@ def test_openai_backend_against_a_real_vllm_serve(engine, vllm_model: Path, tmp_
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
         log.close()
+
+
+def test_a_batch_mode_wwd_cell_goes_through_vllm_run_batch_and_resumes_after_a_kill(
+    engine, vllm_model: Path, wwd_release, batch_api, tmp_path: Path
+) -> None:
+    """`--model-arg batch=true` end to end: our Batch input file is run by `vllm run-batch`
+    (behind tests/fake_batch_api.py, a FAKE of OpenAI's files and batches endpoints) and its
+    output file is imported as samples. The client is killed while it polls; the rerun
+    resumes polling the batch it recorded, creates none, and the answers are the in-process
+    engine's greedy answers."""
+    from culturebench.eval.backends.base import Request
+    from culturebench.eval.backends.openai_batch import LEDGER
+
+    work = tmp_path / "provider"
+    work.mkdir()
+    executor = batch_api.vllm_run_batch(
+        sys.executable, vllm_model, work, "--max-model-len", "1024", "--enforce-eager"
+    )
+    out = tmp_path / "run"
+    cmd = [
+        str(Path(sys.executable).with_name("culturebench")), "eval", "run", "wwd", "--task", "country",
+        "--backend", "openai", "--model", str(vllm_model), "--local", str(wwd_release.folder),
+        "--limit", "5", "--max-new-tokens", "12", "--no-cache", "--out", str(out),
+        "--model-arg", "batch=true", "--model-arg", "batch_poll=0.2",
+    ]  # fmt: skip
+    with batch_api.fake_batch_api(executor) as api:
+        cmd += ["--base-url", api.url]
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while api.polls < 3 and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            assert api.polls >= 3 and proc.poll() is None
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        record = json.loads((out / LEDGER).read_text(encoding="utf-8"))["batches"]
+        assert record[0]["status"] == "in_progress"  # killed while vLLM still ran the batch
+        again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0, again.stderr[-3000:]
+    assert (api.uploads, api.creates) == (1, 1)
+    assert f"resuming {record[0]['batch_id']} (5 requests)" in again.stderr
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(samples) == 5
+    expected = engine.generate([Request(s["id"], s["prompt"]) for s in samples])
+    assert [s["output"] for s in samples] == expected

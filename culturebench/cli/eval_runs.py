@@ -257,7 +257,7 @@ def eval_reproduce_cmd(
     or_exit(lambda: rep.check_shard_units(plans, part))  # N shards need N units in every cell
     document = rep.plan_document(dataset, plans, rate, engine.model, image_tokens)
     if cost or limits:
-        money_section(cells, document, requests_of, cost, limits)
+        money_section(cells, document, requests_of, cost, limits, _cache_holds(engine, cache))
     print_plan_table(document, grid)
     if price or rpm or tpm:
         print_plan_money(document)
@@ -294,6 +294,25 @@ def eval_reproduce_cmd(
         )
         return
     _reproduce_report(dataset, grid, out, source)
+
+
+def _cache_holds(engine, cache: bool):
+    """What the response cache holds for this model (``plan_cost.held_in_cache``), or None
+    when the cache is off, no text model is named, or the model cannot be described here."""
+    from culturebench.errors import CultureBenchError
+    from culturebench.eval.plan_cost import held_in_cache
+    from culturebench.eval.response_cache import open_cache
+
+    store = open_cache(cache)
+    if store is None or not engine.model or engine.makes_images:
+        return None
+    try:
+        backend = engine.make()
+        if not backend.CACHEABLE:
+            return None
+        return held_in_cache(backend.describe(), store, int(engine.seed))
+    except (CultureBenchError, OSError, ImportError):
+        return None
 
 
 def _write_plan(out: Path, document: dict, check: dict) -> None:

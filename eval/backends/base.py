@@ -138,6 +138,12 @@ class ModelIdentity:
         busy; by default ``batch_size``."""
         return batch_size
 
+    def bind_run_folder(self, folder: Path) -> None:
+        """The folder of the run this backend generates for, given before it generates: a
+        backend whose work outlives its process (a provider's batch in flight) records it
+        there, so a resumed run picks it up. The default keeps nothing."""
+        return None
+
     def load(self) -> None:
         """Load (or check) the model now, raising :class:`ModelLoadError` with a one-line
         reason when it cannot be used; a run calls this before it writes anything. The

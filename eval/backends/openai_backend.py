@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError
@@ -99,10 +100,16 @@ class EndpointClient:
 
     def post_json(self, path: str, body: dict[str, Any], request_id: str) -> Any:
         """``POST {base_url}/{path}`` with ``body``; the decoded JSON of a 200 answer."""
+        return self.call("POST", path, request_id, json=body)
+
+    def call(self, method: str, path: str, request_id: str, *, text: bool = False, **send: Any) -> Any:
+        """``method {base_url}/{path}`` (``send``: what ``requests`` sends: ``json``, ``files``,
+        ``data``) with the retries, backoff and rate limits above; the decoded JSON of a 200
+        answer, or with ``text`` its body as text (a batch's output file)."""
         import requests
 
         session = self.session()
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json"} if "json" in send else {}
         key = os.environ.get(getattr(self, "api_key_env", "OPENAI_API_KEY"))
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -112,7 +119,7 @@ class EndpointClient:
         for attempt in range(self.max_retries + 1):
             self.limit.acquire()  # a free slot, and no pause a rate limit asked for
             try:
-                resp = session.post(url, json=body, headers=headers, timeout=self.timeout_s)
+                resp = session.request(method, url, headers=headers, timeout=self.timeout_s, **send)
             except (
                 requests.exceptions.InvalidURL,
                 requests.exceptions.InvalidSchema,
@@ -133,6 +140,8 @@ class EndpointClient:
             else:
                 throttled = self.limit.answered(resp.status_code, resp.headers)
                 if resp.status_code == 200:
+                    if text:
+                        return resp.content.decode("utf-8", errors="replace")
                     try:
                         return resp.json()
                     except ValueError:
@@ -167,14 +176,31 @@ class EndpointClient:
             return list(pool.map(function, items))
 
 
+BATCH_OPTIONS = (
+    Opt("batch", "bool", False, "Send the run through the provider's Batch API (about half the price, "
+        "answers within batch_window); a killed run resumes polling its batches."),
+    Opt("batch_window", "str", "24h", "The batches' completion window."),
+    Opt("batch_poll", "float", 30.0, "Seconds between two polls of a batch.", minimum=0.0, maximum=3600),
+    Opt("batch_max_requests", "int", 50_000, "Requests per batch file (OpenAI's limit); more are split.",
+        minimum=1, maximum=10_000_000),
+    Opt("batch_max_bytes", "int", 200 * 1024 * 1024, "Bytes per batch file (OpenAI's limit); more are split.",
+        minimum=1024, maximum=1 << 40),
+    Opt("batch_rounds", "int", 3, "Batches sent for the requests that failed or expired, the first included.",
+        minimum=1, maximum=20),
+)  # fmt: skip
+BATCH_CHUNK = 1 << 30  # a batch run hands every pending request over at once: one set of batches
+
+
 class OpenAIBackend(EndpointClient, Backend):
     """Calls ``POST {base_url}/chat/completions``; the API key comes from the environment
-    variable ``api_key_env`` names (``OPENAI_API_KEY``), never from the command line."""
+    variable ``api_key_env`` names (``OPENAI_API_KEY``), never from the command line. With
+    ``batch`` the requests go through the Batch API instead
+    (:mod:`~culturebench.eval.backends.openai_batch`)."""
 
     name = "openai"
     SUMMARY = "any OpenAI-compatible chat endpoint (vllm serve, transformers serve, Ollama, hosted APIs)"
     SHARED_FLAGS = ("base_url", "concurrency")
-    OPTIONS = CLIENT_OPTIONS
+    OPTIONS = CLIENT_OPTIONS + BATCH_OPTIONS
 
     def __init__(
         self,
@@ -189,8 +215,23 @@ class OpenAIBackend(EndpointClient, Backend):
         backoff_s: float = 1.0,
         timeout: float | None = None,
         api_key_env: str = "OPENAI_API_KEY",
+        batch: bool = False,
+        batch_window: str = "24h",
+        batch_poll: float = 30.0,
+        batch_max_requests: int = 50_000,
+        batch_max_bytes: int = 200 * 1024 * 1024,
+        batch_rounds: int = 3,
     ) -> None:
         Backend.__init__(self, model, revision=revision, sampling=sampling)
+        self.batch = batch
+        self.batch_window = batch_window
+        self.batch_poll = batch_poll
+        self.batch_max_requests = batch_max_requests
+        self.batch_max_bytes = batch_max_bytes
+        self.batch_rounds = batch_rounds
+        self.run_folder: Path | None = None
+        if batch:  # every pending request in one call: one set of batches, resumable as a whole
+            self.chunk = BATCH_CHUNK
         self._init_client(
             base_url,
             concurrency=concurrency,
@@ -223,7 +264,17 @@ class OpenAIBackend(EndpointClient, Backend):
             ) from None
 
     def generate(self, requests: Sequence[Request]) -> list[str]:
+        if self.batch:
+            from culturebench.eval.backends.openai_batch import BatchRun
+
+            return BatchRun(self, self.run_folder).answers(requests)
         return self.map_concurrently(self._complete, requests)
+
+    def chunk_size(self, batch_size: int) -> int:
+        return BATCH_CHUNK if self.batch else super().chunk_size(batch_size)
+
+    def bind_run_folder(self, folder: Path) -> None:
+        self.run_folder = folder
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "base_url": redact(self.base_url)}
