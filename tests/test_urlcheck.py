@@ -324,10 +324,37 @@ def test_dead_hosts_are_findings_and_the_check_goes_on(server, dead_hosts) -> No
     assert len(got) == len(urls)
     for name, url in dead_hosts.items():
         assert got[url].status == "broken" and got[url].problems == ["connection_error"], (name, got[url])
-        assert got[url].attempts == FAST.retries + 1, name  # retried, then reported
+    # a reset is retried, then reported; no such host, or a refusal, is final at once
+    assert got[dead_hosts["reset"]].attempts == FAST.retries + 1
+    assert got[dead_hosts["refused"]].attempts == 1 and got[dead_hosts["unresolvable"]].attempts == 0
+    assert got[dead_hosts["refused"]].unreachable == "connect"
+    assert got[dead_hosts["unresolvable"]].unreachable == "dns"
     assert "cannot resolve no-such-host.invalid" in got[dead_hosts["unresolvable"]].error
     assert got[tls].status == "broken" and got[tls].problems == ["connection_error"], got[tls]
     assert got[base + "/ok.png"].status == "ok"  # the check survived to the end
+
+
+def test_a_dead_host_is_dead_for_the_rest_of_the_check(dead_hosts) -> None:
+    """Many URLs on a host whose name does not resolve, and on one that refuses: the first is
+    dead before its URLs are checked (names are looked up first), the second after one
+    request; their URLs are all reported with the same cause and class, without another
+    request, a retry or a wait for the host's turn."""
+    from dataclasses import replace
+
+    config = replace(FAST, per_host=1, retries=3, backoff_s=5.0, per_host_delay_s=5.0)
+    urls = [dead_hosts["unresolvable"].replace("a.png", f"{i}.png") for i in range(6)]
+    urls += [dead_hosts["refused"].replace("a.png", f"{i}.png") for i in range(6)]
+    items = [UrlItem(url=u, kind="image", dataset="t", config="c", row_id=str(i), field="f") for i, u in
+             enumerate(urls)]  # fmt: skip
+    got = UrlChecker(config).check_all(items)
+    for host, how, tried in ((urls[:6], "dns", 0), (urls[6:], "connect", 1)):
+        results = [r for r in got if r.url in host]
+        # the name is looked up before the checks (no request at all); the refusal costs one
+        assert sum(r.attempts for r in results) == tried, results
+        assert {r.unreachable for r in results} == {how}
+        assert all(r.problems == ["connection_error"] for r in results)
+        assert sum("dead for the rest of this check" in (r.error or "") for r in results) >= 5
+        assert max(r.elapsed_s for r in results) < config.backoff_s  # no backoff, no host delay
 
 
 def test_cli_check_survives_dead_hosts(server, dead_hosts, tmp_path: Path) -> None:

@@ -53,7 +53,15 @@ class Stopped(Exception):
 
 
 class _ResolveFailed(OSError):
-    """A host name did not resolve (or not within the time allowed)."""
+    """A host name did not resolve (or not within the time allowed: ``timed_out``)."""
+
+    timed_out = False
+
+
+class _ResolveTimedOut(_ResolveFailed):
+    """The resolver gave no answer in time: retried like any timeout."""
+
+    timed_out = True
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,8 @@ class CheckConfig:
     phash_max_distance: int = 10
     allow: tuple[str, ...] = ()
     user_agent: str = f"culturebench-urlcheck/{__version__}"
+    # host names looked up at once before the check (the resolver's time, not the hosts')
+    resolve_concurrency: int = 256
 
 
 @dataclass
@@ -102,15 +112,33 @@ class UrlResult:
         return asdict(self)
 
 
+class _HostDied(Exception):
+    """The host was found dead while this request waited for its turn."""
+
+
 class _HostGate:
     """At most ``limit`` requests in flight per host, starts at least ``delay`` apart; the
-    waits end early (raising :class:`Stopped`) once ``stop`` is set."""
+    waits end early once ``stop`` is set (raising :class:`Stopped`) or the host is marked dead
+    (:meth:`mark_dead`; raising :class:`_HostDied`)."""
+
+    STEP_S = 0.05  # how often a wait looks at the stop and dead marks
 
     def __init__(self, limit: int, delay: float, stop: threading.Event | None = None) -> None:
         self.limit, self.delay, self.stop = limit, delay, stop or threading.Event()
         self._sems: dict[str, threading.Semaphore] = {}
         self._next: dict[str, float] = defaultdict(float)
+        self._dead: set[str] = set()
         self._lock = threading.Lock()
+
+    def mark_dead(self, host: str) -> None:
+        """End the waits of every request to ``host`` (they raise :class:`_HostDied`)."""
+        self._dead.add(host)
+
+    def _check(self, host: str) -> None:
+        if self.stop.is_set():
+            raise Stopped()
+        if host in self._dead:
+            raise _HostDied(host)
 
     def _semaphore(self, host: str) -> threading.Semaphore:
         with self._lock:  # one semaphore per host, even when two threads meet a host at once
@@ -124,17 +152,19 @@ class _HostGate:
 
         class _Slot:
             def __enter__(self_inner):
-                while not sem.acquire(timeout=0.2):
-                    if gate.stop.is_set():
-                        raise Stopped()
-                with gate._lock:
-                    start = max(time.monotonic(), gate._next[host])
-                    gate._next[host] = start + gate.delay
-                pause = start - time.monotonic()
-                stopped = gate.stop.wait(pause) if pause > 0 else gate.stop.is_set()
-                if stopped:
+                while not sem.acquire(timeout=gate.STEP_S):
+                    gate._check(host)
+                try:
+                    gate._check(host)
+                    with gate._lock:
+                        start = max(time.monotonic(), gate._next[host])
+                        gate._next[host] = start + gate.delay
+                    while (pause := start - time.monotonic()) > 0:
+                        gate.stop.wait(min(pause, gate.STEP_S))
+                        gate._check(host)
+                except BaseException:
                     sem.release()
-                    raise Stopped()
+                    raise
 
             def __exit__(self_inner, *exc):
                 sem.release()
@@ -156,6 +186,9 @@ class UrlChecker:
         self._deadlines: set[Any] = set()  # the deadlines of the checks in flight
         self._deadlines_lock = threading.Lock()
         self._resolved: dict[str, float] = {}  # host -> when it last resolved
+        # host (netloc) -> why it is dead for the rest of this check: its name did not resolve,
+        # or it refused a connection; its other URLs are reported at once, not retried
+        self._dead: dict[str, OSError] = {}
 
     # ------------------------------------------------------------------ stopping
     def stop(self) -> None:
@@ -198,7 +231,7 @@ class UrlChecker:
             if self._stop.is_set():
                 raise Stopped()
             if waited >= self.config.timeout_s:
-                raise _ResolveFailed(f"cannot resolve {host}: no answer within {self.config.timeout_s:g} s")
+                raise _ResolveTimedOut(f"cannot resolve {host}: no answer within {self.config.timeout_s:g} s")
         if outcome and outcome[0] is not None:
             raise _ResolveFailed(f"cannot resolve {host}: {outcome[0]}")
         self._resolved[host] = time.monotonic()
@@ -220,10 +253,11 @@ class UrlChecker:
         for attempt in range(self.config.retries + 1):
             if self._stop.is_set():
                 raise Stopped()
-            result.attempts += 1
+            self._raise_if_dead(host)  # no request, no wait for the host's turn, no retries
             deadline = self._local.deadline
             try:
                 with self._gate(host):
+                    result.attempts += 1
                     self._resolve(parts.hostname or "", port)
                     deadline.arm(self.config.timeout_s)  # wall clock: request, headers and body
                     if self._stop.is_set():  # stopped while waiting above: arming cleared the expiry
@@ -231,12 +265,20 @@ class UrlChecker:
                     resp = self._session().request(
                         method, url, timeout=self.config.timeout_s, allow_redirects=False, stream=True
                     )
+            except _HostDied:  # found dead while this request waited for its turn
+                self._raise_if_dead(host)
+                raise
             except (requests.Timeout, requests.ConnectionError, _ResolveFailed) as caught:
                 if self._stop.is_set():
                     raise Stopped() from None
                 exc: Exception = caught
                 if deadline.expired:
                     exc = requests.Timeout(f"no response within {self.config.timeout_s:g} s (deadline)")
+                cause = _dead_host(exc)
+                if cause is not None:  # no such host, or nothing listens: retrying only waits
+                    self._dead.setdefault(host, cause)
+                    self._gate.mark_dead(host)
+                    raise cause from None
                 last_exc = exc
                 if attempt < self.config.retries:
                     self._sleep(self.config.backoff_s * 2**attempt)
@@ -251,6 +293,49 @@ class UrlChecker:
                 continue
             return resp
         raise last_exc or RuntimeError("unreachable")
+
+    def resolve_hosts(self, items: Sequence[UrlItem]) -> None:
+        """Look up every host name of ``items`` at once (``resolve_concurrency`` lookups in
+        flight: the system resolver can take seconds per name, which the per-host checks would
+        otherwise wait for one worker at a time). A name that does not resolve makes its host
+        dead before any of its URLs is checked; a lookup that times out is left to the checks
+        (and their retries); one that resolves is not looked up again."""
+        hosts: dict[str, tuple[str, int]] = {}
+        for item in items:
+            parts = urlsplit(item.url)
+            try:
+                port = parts.port or (443 if parts.scheme == "https" else 80)
+            except ValueError:  # a bad port: the URL's own check reports it
+                continue
+            if parts.hostname:
+                hosts.setdefault(parts.netloc, (parts.hostname, port))
+        if not hosts:
+            return
+
+        def lookup(netloc: str) -> None:
+            try:
+                self._resolve(*hosts[netloc])
+            except _ResolveFailed as exc:
+                if not exc.timed_out:
+                    self._dead.setdefault(netloc, exc)
+                    self._gate.mark_dead(netloc)
+
+        workers = max(1, min(self.config.resolve_concurrency, len(hosts)))
+        lookups = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="urlcheck-resolve")
+        try:
+            for done in [lookups.submit(lookup, netloc) for netloc in hosts]:
+                done.result()  # Stopped ends the check here, as in the checks themselves
+        except BaseException:  # interrupted: stop every lookup's wait, leave without them
+            self.stop()
+            lookups.shutdown(wait=False, cancel_futures=True)
+            raise
+        lookups.shutdown(wait=True)
+
+    def _raise_if_dead(self, host: str) -> None:
+        """Report a URL of a host found dead earlier in this check, with the same cause."""
+        dead = self._dead.get(host)
+        if dead is not None:
+            raise type(dead)(f"{dead} (the host is dead for the rest of this check: not retried)")
 
     # ------------------------------------------------------------------ one URL
     def check(self, item: UrlItem) -> UrlResult:
@@ -393,6 +478,7 @@ class UrlChecker:
         results: dict[str, UrlResult] = {}
         pool = ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="urlcheck")
         try:
+            self.resolve_hosts(order)
             futures: list[Future[UrlResult]] = [pool.submit(self.check, item) for item in order]
             for done, future in enumerate(as_completed(futures), start=1):
                 result = future.result()
@@ -405,6 +491,20 @@ class UrlChecker:
             raise
         pool.shutdown(wait=True)
         return [results[item.url] for item in items]
+
+
+def _dead_host(exc: BaseException) -> OSError | None:
+    """Why the host of a failed request is dead for the rest of the check (its name did not
+    resolve, or it refused the connection), or None for a failure worth retrying (timeouts,
+    resets, TLS errors)."""
+    from culturebench.safe_http import linked_errors
+
+    if isinstance(exc, _ResolveFailed):
+        return None if exc.timed_out else exc
+    for current in linked_errors(exc):
+        if isinstance(current, ConnectionRefusedError):
+            return ConnectionRefusedError(f"connection refused: {exc}")
+    return None
 
 
 def _connect_failure(exc: BaseException) -> bool:
