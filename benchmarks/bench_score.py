@@ -7,7 +7,10 @@ country names), then 3 timed runs each; prints min / median and the ratio of the
 baseline parses every list answer too (``ast.literal_eval``), what any scorer must do at least.
 Then ``eval results`` of two of the scored runs (country, meal-type: 7,650 Every Eval Ever
 sample lines, each checked against the schema) with the compiled schema (fastjsonschema) and
-with jsonschema alone, the validator it had before.
+with jsonschema alone, the validator it had before. Last, the cold figures a user meets: the
+`culturebench eval score` command in a fresh process against a fresh Python process that only
+reads and parses the three files (pandas + ``literal_eval``), 3 runs each (issue 45's goal:
+<= 3x).
 
     python benchmarks/bench_score.py [--release dist/wwd/1.1.0] [--upstream ../shared/upstream/wwd]
 """
@@ -108,6 +111,55 @@ def main() -> None:
     show("eval results, jsonschema only", reference)
     show("eval results, compiled schema", compiled)
     print(f"eval results: {min(reference) / min(compiled):.1f}x faster with the compiled schema")
+    cold(files, release if args.release else None)
+
+
+PARSE_ONLY = """
+import ast, contextlib, sys
+import pandas as pd
+for name in sys.argv[1:]:
+    for row in pd.read_csv(name, dtype=str).itertuples(index=False):
+        for value in row:
+            if isinstance(value, str) and value.startswith("["):
+                with contextlib.suppress(ValueError, SyntaxError):
+                    ast.literal_eval(value)
+"""
+
+
+def cold(files: list[Path], release: Path | None) -> None:
+    """The command in a fresh process against a fresh process that reads and parses."""
+    import subprocess
+    import sys
+
+    exe = str(Path(sys.executable).with_name("culturebench"))
+    with tempfile.TemporaryDirectory() as tmp:
+        if release is None:
+            from culturebench.builders import get_builder
+
+            release = get_builder("wwd").build(out_root=Path(tmp) / "dist").folder
+        generations = [arg for f in files for arg in ("--generations", str(f))]
+
+        def command(k: int) -> None:
+            args = [
+                exe,
+                "eval",
+                "score",
+                "wwd",
+                "--layout",
+                "wwd-probing",
+                *generations,
+                "--local",
+                str(release),
+            ]
+            subprocess.run([*args, "--out", f"{tmp}/cold-{k}"], check=True, capture_output=True)
+
+        parse = timed(
+            lambda k: subprocess.run([sys.executable, "-c", PARSE_ONLY, *map(str, files)], check=True)
+        )
+        scored = timed(command)
+    show("fresh process: read + parse", parse)
+    show("fresh process: eval score", scored)
+    print(f"fresh process: eval score is {min(scored) / min(parse):.2f}x the read + parse")
 
 
 def results(runs: list[Path], out: Path, compiled: bool = True) -> None:

@@ -136,6 +136,27 @@ class CountryExtractor:
                 self.forms.setdefault(form, set()).add(word)
         self.max_len = max(self.max_len, len(tokens))
 
+    def state(self) -> dict:
+        """The built index as JSON-ready data (:meth:`from_state` restores it)."""
+        return {
+            "ambiguous": sorted(self.ambiguous),
+            "ambiguous_at_start": sorted(self.ambiguous_at_start),
+            "index": [[list(key), code] for key, code in self.index.items()],
+            "forms": {form: sorted(words) for form, words in self.forms.items()},
+            "max_len": self.max_len,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> CountryExtractor:
+        """An extractor from :meth:`state`'s data, without building anything."""
+        extractor = cls.__new__(cls)
+        extractor.ambiguous = set(state["ambiguous"])
+        extractor.ambiguous_at_start = set(state["ambiguous_at_start"])
+        extractor.index = {tuple(key): str(code) for key, code in state["index"]}
+        extractor.forms = {form: set(words) for form, words in state["forms"].items()}
+        extractor.max_len = int(state["max_len"])
+        return extractor
+
     def _readings(self, token: str) -> list[str]:
         """The name words an answer token can be a form of (its own cleaned form first; a
         token in capitals also as written, for abbreviations)."""
@@ -256,8 +277,46 @@ def _product(window: list[list[str]], limit: int = 64) -> list[tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def default_extractor() -> CountryExtractor:
-    """A shared extractor (building the index takes about a second)."""
-    return CountryExtractor()
+    """A shared extractor. Building its index takes most of a second (every name word's
+    inflected forms from pymorphy3), so the index is kept on disk under the culturebench cache
+    (``country-index/<key>.json``, written atomically), keyed by everything it is built from:
+    this module's code, the alias file, and the versions of the libraries that give the names
+    and forms. A key that changes builds it again; an unreadable file is rebuilt."""
+    import json
+
+    from culturebench.atomic import write_text_atomic
+    from culturebench.cache_dirs import cache_root
+
+    path = cache_root() / "country-index" / f"{_index_key()}.json"
+    try:
+        return CountryExtractor.from_state(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    extractor = CountryExtractor()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps(extractor.state(), ensure_ascii=False, sort_keys=True))
+    except OSError:  # a read-only cache: build it per process, as before
+        pass
+    return extractor
+
+
+def _index_key() -> str:
+    """What the default index is built from: this file, the alias file, the country-name
+    module, and the name and inflection libraries' versions."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from culturebench import countries
+    from culturebench.hashing import sha256_bytes, sha256_text
+
+    sources = (Path(__file__), _ALIASES, Path(countries.__file__))  # the code and the alias file
+    parts = [sha256_bytes(path.read_bytes()) for path in sources]
+    for package in ("babel", "pycountry", "pymorphy3", "pymorphy3-dicts-ru", "pymorphy3-dicts-uk"):
+        try:
+            parts.append(f"{package}={version(package)}")
+        except PackageNotFoundError:
+            parts.append(f"{package}=none")
+    return sha256_text("\n".join(parts))[:24]
 
 
 def country_surface_names(lang: str) -> dict[str, list[str]]:

@@ -131,33 +131,59 @@ def sha256_of(path: Path) -> str:
     return _HASHED[key]
 
 
-def _read_parquet(paths: Sequence[Path]) -> Any:
-    """The files as one in-memory ``datasets.Dataset`` (features from the Parquet schema's
-    metadata), read from the bytes on disk now: never from a cache of an earlier read."""
+class ArrowRows:
+    """A local release's split read with pyarrow alone: the part of ``datasets.Dataset`` the
+    runs use (``num_rows``, ``column_names``, a column, ``select``, ``to_list``), without
+    importing ``datasets`` (half a second of every command's start). Rows are what
+    ``Dataset.to_list()`` gives with images left encoded (``{"bytes", "path"}``), which the
+    runs want; ``tests/test_load_dataset.py`` checks both readers give the same rows."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.table.num_rows)
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.table.column_names)
+
+    def __getitem__(self, column: str) -> list[Any]:
+        return self.table.column(column).to_pylist()
+
+    def select(self, indices: Any) -> ArrowRows:
+        return ArrowRows(self.table.take(list(indices)))
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return self.table.to_pylist()
+
+
+def _read_parquet(paths: Sequence[Path]) -> ArrowRows:
+    """The files as one in-memory table, read from the bytes on disk now: never from a cache of
+    an earlier read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from datasets.table import InMemoryTable
-
-    from datasets import Dataset
 
     tables = [pq.read_table(path) for path in paths]
-    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
-    return Dataset(InMemoryTable(table))
+    return ArrowRows(tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 
 
 def _open_split(ref: DatasetRef, config: str, split: str) -> Any:
-    """The split as a ``datasets.Dataset``, from the pinned revision; a local release's files
-    are first checked against its manifest (:func:`_local_files`)."""
-    from datasets.utils.logging import disable_progress_bar
-
-    from datasets import load_dataset
-
-    disable_progress_bar()
+    """The split as a ``datasets.Dataset`` from the pinned revision, or, for a local release
+    whose files are checked against its manifest (:func:`_local_files`), as
+    :class:`ArrowRows`."""
     try:
         if ref.source == "local":
             paths = _local_files(ref, config, split)
             if paths is not None:
                 return _read_parquet(paths)
+        from datasets.utils.logging import disable_progress_bar
+
+        from datasets import load_dataset
+
+        disable_progress_bar()
+        if ref.source == "local":
             return load_dataset(ref.location, config, split=split)
         return load_dataset(ref.location, config, split=split, revision=ref.commit_sha)
     except (CultureBenchError, OSError):
@@ -172,6 +198,8 @@ def _open_split(ref: DatasetRef, config: str, split: str) -> Any:
 
 def _as_rows(ds: Any) -> list[dict[str, Any]]:
     """The rows as iteration gives them, images kept as encoded bytes (backends decode)."""
+    if isinstance(ds, ArrowRows):  # nothing is decoded: images are their encoded bytes already
+        return ds.to_list()
     from datasets import Image
 
     if "images" in ds.features:  # keep encoded bytes; backends decode themselves

@@ -30,3 +30,33 @@ def test_load_dataset_parallel_rows(borsch_release, tmp_path: Path) -> None:
     assert all(img["image"] is None for img in plov["images"])
     one_sided = ds.filter(lambda r: r["uk_id"] is None)
     assert one_sided.num_rows == 126
+
+
+@pytest.mark.parametrize("release", ["borsch_release", "wwd_release", "borsch_image_release"])
+def test_runs_read_a_local_release_as_datasets_reads_it(release: str, request: pytest.FixtureRequest) -> None:
+    """The runs read a local release's Parquet with pyarrow alone (eval/dataset_ref.py
+    ArrowRows, no `datasets` import); every config and split gives the rows `datasets` gives
+    (images left encoded, as the runs want them), and the same rows when a subset is taken."""
+    import json
+
+    from datasets.table import InMemoryTable
+
+    from culturebench.eval.dataset_ref import ArrowRows, _as_rows, _open_split, resolve_dataset
+    from datasets import Dataset
+
+    built = request.getfixturevalue(release)
+    folder = Path(getattr(built, "folder", built))
+    ref = resolve_dataset(folder.parent.name, revision=None, local=str(folder), repo=None)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    checked = 0
+    for config, info in manifest["configs"].items():
+        for split in info["splits"]:
+            ours = _open_split(ref, config, split)
+            assert isinstance(ours, ArrowRows)
+            theirs = Dataset(InMemoryTable(ours.table))
+            assert _as_rows(ours) == _as_rows(theirs), (config, split)
+            picked = [i for i in range(0, ours.num_rows, 3)][::-1]
+            assert _as_rows(ours.select(picked)) == _as_rows(theirs.select(picked))
+            assert ours.column_names == theirs.column_names
+            checked += ours.num_rows
+    assert checked > 0

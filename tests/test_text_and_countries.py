@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from culturebench.countries import all_alpha2, country_name, country_names, is_iso_alpha2
@@ -72,3 +74,26 @@ def test_surface_names_leave_out_both_lists_of_ambiguous_words() -> None:
     ru, uk = country_surface_names("ru"), country_surface_names("uk")
     assert "Того" not in ru["TG"] and "Чад" not in ru["TD"] and "Мали" not in ru["ML"]
     assert "Малі" not in uk["ML"] and "Норвегія" in uk["NO"]
+
+
+def test_the_country_index_is_kept_on_disk_and_rebuilt_when_damaged(tmp_path, monkeypatch) -> None:
+    """default_extractor() builds the index once and keeps it (keyed by its sources); the kept
+    index extracts exactly what a fresh build does, and a damaged file is rebuilt."""
+    from culturebench.eval import country_extractor as ce
+
+    monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path))
+    ce.default_extractor.cache_clear()
+    try:
+        built = ce.default_extractor()
+        (kept,) = (tmp_path / "country-index").glob("*.json")
+        ce.default_extractor.cache_clear()
+        loaded = ce.default_extractor()
+        assert loaded is not built and loaded.state() == ce.CountryExtractor().state()
+        for text, lang in (("Это блюдо из Грузии и Армении.", "ru"), ("Страва з України", "uk"), ("USA", "en")):
+            assert loaded.extract(text, lang) == built.extract(text, lang) != []
+        kept.write_text("{not json", encoding="utf-8")
+        ce.default_extractor.cache_clear()
+        assert ce.default_extractor().state() == built.state()
+        assert json.loads(kept.read_text(encoding="utf-8"))["max_len"] == built.max_len  # written again
+    finally:
+        ce.default_extractor.cache_clear()
