@@ -89,7 +89,8 @@ def test_the_country_index_is_kept_on_disk_and_rebuilt_when_damaged(tmp_path, mo
         ce.default_extractor.cache_clear()
         loaded = ce.default_extractor()
         assert loaded is not built and loaded.state() == ce.CountryExtractor().state()
-        for text, lang in (("Это блюдо из Грузии и Армении.", "ru"), ("Страва з України", "uk"), ("USA", "en")):
+        answers = (("Это блюдо из Грузии и Армении.", "ru"), ("Страва з України", "uk"), ("USA", "en"))
+        for text, lang in answers:
             assert loaded.extract(text, lang) == built.extract(text, lang) != []
         kept.write_text("{not json", encoding="utf-8")
         ce.default_extractor.cache_clear()
