@@ -38,9 +38,14 @@ def _brute_pairs(hashes: np.ndarray, radius: int) -> set[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("chunks", [4, 8])
-def test_tables_are_those_of_a_uint64_sort(chunks: int) -> None:
-    """Sorting the chunk values as uint16/uint8 gives the same stable order as sorting them as
-    uint64 did: same buckets, same ids, same hashes in each."""
+@pytest.mark.parametrize("compiled", [False, True])
+def test_tables_are_those_of_a_uint64_sort(chunks: int, compiled: bool, monkeypatch) -> None:
+    """Sorting the chunk values as uint16/uint8 (numpy), or placing them by a counting sort
+    (the compiled build), gives the same stable order as sorting them as uint64 did: same
+    buckets, same ids, same hashes in each."""
+    if compiled:
+        pytest.importorskip("numba")
+    monkeypatch.setattr(idx, "BUILD_KERNEL_MIN", 0 if compiled else 10**18)
     hashes = _random(20_000, 3)
     index = HashIndex(hashes, 10, chunks=chunks)
     width = 64 // chunks
@@ -50,6 +55,7 @@ def test_tables_are_those_of_a_uint64_sort(chunks: int) -> None:
         assert np.array_equal(index._order[row], order)
         assert np.array_equal(index._sorted[row], hashes[order])
         assert np.array_equal(index._counts[row], np.bincount(values.astype(np.int64), minlength=1 << width))
+        assert np.array_equal(index._bounds[row], np.concatenate([[0], np.cumsum(index._counts[row])]))
 
 
 @pytest.mark.parametrize(("threshold", "chunks"), [(0, 4), (4, 4), (6, 4), (10, 4), (8, 8)])
