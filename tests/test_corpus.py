@@ -602,3 +602,82 @@ def test_line_blocks_give_the_lines_of_the_file() -> None:
 
         got = [line for block in shards._line_blocks(Small(data)) for line in block.split(b"\n")]
         assert got == [line.removesuffix(b"\n") for line in io.BytesIO(data)]
+
+
+def _messy_documents(seed: int, count: int) -> list[str]:
+    """Documents built to hit every edge of the rule: names in every case and inflection, with
+    ё, every apostrophe, every boundary (one- and multi-byte), glued to letters, digits and
+    underscores, inside longer words, across a NUL, with emoji, lone surrogates and Greek."""
+    import random
+
+    from culturebench.eval.corpus.matcher import BOUNDARIES
+
+    rng = random.Random(seed)
+    names = [
+        *("борщ", "Борщу", "БОРЩЕМ", "борщевик", "заборщ", "пельменями", "ПЕЛЬМЕНІ", "Вареники"),
+        *("м'ясо по-французьки", "М’ЯСО ПО ФРАНЦУЗЬКИ", "мʼясо", "салат олів`є", "Ёжик", "ёжики"),
+        *("Україні", "УКРАЇНА", "Польщі", "грузія", "кУРИНЫЙ суп", "куриный суп", "Куриного   супа"),
+    ]
+    glue = [*BOUNDARIES, "", "_", "1", "x", "ω", "\x00", "\ud800", "🍲", "\u0301", "'", "’"]
+    out = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(0, 12)):
+            parts.append(rng.choice(glue) + rng.choice(names) + rng.choice(glue))
+            parts.append(rng.choice([" ", "", "\n", " — ", "«", "»"]))
+        out.append("".join(parts))
+    return out
+
+
+def test_both_automata_give_the_same_hits(monkeypatch) -> None:
+    """The daachorse automaton (every boundary in the keys) and the ahocorasick-rs one (over
+    translated text) find the same hits, in the same order, on documents made to hit every
+    edge of the rule, one at a time and many at once."""
+    pytest.importorskip("daachorse")
+    from culturebench.eval.corpus import matcher as m
+
+    more = [("meat", "uk", "М'ЯСО ПО-ФРАНЦУЗЬКИ"), ("soup", "ru", "КУРИНЫЙ СУП"), ("cake", "ru", "ЁЖИК")]
+    terms = m.dish_terms([*DISHES, *more, ("salad", "uk", "САЛАТ ОЛІВ'Є")]) + m.country_terms("uk")
+    docs = _messy_documents(3, 400)
+    fast = m.Matcher(terms)
+    found = fast.find_many(docs)
+    assert fast.prefilter() is not None and sum(map(len, found)) > 500
+    monkeypatch.setattr(m, "USE_PREFILTER", False)
+    slow = m.Matcher(terms)
+    assert slow.find_many(docs) == found
+    assert [slow.find(d) for d in docs[:50]] == found[:50]
+
+
+def test_json_lines_read_in_blocks_give_the_lines_values(tmp_path: Path, monkeypatch) -> None:
+    """JSON Lines blocks decoded in one call (msgspec) give the values the line-by-line reader
+    gives: nulls, blank and CRLF lines, escapes, a byte-order mark, other fields; and a bad line
+    after good blocks is still named by its number."""
+    import gzip
+
+    pytest.importorskip("msgspec")
+    from culturebench.eval.corpus import shards as sh
+
+    lines = [
+        '{"text": "перший\\nрядок", "url": "a"}',
+        "",
+        '{"text": null}',
+        "   ",
+        '{"url": 1, "text": "\\u0431\\u043e\\u0440\\u0449"}',
+    ]
+    body = "\ufeff" + "\r\n".join(lines * 3000) + "\n"
+    path = tmp_path / "a.json.gz"
+    path.write_bytes(gzip.compress(body.encode("utf-8")))
+    (shard,) = sh.list_shards(str(tmp_path))
+    fast = [t for batch in sh.iter_texts(shard, "text") for t in batch]
+    monkeypatch.setattr(sh, "_block_decoder", lambda column: None)
+    slow = [t for batch in sh.iter_texts(shard, "text") for t in batch]
+    assert fast == slow and len(fast) == 9000 and "борщ" in fast and "перший\nрядок" in fast
+    monkeypatch.undo()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    good = '{"text": "' + "слово " * 300 + '"}\n'
+    (bad / "b.jsonl").write_text(good * 5000 + '{"text": 5}\n', encoding="utf-8")
+    (shard,) = sh.list_shards(str(bad))
+    with pytest.raises(sh.CorpusError, match=r"b.jsonl, line 5001: field 'text' is a JSON number"):
+        for _ in sh.iter_texts(shard, "text"):
+            pass

@@ -1,6 +1,9 @@
 """Multi-pattern matching of dish and country names in documents: one Aho-Corasick automaton
-(ahocorasick-rs, over UTF-8 bytes) finds the first word of every name at a word start, and the
-rest of the match is checked in place.
+over UTF-8 bytes finds the first word of every name at a word start, and the rest of the match
+is checked in place. The automaton is daachorse's double array, whose keys carry every boundary
+character in front as it stands in the text (docs/corpus.md says why it was chosen); without
+daachorse, ahocorasick-rs's DFA over text whose one-byte boundaries were made spaces (the two
+give the same hits: tests/test_corpus.py).
 
 A name matches in its inflected forms by the package's inflection rule
 (:func:`culturebench.text.inflection_stem`): every word of the name is its stem followed by at
@@ -65,6 +68,7 @@ class Matcher:
 
     terms: list[Term]
     _automaton: object = field(default=None, init=False, repr=False)
+    _prefilter: object = field(default=None, init=False, repr=False)
 
     def __getstate__(self) -> dict:
         return {"terms": self.terms}
@@ -72,6 +76,7 @@ class Matcher:
     def __setstate__(self, state: dict) -> None:
         self.terms = state["terms"]
         self._automaton = None
+        self._prefilter = None
 
     def automaton(self) -> tuple:
         """(automaton, per key: its first stem's byte offset and its entries); built once."""
@@ -106,6 +111,14 @@ class Matcher:
             self._automaton = (automaton, owners)
         return self._automaton
 
+    def prefilter(self) -> tuple | None:
+        """The double-array automaton of the first stems with every boundary in front (the
+        automaton and its keys' owners), built once (0.2 s for 866 names); None without
+        daachorse or names (the ahocorasick-rs automaton over translated text is used then)."""
+        if self._prefilter is None:
+            self._prefilter = _compile_literals(self.terms) or ()
+        return self._prefilter or None
+
     def find(self, text: str) -> list[Hit]:
         """Every verified match in ``text``: (key, start, end) in ``text``'s own positions."""
         return self.find_many([text])[0]
@@ -114,29 +127,19 @@ class Matcher:
         """:meth:`find` for many documents in one scan: they are scanned as one UTF-8 string
         with a separator no match may cross (fewer calls, same result)."""
         out: list[list[Hit]] = [[] for _ in texts]
-        automaton, owners = self.automaton()
-        if automaton is None or not texts:
+        if not texts or not self.terms:
             return out
         joined = " " + DOC_SEPARATOR.join(texts)
-        for mark, into in (("ё", "е"), ("Ё", "Е")):  # in the text (in UTF-8 bytes, 10x slower)
-            if mark in joined:
-                joined = joined.replace(mark, into)
-        data = joined.encode("utf-8", "surrogatepass").translate(_SPACED)  # same UTF-8 lengths
-        size = len(data)
-        marks = [mark for mark in APOSTROPHES if mark in joined]  # looked for once, not per window
-        found = []
-        for pattern, begin, _end in automaton.find_matches_as_indexes(data, overlapping=True):
-            skip, chars, width, plans = owners[pattern]
-            at = begin + skip  # the first stem, in bytes of the joined text
-            stop = min(at + width, size)
-            while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
-                stop += 1
-            window = data[at:stop].decode("utf-8", "surrogatepass")  # a candidate: check the rest
-            for mark in marks:  # one character for one: positions kept
-                if mark in window:
-                    window = window.replace(mark, "'")
-            found.extend((at, end, key) for end, key in _verified(window, chars, plans))
+        prefilter = self.prefilter() if USE_PREFILTER else None
+        if prefilter is not None:
+            data, found = _literal_hits(prefilter, joined)
+        else:
+            automaton, owners = self.automaton()
+            if automaton is None:
+                return out
+            data, found = _automaton_hits(automaton, owners, joined)
         if found:
+            found.sort(key=lambda hit: (hit[0], hit[1]))  # by position (stable: name order kept)
             starts = _doc_starts(data, texts)
             offsets = _char_offsets(data, starts, sorted({at for at, _, _ in found}))
             for at, length, key in found:
@@ -147,6 +150,113 @@ class Matcher:
     def count(self, text: str) -> Counter:
         """Occurrences per key in ``text``."""
         return Counter(hit.key for hit in self.find(text))
+
+
+USE_PREFILTER = True  # daachorse when installed (tests turn it off to compare the two paths)
+
+
+def _automaton_hits(automaton, owners, joined: str) -> tuple[bytes, list[tuple[int, int, tuple[str, ...]]]]:
+    """The verified hits (byte position, length in characters, key) through the Aho-Corasick
+    automaton of the first stems, and the bytes it scanned."""
+    for mark, into in (("ё", "е"), ("Ё", "Е")):  # in the text (in UTF-8 bytes, 10x slower)
+        if mark in joined:
+            joined = joined.replace(mark, into)
+    data = joined.encode("utf-8", "surrogatepass").translate(_SPACED)  # same UTF-8 lengths
+    size = len(data)
+    marks = [mark for mark in APOSTROPHES if mark in joined]  # looked for once, not per window
+    found = []
+    for pattern, begin, _end in automaton.find_matches_as_indexes(data, overlapping=True):
+        skip, chars, width, plans = owners[pattern]
+        at = begin + skip  # the first stem, in bytes of the joined text
+        window = _window(data, at, width, size, marks)
+        found.extend((at, end, key) for end, key in _verified(window, chars, plans))
+    return data, found
+
+
+def _window(data: bytes, at: int, width: int, size: int, marks: Sequence[str]) -> str:
+    """The text from byte ``at`` on, about ``width`` bytes (to a whole character), with the
+    typographic apostrophes read as ' (one character for one: positions kept)."""
+    stop = min(at + width, size)
+    while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
+        stop += 1
+    window = data[at:stop].decode("utf-8", "surrogatepass")
+    for mark in marks:
+        if mark in window:
+            window = window.replace(mark, "'")
+    return window
+
+
+def _literal_keys(terms: Sequence[Term]) -> tuple[list[bytes], list[tuple]]:
+    """The keys of the compiled scan and their owners (as :meth:`Matcher.automaton`'s, but
+    with every boundary character in front as it stands in the text, so the text needs no
+    translation pass)."""
+    from culturebench.text import inflection_stem
+
+    heads: dict[str, list[tuple[tuple[str, ...], list[tuple[str, int]]]]] = {}
+    for term in terms:
+        words = _words(term.name)
+        if words:
+            stems = [inflection_stem(w) for w in words]
+            heads.setdefault(stems[0][0], []).append((term.key, stems))
+    keys: list[bytes] = []
+    owners: list[tuple[int, int, int, list[_Plan], int]] = []
+    for head, entries in heads.items():
+        width = 4 * max(
+            len(" ".join(w for w, _ in stems)) + sum(e for _, e in stems) + 8 for _, stems in entries
+        )
+        plans = _plans(entries)
+        most = max(plan.extra for plan in plans)  # the most letters any name lets follow the stem
+        for variant in _forms(head):
+            for mark in BOUNDARIES:
+                keys.append((mark + variant).encode())
+                owners.append((len(mark.encode()), len(variant), width, plans, most))
+    return keys, owners
+
+
+def _compile_literals(terms: Sequence[Term]) -> tuple | None:
+    """A double-array Aho-Corasick automaton (daachorse) of :func:`_literal_keys` and the
+    keys' owners; None without daachorse (the ``corpus`` extra) or names."""
+    try:
+        import daachorse
+    except ImportError:
+        return None
+    keys, owners = _literal_keys(terms)
+    if not keys:
+        return None
+    first: dict[bytes, int] = {}
+    for index, key in enumerate(keys):
+        first.setdefault(key, index)  # (two names' keys never coincide: heads are distinct)
+    unique = list(first)
+    return daachorse.DoubleArrayAhoCorasick(unique), [owners[first[key]] for key in unique]
+
+
+def _literal_hits(prefilter: tuple, joined: str) -> tuple[bytes, list[tuple[int, int, tuple[str, ...]]]]:
+    """The verified hits (byte position, length in characters, key) through the automaton of
+    the first stems with every boundary in front (no translation pass), and the bytes it
+    scanned."""
+    automaton, owners = prefilter
+    for mark, into in (("ё", "е"), ("Ё", "Е")):  # in the text (in UTF-8 bytes, 10x slower)
+        if mark in joined:
+            joined = joined.replace(mark, into)
+    data = joined.encode("utf-8", "surrogatepass")
+    size = len(data)
+    marks = [mark for mark in APOSTROPHES if mark in joined]
+    found = []
+    word = _WORD.match
+    for start, end, pattern in automaton.find_overlapping(data):
+        skip, chars, width, plans, most = owners[pattern]
+        # most candidates are a longer word that starts with the stem: the few bytes after the
+        # stem tell (typographic apostrophes left as they are end the word early, so a word
+        # the rule would take is never dropped here)
+        stop = min(end + 4 * most + 4, size)
+        while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
+            stop += 1
+        if word(data[end:stop].decode("utf-8", "surrogatepass")).end() > most:
+            continue
+        at = start + skip  # the first stem, in bytes of the joined text
+        window = _window(data, at, width, size, marks)
+        found.extend((at, length, key) for length, key in _verified(window, chars, plans))
+    return data, found
 
 
 def _forms(head: str) -> set[str]:
