@@ -27,6 +27,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 MATCHER_VERSION = "5"  # bump when the rule changes: recorded in every count's provenance
 # What may precede a name: whitespace and the punctuation that opens or separates words.
@@ -67,8 +68,8 @@ class Matcher:
     """Built once from terms (cheap to rebuild in a worker: it pickles as its terms)."""
 
     terms: list[Term]
-    _automaton: object = field(default=None, init=False, repr=False)
-    _prefilter: object = field(default=None, init=False, repr=False)
+    _automaton: Any = field(default=None, init=False, repr=False)
+    _prefilter: Any = field(default=None, init=False, repr=False)
 
     def __getstate__(self) -> dict:
         return {"terms": self.terms}
@@ -164,7 +165,7 @@ def _automaton_hits(automaton, owners, joined: str) -> tuple[bytes, list[tuple[i
     data = joined.encode("utf-8", "surrogatepass").translate(_SPACED)  # same UTF-8 lengths
     size = len(data)
     marks = [mark for mark in APOSTROPHES if mark in joined]  # looked for once, not per window
-    found = []
+    found: list[tuple[int, int, tuple[str, ...]]] = []
     for pattern, begin, _end in automaton.find_matches_as_indexes(data, overlapping=True):
         skip, chars, width, plans = owners[pattern]
         at = begin + skip  # the first stem, in bytes of the joined text
@@ -241,7 +242,7 @@ def _literal_hits(prefilter: tuple, joined: str) -> tuple[bytes, list[tuple[int,
     data = joined.encode("utf-8", "surrogatepass")
     size = len(data)
     marks = [mark for mark in APOSTROPHES if mark in joined]
-    found = []
+    found: list[tuple[int, int, tuple[str, ...]]] = []
     word = _WORD.match
     for start, end, pattern in automaton.find_overlapping(data):
         skip, chars, width, plans, most = owners[pattern]
@@ -251,12 +252,19 @@ def _literal_hits(prefilter: tuple, joined: str) -> tuple[bytes, list[tuple[int,
         stop = min(end + 4 * most + 4, size)
         while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
             stop += 1
-        if word(data[end:stop].decode("utf-8", "surrogatepass")).end() > most:
+        if _word_end(word, data[end:stop].decode("utf-8", "surrogatepass")) > most:
             continue
         at = start + skip  # the first stem, in bytes of the joined text
         window = _window(data, at, width, size, marks)
         found.extend((at, length, key) for length, key in _verified(window, chars, plans))
     return data, found
+
+
+def _word_end(word: Any, text: str) -> int:
+    """Where the word at the start of ``text`` ends (``word``: :data:`_WORD`'s ``match``,
+    which always matches, if only the empty word)."""
+    found = word(text)
+    return found.end() if found is not None else 0
 
 
 def _forms(head: str) -> set[str]:
