@@ -311,7 +311,8 @@ def _index_key() -> str:
 
     sources = (Path(__file__), _ALIASES, Path(countries.__file__))  # the code and the alias file
     parts = [sha256_bytes(path.read_bytes()) for path in sources]
-    for package in ("babel", "pycountry", "pymorphy3", "pymorphy3-dicts-ru", "pymorphy3-dicts-uk"):
+    dictionaries = [f"pymorphy3-dicts-{lang}" for lang in MORPH_LANGUAGES]
+    for package in ("babel", "pycountry", "pymorphy3", *dictionaries):
         try:
             parts.append(f"{package}={version(package)}")
         except PackageNotFoundError:

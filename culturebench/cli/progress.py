@@ -15,6 +15,7 @@ from typing import Any
 from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from culturebench.cli.output import err_console
+from culturebench.durations import duration_text
 
 
 @contextmanager
@@ -61,14 +62,7 @@ def progress_interval() -> float:
     return value if math.isfinite(value) and value > 0 else DEFAULT_PROGRESS_INTERVAL_S
 
 
-def _duration(seconds: float) -> str:
-    """``42s``, ``3m05s``, ``2h07m``: how people write a duration."""
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+_duration = duration_text  # ``42s``, ``3m05s``, ``2h07m``
 
 
 def _rate_text(rate: float) -> str:

@@ -371,12 +371,9 @@ def _eta(gained: int, remaining: int, elapsed_s: float) -> str:
         return ""
     if gained <= 0 or elapsed_s <= 0:
         return "; ETA: unknown yet"
-    seconds = remaining * elapsed_s / gained
-    if seconds < 90:
-        return f"; ETA {seconds:.0f} s"
-    if seconds < 5400:
-        return f"; ETA {seconds / 60:.0f} min"
-    return f"; ETA {seconds / 3600:.1f} h"
+    from culturebench.durations import duration_text
+
+    return f"; ETA {duration_text(remaining * elapsed_s / gained)}"
 
 
 def _to_stderr(line: str) -> None:
