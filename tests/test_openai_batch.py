@@ -209,3 +209,38 @@ def test_a_batch_made_but_not_recorded_is_found_at_the_provider(
         )
     assert api.creates == 1 and len(again) == 2
     assert any("at the provider, resuming it" in line for line in said), said
+
+
+def test_a_batch_the_provider_lost_is_one_line_and_the_rerun_sends_again(
+    served: str, tiny_model: Path, batch_api, tmp_path: Path
+) -> None:
+    """The provider forgets a batch while it is polled (deleted, or past its retention): the
+    call ends in one line, the record says "lost", and the rerun creates a new batch."""
+    import threading
+
+    requests = [Request("q0", "Borscht?"), Request("q1", "Paella?")]
+    with batch_api.fake_batch_api(batch_api.forward_to(served), held=True) as api:
+        failed: list[BaseException] = []
+
+        def first() -> None:
+            try:
+                BatchRun(_client(api.url, str(tiny_model)), tmp_path, say=lambda _: None).answers(requests)
+            except BaseException as exc:
+                failed.append(exc)
+
+        thread = threading.Thread(target=first)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while api.polls < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with api.lock:
+            api.batches.clear()  # the provider no longer knows it
+        thread.join(60)
+        assert len(failed) == 1 and isinstance(failed[0], BatchError), failed
+        assert "HTTP 404" in str(failed[0]) and "rerun to send its requests again" in str(failed[0])
+        assert "\n" not in str(failed[0])
+        record = json.loads((tmp_path / LEDGER).read_text(encoding="utf-8"))["batches"]
+        assert [b["status"] for b in record] == ["lost"]
+        api.hold.set()
+        answers = BatchRun(_client(api.url, str(tiny_model)), tmp_path, say=lambda _: None).answers(requests)
+    assert len(answers) == 2 and api.creates == 2

@@ -48,7 +48,11 @@ HOW_TO_SET = (
 
 
 class EndpointError(CultureBenchError):
-    """The endpoint kept failing (or answered with a non-retryable error)."""
+    """The endpoint kept failing (or answered with a non-retryable error: ``status``)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class EndpointClient:
@@ -148,7 +152,7 @@ class EndpointClient:
                         raise EndpointError(f"{shown}: answer is not JSON (request {request_id})") from None
                 last = f"HTTP {resp.status_code}: {resp.text[:200]}"
                 if resp.status_code not in RETRY_STATUS:
-                    raise EndpointError(f"{shown}: {last} (request {request_id})")
+                    raise EndpointError(f"{shown}: {last} (request {request_id})", resp.status_code)
                 if resp.status_code == 429:  # every sender waits (AdaptiveLimit.acquire), not just this one
                     wait = throttled if throttled is not None else self.backoff_s * 2**attempt
                     self.limit.pause(min(wait, MAX_RETRY_AFTER_S))

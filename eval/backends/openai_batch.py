@@ -38,9 +38,10 @@ ENDPOINT = "/v1/chat/completions"
 OPENAI_MAX_REQUESTS = 50_000  # OpenAI's limits per batch input file
 OPENAI_MAX_BYTES = 200 * 1024 * 1024
 FINAL = ("completed", "failed", "expired", "cancelled")
-# a batch that ran nothing (the provider refused its file); an expired or cancelled one is
-# read again on a rerun (its answered lines are paid for), and its unanswered lines re-sent
-REFUSED = ("failed",)
+# a batch that ran nothing (the provider refused its file), or that the provider no longer
+# knows (its batch or output file answers 404: "lost"); an expired or cancelled one is read
+# again on a rerun (its answered lines are paid for), and its unanswered lines re-sent
+REFUSED = ("failed", "lost")
 
 
 class BatchError(CultureBenchError):
@@ -301,7 +302,7 @@ class BatchRun:
             for entry in entries:
                 if entry.get("status") in FINAL:
                     continue
-                batch = self.client.call("GET", f"batches/{entry['batch_id']}", f"batch {entry['batch_id']}")
+                batch = self._get(entry, f"batches/{entry['batch_id']}")
                 self.ledger.update(entry, **_state(batch))
             total = sum(int(e.get("requests") or 0) for e in entries)
             done = sum(int(e.get("completed") or 0) + int(e.get("failed") or 0) for e in entries)
@@ -318,6 +319,24 @@ class BatchRun:
                 return
             time.sleep(self.client.batch_poll)
 
+    def _get(self, entry: dict[str, Any], path: str, *, text: bool = False) -> Any:
+        """``GET path`` for a recorded batch; a 404 (the provider no longer has the batch or
+        its output: deleted, or past its retention) marks the batch lost, so that the rerun
+        sends its requests again, and says so in one line."""
+        from culturebench.eval.backends.openai_backend import EndpointError
+
+        try:
+            return self.client.call("GET", path, f"batch {entry['batch_id']}", text=text)
+        except EndpointError as exc:
+            if exc.status != 404:
+                raise
+            self.ledger.update(entry, status="lost")
+            raise BatchError(
+                f"batch {entry['batch_id']}: the provider has no {path.split('/')[0][:-1]} at "
+                f"{path!r} (HTTP 404); marked lost in {self.ledger.path or 'memory'}: rerun to send "
+                "its requests again"
+            ) from None
+
     def _results(self, entry: dict[str, Any]) -> dict[str, tuple[str | None, str | None]]:
         """The answers of a finished batch (its output and error files)."""
         status = entry.get("status")
@@ -325,7 +344,7 @@ class BatchRun:
         for key in ("output_file_id", "error_file_id"):
             file_id = entry.get(key)
             if file_id:
-                text = self.client.call("GET", f"files/{file_id}/content", f"{key} {file_id}", text=True)
+                text = self._get(entry, f"files/{file_id}/content", text=True)
                 found.update(read_output(text, f"batch {entry['batch_id']} {key} {file_id}"))
         if status == "failed" and not found:  # the provider refused the file: nothing ran
             raise BatchError(
