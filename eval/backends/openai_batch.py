@@ -323,12 +323,10 @@ class BatchRun:
         """``GET path`` for a recorded batch; a 404 (the provider no longer has the batch or
         its output: deleted, or past its retention) marks the batch lost, so that the rerun
         sends its requests again, and says so in one line."""
-        from culturebench.eval.backends.openai_backend import EndpointError
-
         try:
             return self.client.call("GET", path, f"batch {entry['batch_id']}", text=text)
-        except EndpointError as exc:
-            if exc.status != 404:
+        except CultureBenchError as exc:  # the client's EndpointError carries the HTTP status
+            if getattr(exc, "status", None) != 404:
                 raise
             self.ledger.update(entry, status="lost")
             raise BatchError(
