@@ -301,7 +301,7 @@ def _warm_worker(names: list[str]) -> None:
 
     global _SPEC
     _SPEC = CountSpec("uk", "text", [(f"d{i}", "uk", n) for i, n in enumerate(names)], {})
-    _SPEC.matcher().automaton()
+    _SPEC.matcher().find_many(["борщ"])  # builds the automaton counting will use
 
 
 def _count_in_worker(shard) -> None:

@@ -641,8 +641,8 @@ def test_both_automata_give_the_same_hits(monkeypatch) -> None:
     docs = _messy_documents(3, 400)
     fast = m.Matcher(terms)
     found = fast.find_many(docs)
-    assert fast.prefilter() is not None and sum(map(len, found)) > 500
-    monkeypatch.setattr(m, "USE_PREFILTER", False)
+    assert fast.boundary_automaton() is not None and sum(map(len, found)) > 500
+    monkeypatch.setattr(m, "USE_BOUNDARY_KEYS", False)
     slow = m.Matcher(terms)
     assert slow.find_many(docs) == found
     assert [slow.find(d) for d in docs[:50]] == found[:50]

@@ -73,7 +73,7 @@ class Matcher:
 
     terms: list[Term]
     _automaton: Any = field(default=None, init=False, repr=False)
-    _prefilter: Any = field(default=None, init=False, repr=False)
+    _boundary: Any = field(default=None, init=False, repr=False)
 
     def __getstate__(self) -> dict:
         return {"terms": self.terms}
@@ -81,34 +81,15 @@ class Matcher:
     def __setstate__(self, state: dict) -> None:
         self.terms = state["terms"]
         self._automaton = None
-        self._prefilter = None
+        self._boundary = None
 
     def automaton(self) -> tuple:
-        """(automaton, per key: its first stem's byte offset and its entries); built once."""
+        """(ahocorasick-rs automaton of the first stems after each of :data:`_PREFIXES`, the
+        keys' owners), built once; the automaton is None without names."""
         if self._automaton is None:
             import ahocorasick_rs
 
-            from culturebench.text import inflection_stem
-
-            heads: dict[str, list[tuple[tuple[str, ...], list[tuple[str, int]]]]] = {}
-            for term in self.terms:
-                words = _words(term.name)
-                if words:
-                    stems = [inflection_stem(w) for w in words]
-                    heads.setdefault(stems[0][0], []).append((term.key, stems))
-            keys: list[bytes] = []
-            owners: list[tuple[int, int, int, list[_Plan]]] = []
-            for head, entries in heads.items():
-                # room after the key's start for the longest of its names, in bytes
-                width = 4 * max(len(" ".join(w for w, _ in stems)) + sum(e for _, e in stems) + 8
-                                for _, stems in entries)  # fmt: skip
-                # the text is not lower-cased (that alone cost as much as the scan): each first
-                # stem is a key in lower case, Title case and UPPER CASE, after each boundary
-                plans = _plans(entries)
-                for variant in _forms(head):
-                    for mark in _PREFIXES:
-                        keys.append((mark + variant).encode())
-                        owners.append((len(mark.encode()), len(variant), width, plans))
+            keys, owners = _stem_keys(self.terms, _PREFIXES)
             # a DFA scans about twice as fast as the NFA but takes ~2.5 KB per key
             kind = ahocorasick_rs.Implementation
             fast = kind.DFA if len(keys) <= DFA_MAX_KEYS else kind.ContiguousNFA
@@ -116,13 +97,14 @@ class Matcher:
             self._automaton = (automaton, owners)
         return self._automaton
 
-    def prefilter(self) -> tuple | None:
-        """The double-array automaton of the first stems with every boundary in front (the
-        automaton and its keys' owners), built once (0.2 s for 866 names); None without
-        daachorse or names (the ahocorasick-rs automaton over translated text is used then)."""
-        if self._prefilter is None:
-            self._prefilter = _compile_literals(self.terms) or ()
-        return self._prefilter or None
+    def boundary_automaton(self) -> tuple | None:
+        """(daachorse double-array automaton of the first stems after each of
+        :data:`BOUNDARIES` as it stands in the text, the keys' owners), built once (0.2 s for
+        866 names); None without daachorse or names (:meth:`automaton` over translated text
+        is used then)."""
+        if self._boundary is None:
+            self._boundary = _double_array(self.terms) or ()
+        return self._boundary or None
 
     def find(self, text: str) -> list[Hit]:
         """Every verified match in ``text``: (key, start, end) in ``text``'s own positions."""
@@ -135,14 +117,18 @@ class Matcher:
         if not texts or not self.terms:
             return out
         joined = " " + DOC_SEPARATOR.join(texts)
-        prefilter = self.prefilter() if USE_PREFILTER else None
-        if prefilter is not None:
-            data, found = _literal_hits(prefilter, joined)
+        boundary = self.boundary_automaton() if USE_BOUNDARY_KEYS else None
+        if boundary is not None:
+            automaton, owners = boundary
+            data, marks = _scanned(joined, spaced=False)
+            matches = automaton.find_overlapping(data)
         else:
             automaton, owners = self.automaton()
             if automaton is None:
                 return out
-            data, found = _automaton_hits(automaton, owners, joined)
+            data, marks = _scanned(joined, spaced=True)
+            matches = ((b, e, p) for p, b, e in automaton.find_matches_as_indexes(data, overlapping=True))
+        found = _candidate_hits(data, matches, owners, marks)
         if found:
             found.sort(key=lambda hit: (hit[0], hit[1]))  # by position (stable: name order kept)
             starts = _doc_starts(data, texts)
@@ -157,44 +143,14 @@ class Matcher:
         return Counter(hit.key for hit in self.find(text))
 
 
-USE_PREFILTER = True  # daachorse when installed (tests turn it off to compare the two paths)
+USE_BOUNDARY_KEYS = True  # daachorse when installed (tests turn it off to compare the two paths)
 
 
-def _automaton_hits(automaton, owners, joined: str) -> tuple[bytes, list[tuple[int, int, tuple[str, ...]]]]:
-    """The verified hits (byte position, length in characters, key) through the Aho-Corasick
-    automaton of the first stems, and the bytes it scanned."""
-    for mark, into in (("ё", "е"), ("Ё", "Е")):  # in the text (in UTF-8 bytes, 10x slower)
-        if mark in joined:
-            joined = joined.replace(mark, into)
-    data = joined.encode("utf-8", "surrogatepass").translate(_SPACED)  # same UTF-8 lengths
-    size = len(data)
-    marks = [mark for mark in APOSTROPHES if mark in joined]  # looked for once, not per window
-    found: list[tuple[int, int, tuple[str, ...]]] = []
-    for pattern, begin, _end in automaton.find_matches_as_indexes(data, overlapping=True):
-        skip, chars, width, plans = owners[pattern]
-        at = begin + skip  # the first stem, in bytes of the joined text
-        window = _window(data, at, width, size, marks)
-        found.extend((at, end, key) for end, key in _verified(window, chars, plans))
-    return data, found
-
-
-def _window(data: bytes, at: int, width: int, size: int, marks: Sequence[str]) -> str:
-    """The text from byte ``at`` on, about ``width`` bytes (to a whole character), with the
-    typographic apostrophes read as ' (one character for one: positions kept)."""
-    stop = min(at + width, size)
-    while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
-        stop += 1
-    window = data[at:stop].decode("utf-8", "surrogatepass")
-    for mark in marks:
-        if mark in window:
-            window = window.replace(mark, "'")
-    return window
-
-
-def _literal_keys(terms: Sequence[Term]) -> tuple[list[bytes], list[tuple]]:
-    """The keys of the compiled scan and their owners (as :meth:`Matcher.automaton`'s, but
-    with every boundary character in front as it stands in the text, so the text needs no
-    translation pass)."""
+def _stem_keys(terms: Sequence[Term], marks: Sequence[str]) -> tuple[list[bytes], list[tuple]]:
+    """The automaton's keys, each first stem in its case forms after each of ``marks``, and
+    per key its owner: (bytes of the mark, characters of the stem, the window's width in
+    bytes, the checks of the names under the stem, the most letters any of them lets follow
+    the stem)."""
     from culturebench.text import inflection_stem
 
     heads: dict[str, list[tuple[tuple[str, ...], list[tuple[str, int]]]]] = {}
@@ -206,68 +162,80 @@ def _literal_keys(terms: Sequence[Term]) -> tuple[list[bytes], list[tuple]]:
     keys: list[bytes] = []
     owners: list[tuple[int, int, int, list[_Plan], int]] = []
     for head, entries in heads.items():
+        # room after the key's start for the longest of its names, in bytes
         width = 4 * max(
             len(" ".join(w for w, _ in stems)) + sum(e for _, e in stems) + 8 for _, stems in entries
         )
         plans = _plans(entries)
-        most = max(plan.extra for plan in plans)  # the most letters any name lets follow the stem
+        most = max(plan.extra for plan in plans)
+        # the text is not lower-cased (that alone cost as much as the scan): each first stem is
+        # a key in lower case, Title case and UPPER CASE, after each boundary
         for variant in _forms(head):
-            for mark in BOUNDARIES:
+            for mark in marks:
                 keys.append((mark + variant).encode())
                 owners.append((len(mark.encode()), len(variant), width, plans, most))
     return keys, owners
 
 
-def _compile_literals(terms: Sequence[Term]) -> tuple | None:
-    """A double-array Aho-Corasick automaton (daachorse) of :func:`_literal_keys` and the
-    keys' owners; None without daachorse (the ``corpus`` extra) or names."""
+def _double_array(terms: Sequence[Term]) -> tuple | None:
+    """daachorse's automaton of the first stems after every boundary, and the keys' owners;
+    None without daachorse (the ``corpus`` extra) or names."""
     try:
         import daachorse
     except ImportError:
         return None
-    keys, owners = _literal_keys(terms)
-    if not keys:
-        return None
-    first: dict[bytes, int] = {}
-    for index, key in enumerate(keys):
-        first.setdefault(key, index)  # (two names' keys never coincide: heads are distinct)
-    unique = list(first)
-    return daachorse.DoubleArrayAhoCorasick(unique), [owners[first[key]] for key in unique]
+    keys, owners = _stem_keys(terms, BOUNDARIES)
+    return (daachorse.DoubleArrayAhoCorasick(keys), owners) if keys else None
 
 
-def _literal_hits(prefilter: tuple, joined: str) -> tuple[bytes, list[tuple[int, int, tuple[str, ...]]]]:
-    """The verified hits (byte position, length in characters, key) through the automaton of
-    the first stems with every boundary in front (no translation pass), and the bytes it
-    scanned."""
-    automaton, owners = prefilter
+def _scanned(joined: str, *, spaced: bool) -> tuple[bytes, list[str]]:
+    """The documents' bytes as the automaton scans them (ё read as е; with ``spaced``, the
+    one-byte boundaries made spaces, which keeps every UTF-8 length), and the typographic
+    apostrophes the text holds (looked for once, not per window)."""
     for mark, into in (("ё", "е"), ("Ё", "Е")):  # in the text (in UTF-8 bytes, 10x slower)
         if mark in joined:
             joined = joined.replace(mark, into)
     data = joined.encode("utf-8", "surrogatepass")
+    return (data.translate(_SPACED) if spaced else data), [m for m in APOSTROPHES if m in joined]
+
+
+def _candidate_hits(
+    data: bytes, matches: Iterable[tuple[int, int, int]], owners: Sequence[tuple], marks: Sequence[str]
+) -> list[tuple[int, int, tuple[str, ...]]]:
+    """The verified hits (byte position, length in characters, key) of the automaton's
+    ``matches`` (key start, key end, key number)."""
     size = len(data)
-    marks = [mark for mark in APOSTROPHES if mark in joined]
     found: list[tuple[int, int, tuple[str, ...]]] = []
-    word = _WORD.match
-    for start, end, pattern in automaton.find_overlapping(data):
+    for begin, end, pattern in matches:
         skip, chars, width, plans, most = owners[pattern]
         # most candidates are a longer word that starts with the stem: the few bytes after the
         # stem tell (typographic apostrophes left as they are end the word early, so a word
         # the rule would take is never dropped here)
-        stop = min(end + 4 * most + 4, size)
-        while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
-            stop += 1
-        if _word_end(word, data[end:stop].decode("utf-8", "surrogatepass")) > most:
+        if _word_end(_window(data, end, 4 * most + 4, size, ())) > most:
             continue
-        at = start + skip  # the first stem, in bytes of the joined text
+        at = begin + skip  # the first stem, in bytes of the joined text
         window = _window(data, at, width, size, marks)
         found.extend((at, length, key) for length, key in _verified(window, chars, plans))
-    return data, found
+    return found
 
 
-def _word_end(word: Any, text: str) -> int:
-    """Where the word at the start of ``text`` ends (``word``: :data:`_WORD`'s ``match``,
-    which always matches, if only the empty word)."""
-    found = word(text)
+def _window(data: bytes, at: int, width: int, size: int, marks: Sequence[str]) -> str:
+    """The text from byte ``at`` on, about ``width`` bytes (to a whole character), with the
+    typographic ``marks`` read as ' (one character for one: positions kept)."""
+    stop = min(at + width, size)
+    while stop < size and data[stop] & 0xC0 == 0x80:  # not inside a character
+        stop += 1
+    window = data[at:stop].decode("utf-8", "surrogatepass")
+    for mark in marks:
+        if mark in window:
+            window = window.replace(mark, "'")
+    return window
+
+
+def _word_end(text: str) -> int:
+    """Where the word at the start of ``text`` ends (:data:`_WORD` matches, if only the
+    empty word)."""
+    found = _WORD.match(text)
     return found.end() if found is not None else 0
 
 
