@@ -244,3 +244,17 @@ def test_a_batch_the_provider_lost_is_one_line_and_the_rerun_sends_again(
         api.hold.set()
         answers = BatchRun(_client(api.url, str(tiny_model)), tmp_path, say=lambda _: None).answers(requests)
     assert len(answers) == 2 and api.creates == 2
+
+
+def test_a_lone_failed_request_goes_in_a_new_batch_not_back_to_the_one_it_failed_in(
+    served: str, tiny_model: Path, batch_api, tmp_path: Path
+) -> None:
+    """A single request that fails: the next round's input is the same file, which this call
+    has already read; it is sent as a new batch, not found again at the provider (that batch
+    would fail it again, and the rounds would never end)."""
+    with batch_api.fake_batch_api(batch_api.forward_to(served)) as api:
+        api.fail_once.update({"q0"})
+        answers = BatchRun(_client(api.url, str(tiny_model)), tmp_path, say=lambda _: None).answers(
+            [Request("q0", "Borscht?")]
+        )
+    assert len(answers) == 1 and api.creates == 2

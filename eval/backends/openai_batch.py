@@ -35,8 +35,6 @@ from culturebench.safe_http import redact
 
 LEDGER = "batches.json"  # in the run folder
 ENDPOINT = "/v1/chat/completions"
-OPENAI_MAX_REQUESTS = 50_000  # OpenAI's limits per batch input file
-OPENAI_MAX_BYTES = 200 * 1024 * 1024
 FINAL = ("completed", "failed", "expired", "cancelled")
 # a batch that ran nothing (the provider refused its file), or that the provider no longer
 # knows (its batch or output file answers 404: "lost"); an expired or cancelled one is read
@@ -243,7 +241,6 @@ class BatchRun:
             self.say(f"batch {index}/{count}: resuming {entry['batch_id']} ({entry['requests']} requests)")
             return entry
         entry = None if again else self._find_remote(part.sha256)
-        entry = self._find_remote(part.sha256)
         if entry is not None:
             entry["found_at_provider"] = True  # (made by a process killed before it recorded it)
             self.say(f"batch {index}/{count}: found {entry['batch_id']} at the provider, resuming it")
