@@ -304,19 +304,15 @@ def default_extractor() -> CountryExtractor:
 def _index_key() -> str:
     """What the default index is built from: this file, the alias file, the country-name
     module, and the name and inflection libraries' versions."""
-    from importlib.metadata import PackageNotFoundError, version
-
     from culturebench import countries
+    from culturebench.eval.backends.base import package_versions
     from culturebench.hashing import sha256_bytes, sha256_text
 
     sources = (Path(__file__), _ALIASES, Path(countries.__file__))  # the code and the alias file
     parts = [sha256_bytes(path.read_bytes()) for path in sources]
     dictionaries = [f"pymorphy3-dicts-{lang}" for lang in MORPH_LANGUAGES]
-    for package in ("babel", "pycountry", "pymorphy3", *dictionaries):
-        try:
-            parts.append(f"{package}={version(package)}")
-        except PackageNotFoundError:
-            parts.append(f"{package}=none")
+    versions = package_versions(["babel", "pycountry", "pymorphy3", *dictionaries])
+    parts += [f"{package}={installed}" for package, installed in versions.items()]
     return sha256_text("\n".join(parts))[:24]
 
 
