@@ -22,8 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from culturebench.hashing import sha256_bytes
-
 T = TypeVar("T")
 
 
@@ -31,11 +29,10 @@ def engine_order(requests: Sequence[Any]) -> list[int]:
     """Indices of ``requests`` (objects with ``images``) in cache-reusing order: by image group
     (in order of first appearance), then canonical position. Requests without images form one
     group, so a text-only chunk keeps its order."""
-    groups: dict[tuple[str, ...], int] = {}
-    keys = []
+    groups: dict[tuple[bytes, ...], int] = {}  # keyed by the bytes themselves: Python hashes
+    keys = []  # a bytes object once and compares equal ones byte for byte (no sha256 per chunk)
     for index, request in enumerate(requests):
-        images = tuple(sha256_bytes(image) for image in request.images)
-        keys.append((groups.setdefault(images, len(groups)), index))
+        keys.append((groups.setdefault(tuple(request.images), len(groups)), index))
     return [index for _group, index in sorted(keys)]
 
 

@@ -79,20 +79,16 @@ class HashIndex:
                 self._dense.append(())
                 continue
             row = used.index(c)
-            if fill is not None:
-                self._dense.append(
-                    (self._counts[row], self._bounds[row, :-1], self._order[row], self._sorted[row])
-                )
-                continue
-            values = self.hashes >> np.uint64(c * self.width)
-            if self.width not in (8, 16):  # the cast to key_type drops the higher bits itself
-                values &= mask
-            values = values.astype(key_type)
-            self._order[row] = np.argsort(values, kind="stable")
-            self._counts[row] = np.bincount(values, minlength=size)
-            self._bounds[row, 0] = 0
-            np.cumsum(self._counts[row], out=self._bounds[row, 1:])
-            np.take(self.hashes, self._order[row], out=self._sorted[row])
+            if fill is None:  # numpy: one table at a time
+                values = self.hashes >> np.uint64(c * self.width)
+                if self.width not in (8, 16):  # the cast to key_type drops the higher bits itself
+                    values &= mask
+                values = values.astype(key_type)
+                self._order[row] = np.argsort(values, kind="stable")
+                self._counts[row] = np.bincount(values, minlength=size)
+                self._bounds[row, 0] = 0
+                np.cumsum(self._counts[row], out=self._bounds[row, 1:])
+                np.take(self.hashes, self._order[row], out=self._sorted[row])
             self._dense.append(
                 (self._counts[row], self._bounds[row, :-1], self._order[row], self._sorted[row])
             )
