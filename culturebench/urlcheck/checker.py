@@ -24,7 +24,7 @@ import socket
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -118,26 +118,28 @@ class _HostDied(Exception):
 
 class _HostGate:
     """At most ``limit`` requests in flight per host, starts at least ``delay`` apart; the
-    waits end early once ``stop`` is set (raising :class:`Stopped`) or the host is marked dead
-    (:meth:`mark_dead`; raising :class:`_HostDied`)."""
+    waits end early once ``stop`` is set (raising :class:`Stopped`) or the host is in ``dead``
+    (the checker's dead hosts; raising :class:`_HostDied`)."""
 
     STEP_S = 0.05  # how often a wait looks at the stop and dead marks
 
-    def __init__(self, limit: int, delay: float, stop: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        limit: int,
+        delay: float,
+        stop: threading.Event | None = None,
+        dead: Mapping[str, object] | None = None,
+    ) -> None:
         self.limit, self.delay, self.stop = limit, delay, stop or threading.Event()
+        self.dead: Mapping[str, object] = dead if dead is not None else {}
         self._sems: dict[str, threading.Semaphore] = {}
         self._next: dict[str, float] = defaultdict(float)
-        self._dead: set[str] = set()
         self._lock = threading.Lock()
-
-    def mark_dead(self, host: str) -> None:
-        """End the waits of every request to ``host`` (they raise :class:`_HostDied`)."""
-        self._dead.add(host)
 
     def _check(self, host: str) -> None:
         if self.stop.is_set():
             raise Stopped()
-        if host in self._dead:
+        if host in self.dead:
             raise _HostDied(host)
 
     def _semaphore(self, host: str) -> threading.Semaphore:
@@ -181,14 +183,15 @@ class UrlChecker:
         self.config = config or CheckConfig()
         self.baseline = dict(baseline_phash or {})
         self._stop = threading.Event()
-        self._gate = _HostGate(self.config.per_host, self.config.per_host_delay_s, self._stop)
+        # host (netloc) -> why it is dead for the rest of this check: its name did not resolve,
+        # or it refused a connection; its other URLs are reported at once, not retried, and
+        # the ones waiting for the host's turn stop waiting
+        self._dead: dict[str, OSError] = {}
+        self._gate = _HostGate(self.config.per_host, self.config.per_host_delay_s, self._stop, self._dead)
         self._local = threading.local()
         self._deadlines: set[Any] = set()  # the deadlines of the checks in flight
         self._deadlines_lock = threading.Lock()
         self._resolved: dict[str, float] = {}  # host -> when it last resolved
-        # host (netloc) -> why it is dead for the rest of this check: its name did not resolve,
-        # or it refused a connection; its other URLs are reported at once, not retried
-        self._dead: dict[str, OSError] = {}
 
     # ------------------------------------------------------------------ stopping
     def stop(self) -> None:
@@ -248,7 +251,7 @@ class UrlChecker:
 
         parts = urlsplit(url)
         host = parts.netloc
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        port = _port(parts)
         last_exc: Exception | None = None
         for attempt in range(self.config.retries + 1):
             if self._stop.is_set():
@@ -277,7 +280,6 @@ class UrlChecker:
                 cause = _dead_host(exc)
                 if cause is not None:  # no such host, or nothing listens: retrying only waits
                     self._dead.setdefault(host, cause)
-                    self._gate.mark_dead(host)
                     raise cause from None
                 last_exc = exc
                 if attempt < self.config.retries:
@@ -304,7 +306,7 @@ class UrlChecker:
         for item in items:
             parts = urlsplit(item.url)
             try:
-                port = parts.port or (443 if parts.scheme == "https" else 80)
+                port = _port(parts)
             except ValueError:  # a bad port: the URL's own check reports it
                 continue
             if parts.hostname:
@@ -318,7 +320,6 @@ class UrlChecker:
             except _ResolveFailed as exc:
                 if not exc.timed_out:
                     self._dead.setdefault(netloc, exc)
-                    self._gate.mark_dead(netloc)
 
         workers = max(1, min(self.config.resolve_concurrency, len(hosts)))
         lookups = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="urlcheck-resolve")
@@ -491,6 +492,11 @@ class UrlChecker:
             raise
         pool.shutdown(wait=True)
         return [results[item.url] for item in items]
+
+
+def _port(parts: Any) -> int:
+    """The port a URL (``urlsplit``'s parts) connects to: its own, else its scheme's."""
+    return parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def _dead_host(exc: BaseException) -> OSError | None:
