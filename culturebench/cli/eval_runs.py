@@ -256,10 +256,11 @@ def eval_reproduce_cmd(
         )  # fmt: skip
     or_exit(lambda: rep.check_shard_units(plans, part))  # N shards need N units in every cell
     document = rep.plan_document(dataset, plans, rate, engine.model, image_tokens)
-    if cost or limits:
+    in_money = cost is not None or limits is not None
+    if in_money:
         money_section(cells, document, requests_of, cost, limits, _cache_holds(engine, cache))
     print_plan_table(document, grid)
-    if price or rpm or tpm:
+    if in_money:
         print_plan_money(document)
     if plan_only:
         or_exit(lambda: _write_plan(out, document, check))
