@@ -120,9 +120,6 @@ def main() -> None:
     parser.add_argument("--max-num-seqs", type=int, default=32, help="--order: vLLM's max_num_seqs")
     parser.add_argument("--repeat", type=int, default=3, help="--order: runs per order (median)")
     parser.add_argument(
-        "--upstream", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared/upstream"
-    )
-    parser.add_argument(
         "--save",
         type=Path,
         default=None,
@@ -213,15 +210,14 @@ def main() -> None:
         _save(args.save, rows, prompt_tokens, str(model), len(requests), args.tokens)
 
 
-def _borsch_requests(upstream: Path, tmp: Path) -> list[Any]:
-    """BORSCH origin-qa's requests, every language and template, in the canonical order."""
+def _borsch_requests(tmp: Path) -> list[Any]:
+    """BORSCH origin-qa's requests, every language and template, in the canonical order (the
+    release built from the builder's default source: ../shared/upstream, else the sample)."""
     from culturebench.builders import get_builder
     from culturebench.eval.dataset_ref import load_rows, resolve_dataset
     from culturebench.eval.tasks import get_task
 
-    source = upstream / "borsch"
-    kwargs = {"source": str(source)} if source.is_dir() else {}
-    release = get_builder("borsch").build(out_root=tmp / "dist-borsch", **kwargs).folder
+    release = get_builder("borsch").build(out_root=tmp / "dist-borsch").folder
     task = get_task("borsch", "origin-qa")
     ref = resolve_dataset("borsch", revision=None, local=str(release), repo=None)
     rows = load_rows(ref, task.config, task.split, None)
@@ -248,7 +244,7 @@ def order_main(args: Any, model: Path, tmp: Path) -> None:
         ) from None
     import torch
 
-    requests = _borsch_requests(args.upstream, tmp)[: args.prompts if args.prompts != 64 else None]
+    requests = _borsch_requests(tmp)[: args.prompts if args.prompts != 64 else None]
     on_cpu = not torch.cuda.is_available()
     backend = make_backend(
         "vllm", str(model), sampling=SamplingParams(max_new_tokens=args.tokens),
