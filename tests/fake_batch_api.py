@@ -27,10 +27,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from servers import running
+from servers import _Handler, running
 
 Executor = Callable[[bytes], bytes]
 
@@ -85,21 +84,9 @@ def vllm_run_batch(python: str, model: Path, work: Path, *engine_args: str) -> E
     return run
 
 
-class _BatchHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format, *args) -> None:
-        pass
-
+class _BatchHandler(_Handler):
     def _json(self, status: int, body: object) -> None:
-        self._bytes(status, json.dumps(body).encode(), "application/json")
-
-    def _bytes(self, status: int, data: bytes, ctype: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._send(status, json.dumps(body).encode(), "application/json")
 
     def do_POST(self) -> None:
         api = self.server  # type: ignore[assignment]
@@ -164,7 +151,7 @@ class _BatchHandler(BaseHTTPRequestHandler):
                 data = api.files.get(path.split("/")[3])
                 if data is None:
                     return self._json(404, {"error": {"message": "no such file"}})
-                return self._bytes(200, data, "application/jsonl")
+                return self._send(200, data, "application/jsonl")
         return self._json(404, {"error": {"message": f"no route {path}"}})
 
 
