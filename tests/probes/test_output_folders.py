@@ -467,7 +467,7 @@ def test_build_overwrite_keeps_files_added_to_a_release(tmp_path: Path) -> None:
     assert notes.read_text(encoding="utf-8") == "mine"
 
 
-def test_sigterm_and_kill_leave_no_lock_or_staging(tmp_path: Path) -> None:
+def test_sigterm_and_kill_leave_no_lock_or_staging(tmp_path: Path, servers) -> None:
     out = tmp_path / "report"
     script = textwrap.dedent(
         f"""
@@ -485,15 +485,27 @@ def test_sigterm_and_kill_leave_no_lock_or_staging(tmp_path: Path) -> None:
     assert any(p.name.endswith(".lock") for p in tmp_path.iterdir())  # the kernel dropped the lock ...
     code, output = cli("eval", "paper", "rubin", "--out", out)  # ... and the next command clears the rest
     assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["report"], output
-    # SIGTERM (a scheduler's kill) of the CLI unwinds like Ctrl-C: no lock, no staging left
+    # SIGTERM (a scheduler's kill) of the CLI unwinds like Ctrl-C: no lock, no staging left. The
+    # build is held in its image stage by a mirror that never answers, so the signal always lands
+    # mid-build (a build left to run could finish before the signal on a fast machine).
     exe = str(Path(sys.executable).with_name("culturebench"))
     dist = tmp_path / "dist"
-    proc = subprocess.Popen([exe, "build", "borsch", "--out", str(dist)], cwd=REPO, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not any((dist / "borsch").glob(".1.0.0.staging-*")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGTERM)
-    assert proc.wait(60) == 128 + signal.SIGTERM
+    with servers.never_answers() as (mirror, accepted):
+        args = ["build", "borsch", "--out", str(dist), "--images", "--image-mirror", mirror]
+        args += ["--commons-api", "none", "--allow", "127.0.0.1"]
+        proc = subprocess.Popen([exe, *args], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 60
+            while not accepted and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            assert accepted, "the build never reached its image stage"
+            assert (dist / "borsch" / ".1.0.0.lock").exists()  # mid-build: the release is locked
+            os.kill(proc.pid, signal.SIGTERM)
+            assert proc.wait(60) == 128 + signal.SIGTERM
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert not dist.exists() or not [
         p.name for p in dist.rglob("*") if ".lock" in p.name or ".staging-" in p.name
     ]
