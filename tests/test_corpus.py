@@ -603,6 +603,38 @@ def test_line_blocks_give_the_lines_of_the_file() -> None:
         got = [line for block in shards._line_blocks(Small(data)) for line in block.split(b"\n")]
         assert got == [line.removesuffix(b"\n") for line in io.BytesIO(data)]
 
+def test_read_ahead_keeps_order_raises_in_place_and_stops_its_thread() -> None:
+    """Blocks read by a background thread come in order; an error raised while reading comes
+    after the blocks read before it (so the error still names the line reached); a reader
+    closed early (an error in matching, Ctrl-C) stops the thread."""
+    import threading
+
+    from culturebench.eval.corpus import shards
+
+    def blocks(n: int, fail: bool):
+        yield from range(n)
+        if fail:
+            raise EOFError("cut short")
+
+    assert list(shards._read_ahead(blocks(50, False), depth=2)) == list(range(50))
+    got: list[int] = []
+    with pytest.raises(EOFError, match="cut short"):
+        for item in shards._read_ahead(blocks(7, True), depth=2):
+            got.append(item)
+    assert got == list(range(7))
+
+    def endless():
+        n = 0
+        while True:
+            yield n
+            n += 1
+
+    ahead = shards._read_ahead(endless(), depth=2)
+    assert [next(ahead) for _ in range(3)] == [0, 1, 2]
+    ahead.close()
+    assert not [t for t in threading.enumerate() if t.name == "culturebench-read-ahead"]
+
+
 
 def _messy_documents(seed: int, count: int) -> list[str]:
     """Documents built to hit every edge of the rule: names in every case and inflection, with
@@ -648,6 +680,62 @@ def test_both_automata_give_the_same_hits(monkeypatch) -> None:
     assert [slow.find(d) for d in docs[:50]] == found[:50]
 
 
+def _as_json_literals(docs: list[str], seed: int) -> list[bytes]:
+    """Each document as a JSON string literal, some with ``/`` written ``\\/`` (as some
+    writers do), as a JSON Lines file holds it."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for doc in docs:
+        literal = json.dumps(doc, ensure_ascii=False)
+        out.append((literal.replace("/", "\\/") if rng.random() < 0.5 else literal).encode())
+    return out
+
+
+def test_documents_scanned_as_json_literals_give_the_hits_of_their_text(monkeypatch) -> None:
+    """Documents scanned as the JSON string literals of the file (escapes and all, no str made)
+    give the hits, offsets and characters of their decoded text, on documents made to hit every
+    edge of the rule plus JSON's escapes: newlines, tabs and quotes as boundaries, backslashes
+    before a name or an n, long runs of escapes between a name's words; a literal with a \\u
+    escape is left to the text path."""
+    pytest.importorskip("daachorse")
+    from culturebench.eval.corpus import matcher as m
+    from culturebench.eval.corpus.json_texts import JsonTexts
+
+    more = [("soup", "ru", "КУРИНЫЙ СУП"), ("cake", "ru", "ЁЖИК"), ("salad", "uk", "САЛАТ ОЛІВ'Є")]
+    terms = m.dish_terms([*DISHES, *more]) + m.country_terms("uk")
+    fast = m.Matcher(terms)
+    escapes = ["\\", "\\n", "\\\\", "\\\n", "\b", "\f", '\\"', "\t\t", "\n" * 40, '"']
+    import random
+
+    rng = random.Random(5)
+    docs = []
+    for doc in _messy_documents(7, 600):
+        doc = doc.replace("\x00", "").replace("\ud800", "")
+        for _ in range(rng.randint(0, 6)):
+            at = rng.randrange(len(doc) + 1)
+            doc = doc[:at] + rng.choice(escapes) + doc[at:]
+        docs.append(doc)
+    docs += ["куриный" + "\n" * n + "суп" for n in (60, 75, 200)] + [""]  # cut where the text cuts
+    literals = _as_json_literals(docs, 1)
+    scanned = hits = 0
+    for start in range(0, len(docs), 25):
+        chunk, texts = docs[start : start + 25], JsonTexts.of(literals[start : start + 25])
+        assert texts is not None and list(texts) == chunk
+        assert texts.chars == sum(map(len, chunk))
+        found = fast.find_many(texts)
+        assert found == fast.find_many(chunk), start
+        scanned += len(chunk)
+        hits += sum(map(len, found))
+    assert scanned == len(docs) and hits > 1000
+    assert JsonTexts.of([b'"\\u0431\\u043e"']) is None and JsonTexts.of([b"5"]) is None
+    assert JsonTexts.of(_as_json_literals(["борщ\\u0431"], 0)) is None  # a backslash, then u: text path
+    assert list(JsonTexts.of([b"null", b'"a"'])) == ["", "a"]  # type: ignore[arg-type]
+    monkeypatch.setattr(m, "USE_BOUNDARY_KEYS", False)  # without daachorse: decoded and read as text
+    assert m.Matcher(terms).find_many(JsonTexts.of(literals[:25])) == fast.find_many(docs[:25])
+
+
 def test_json_lines_read_in_blocks_give_the_lines_values(tmp_path: Path, monkeypatch) -> None:
     """JSON Lines blocks decoded in one call (msgspec) give the values the line-by-line reader
     gives: nulls, blank and CRLF lines, escapes, a byte-order mark, other fields; and a bad line
@@ -680,4 +768,24 @@ def test_json_lines_read_in_blocks_give_the_lines_values(tmp_path: Path, monkeyp
     (shard,) = sh.list_shards(str(bad))
     with pytest.raises(sh.CorpusError, match=r"b.jsonl, line 5001: field 'text' is a JSON number"):
         for _ in sh.iter_texts(shard, "text"):
+            pass
+    # as JSON literals: the blocks that qualify come unmade, the rest as text, in file order
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    plain = '{"text": "борщ\\n\\"слово\\" ' + "слово " * 200 + '", "url": "x"}\n'
+    (mixed / "m.jsonl").write_text(plain * 4000 + lines[4] + "\n" + plain * 4000, encoding="utf-8")
+    (shard,) = sh.list_shards(str(mixed))
+    kinds = [type(batch).__name__ for batch in sh.iter_texts(shard, "text", literals=True)]
+    assert "JsonTexts" in kinds and "list" in kinds
+    as_literals = [t for batch in sh.iter_texts(shard, "text", literals=True) for t in batch]
+    assert as_literals == [t for batch in sh.iter_texts(shard, "text") for t in batch]
+    assert len(as_literals) == 8001 and as_literals[0].startswith('борщ\n"слово" ')
+    (shard,) = sh.list_shards(str(bad))
+    with pytest.raises(sh.CorpusError, match=r"b.jsonl, line 5001: field 'text' is a JSON number"):
+        for _ in sh.iter_texts(shard, "text", literals=True):
+            pass
+    (bad / "b.jsonl").write_bytes(good.encode() * 3000 + b'{"text": "\xd0"}\n' + good.encode())
+    (shard,) = sh.list_shards(str(bad))
+    with pytest.raises(sh.CorpusError, match=r"b.jsonl, line 3001: not UTF-8 text \(byte 0xd0"):
+        for _ in sh.iter_texts(shard, "text", literals=True):
             pass

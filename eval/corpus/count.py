@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from culturebench.eval.corpus.json_texts import JsonTexts
 from culturebench.eval.corpus.matcher import (
     MATCHER_VERSION,
     Matcher,
@@ -117,13 +118,15 @@ def count_shard(shard: CorpusShard, spec: CountSpec, parts_dir: str) -> str:
     samples: dict[str, list[tuple[str, int, list[str], str]]] = defaultdict(list)
     docs = 0
     size = 0
-    for batch in iter_texts(shard, spec.column):
-        for text, hits in zip(batch, matcher.find_many(batch), strict=True):  # one scan per batch
-            doc = docs
-            docs += 1
-            size += len(text)  # characters: counting UTF-8 bytes would cost an encode per document
+    for batch in iter_texts(shard, spec.column, literals=True):
+        found = matcher.find_many(batch)  # one scan per batch
+        # characters (counting UTF-8 bytes would cost an encode per document)
+        size += batch.chars if isinstance(batch, JsonTexts) else sum(map(len, batch))
+        for index, hits in enumerate(found):
+            doc = docs + index
             if not hits:
                 continue
+            text = batch[index]  # decoded only where a name is
             countries = {h.key[1] for h in hits if h.key[0] == "country"}
             country_hits = [h for h in hits if h.key[0] == "country"]
             first_hit: dict[str, Any] = {}
@@ -157,6 +160,7 @@ def count_shard(shard: CorpusShard, spec: CountSpec, parts_dir: str) -> str:
                         kept.append((entry[0], doc, wrong, sentence))
                         kept.sort()
                         del kept[spec.per_dish :]
+        docs += len(batch)
     part = {
         "shard": shard.id,
         "url": shard.url,

@@ -17,17 +17,24 @@ How the scan stays at memory speed: a batch of documents is joined once and enco
 (one C call); the automaton's keys are the first stems with each boundary character in front
 (one-byte ones are made spaces by one bytes.translate pass, the few multi-byte ones stay in the
 text), in each case and apostrophe form, so only matches at a word start are reported; ё and Ё
-become е and Е, which have their UTF-8 length, so byte positions never move.
+become е and Е, which have their UTF-8 length, so byte positions never move. Documents read from
+JSON Lines are scanned as the file writes them (:class:`JsonTexts`: no text decoded and encoded
+again); there a newline, tab or carriage return stands as its escape (``\\n``), which the keys
+carry too, and each candidate's few bytes are read through their escapes.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from culturebench.eval.corpus.json_texts import JsonTexts, escape_starts, unescape
 
 # bump when the rule changes: recorded in every count's provenance. 6: a document's hits are in
 # the order of their position (were the automaton's report order, which differed only where
@@ -49,6 +56,9 @@ _SPACED = bytes.maketrans(
     "".join(b for b in BOUNDARIES if b.isascii()).encode(), b" " * sum(b.isascii() for b in BOUNDARIES)
 )
 _PREFIXES = (" ", *(b for b in BOUNDARIES if not b.isascii()))
+# The boundaries a JSON string literal writes as an escape (the other boundaries stand as they
+# are there, " and / also after their backslash): keys of the double array too.
+JSON_MARKS = ("\\n", "\\t", "\\r")
 
 
 @dataclass(frozen=True)
@@ -110,29 +120,38 @@ class Matcher:
         """Every verified match in ``text``: (key, start, end) in ``text``'s own positions."""
         return self.find_many([text])[0]
 
-    def find_many(self, texts: Sequence[str]) -> list[list[Hit]]:
+    def find_many(self, texts: Sequence[str] | JsonTexts) -> list[list[Hit]]:
         """:meth:`find` for many documents in one scan: they are scanned as one UTF-8 string
-        with a separator no match may cross (fewer calls, same result)."""
-        out: list[list[Hit]] = [[] for _ in texts]
-        if not texts or not self.terms:
+        with a separator no match may cross (fewer calls, same result). Documents given as
+        JSON string literals (:class:`JsonTexts`) are scanned as they stand in the file."""
+        out: list[list[Hit]] = [[] for _ in range(len(texts))]
+        if not len(texts) or not self.terms:
             return out
-        joined = " " + DOC_SEPARATOR.join(texts)
         boundary = self.boundary_automaton() if USE_BOUNDARY_KEYS else None
-        if boundary is not None:
+        escaped = isinstance(texts, JsonTexts) and boundary is not None
+        if isinstance(texts, JsonTexts) and not escaped:
+            texts = list(texts)  # the translated-text automaton reads decoded text
+        marks: Sequence[str]
+        if isinstance(texts, JsonTexts):
+            automaton, owners = boundary  # type: ignore[misc]
+            data, marks = texts.data, APOSTROPHES  # apostrophes are looked for per window
+            matches = automaton.find_overlapping(data)
+        elif boundary is not None:
             automaton, owners = boundary
-            data, marks = _scanned(joined, spaced=False)
+            data, marks = _scanned(" " + DOC_SEPARATOR.join(texts), spaced=False)
             matches = automaton.find_overlapping(data)
         else:
             automaton, owners = self.automaton()
             if automaton is None:
                 return out
-            data, marks = _scanned(joined, spaced=True)
+            data, marks = _scanned(" " + DOC_SEPARATOR.join(texts), spaced=True)
             matches = ((b, e, p) for p, b, e in automaton.find_matches_as_indexes(data, overlapping=True))
-        found = _candidate_hits(data, matches, owners, marks)
+        found = _candidate_hits(data, matches, owners, marks, escaped=escaped)
         if found:
             found.sort(key=lambda hit: (hit[0], hit[1]))  # by position (stable: name order kept)
-            starts = _doc_starts(data, texts)
-            offsets = _char_offsets(data, starts, sorted({at for at, _, _ in found}))
+            starts = texts.starts if isinstance(texts, JsonTexts) else _doc_starts(data, texts)
+            positions = sorted({at for at, _, _ in found})
+            offsets = _char_offsets(data, starts, positions, texts if isinstance(texts, JsonTexts) else None)
             for at, length, key in found:
                 doc, start = offsets[at]
                 out[doc].append(Hit(key, start, start + length))
@@ -146,11 +165,14 @@ class Matcher:
 USE_BOUNDARY_KEYS = True  # daachorse when installed (tests turn it off to compare the two paths)
 
 
-def _stem_keys(terms: Sequence[Term], marks: Sequence[str]) -> tuple[list[bytes], list[tuple]]:
-    """The automaton's keys, each first stem in its case forms after each of ``marks``, and
-    per key its owner: (bytes of the mark, characters of the stem, the window's width in
-    bytes, the checks of the names under the stem, the most letters any of them lets follow
-    the stem)."""
+def _stem_keys(
+    terms: Sequence[Term], marks: Sequence[str], *, yo: bool = False
+) -> tuple[list[bytes], list[tuple]]:
+    """The automaton's keys, each first stem in its case forms (with ``yo``, also with ё for
+    each е) after each of ``marks``, and per key its owner: (bytes of the mark, characters of
+    the stem, the window's width in bytes, the checks of the names under the stem, the most
+    letters any of them lets follow the stem, whether the mark is a JSON escape, a pattern of
+    bytes that is surely a longer word)."""
     from culturebench.text import inflection_stem
 
     heads: dict[str, list[tuple[tuple[str, ...], list[tuple[str, int]]]]] = {}
@@ -160,7 +182,7 @@ def _stem_keys(terms: Sequence[Term], marks: Sequence[str]) -> tuple[list[bytes]
             stems = [inflection_stem(w) for w in words]
             heads.setdefault(stems[0][0], []).append((term.key, stems))
     keys: list[bytes] = []
-    owners: list[tuple[int, int, int, list[_Plan], int]] = []
+    owners: list[tuple[int, int, int, list[_Plan], int, bool, re.Pattern[bytes]]] = []
     for head, entries in heads.items():
         # room after the key's start for the longest of its names, in bytes
         width = 4 * max(
@@ -170,10 +192,13 @@ def _stem_keys(terms: Sequence[Term], marks: Sequence[str]) -> tuple[list[bytes]
         most = max(plan.extra for plan in plans)
         # the text is not lower-cased (that alone cost as much as the scan): each first stem is
         # a key in lower case, Title case and UPPER CASE, after each boundary
-        for variant in _forms(head):
+        longer = _longer_word(most)
+        for variant in _forms(head, yo=yo):
             for mark in marks:
                 keys.append((mark + variant).encode())
-                owners.append((len(mark.encode()), len(variant), width, plans, most))
+                owners.append(
+                    (len(mark.encode()), len(variant), width, plans, most, mark in JSON_MARKS, longer)
+                )
     return keys, owners
 
 
@@ -184,7 +209,7 @@ def _double_array(terms: Sequence[Term]) -> tuple | None:
         import daachorse
     except ImportError:
         return None
-    keys, owners = _stem_keys(terms, BOUNDARIES)
+    keys, owners = _stem_keys(terms, (*BOUNDARIES, *JSON_MARKS), yo=True)
     return (daachorse.DoubleArrayAhoCorasick(keys), owners) if keys else None
 
 
@@ -200,21 +225,33 @@ def _scanned(joined: str, *, spaced: bool) -> tuple[bytes, list[str]]:
 
 
 def _candidate_hits(
-    data: bytes, matches: Iterable[tuple[int, int, int]], owners: Sequence[tuple], marks: Sequence[str]
+    data: bytes,
+    matches: Iterable[tuple[int, int, int]],
+    owners: Sequence[tuple],
+    marks: Sequence[str],
+    *,
+    escaped: bool = False,
 ) -> list[tuple[int, int, tuple[str, ...]]]:
     """The verified hits (byte position, length in characters, key) of the automaton's
-    ``matches`` (key start, key end, key number)."""
+    ``matches`` (key start, key end, key number); ``escaped``: ``data`` holds JSON string
+    literals, read through their escapes."""
     size = len(data)
     found: list[tuple[int, int, tuple[str, ...]]] = []
     for begin, end, pattern in matches:
-        skip, chars, width, plans, most = owners[pattern]
+        skip, chars, width, plans, most, json_mark, longer = owners[pattern]
+        if json_mark and not (escaped and escape_starts(data, begin)):
+            continue  # a \n in decoded text, or the n of an escaped backslash and an n
         # most candidates are a longer word that starts with the stem: the few bytes after the
-        # stem tell (typographic apostrophes left as they are end the word early, so a word
-        # the rule would take is never dropped here)
-        if _word_end(_window(data, end, 4 * most + 4, size, ())) > most:
+        # stem tell, most often without decoding them (typographic apostrophes left as they
+        # are end the word early, so a word the rule would take is never dropped here; so does
+        # an escape's backslash)
+        if longer.match(data, end) or _word_end(_window(data, end, 4 * most + 4, size, ())) > most:
             continue
         at = begin + skip  # the first stem, in bytes of the joined text
-        window = _window(data, at, width, size, marks)
+        if escaped and data.find(b"\\", at, at + width) >= 0:
+            window = _unescaped_window(data, at, width, size, marks)
+        else:
+            window = _window(data, at, width, size, marks)
         found.extend((at, length, key) for length, key in _verified(window, chars, plans))
     return found
 
@@ -232,6 +269,13 @@ def _window(data: bytes, at: int, width: int, size: int, marks: Sequence[str]) -
     return window
 
 
+def _unescaped_window(data: bytes, at: int, width: int, size: int, marks: Sequence[str]) -> str:
+    """:func:`_window` of a JSON string literal: the text of the escapes, as many bytes of it
+    as the window of the decoded text would hold (an escape is two bytes for one character)."""
+    text = unescape(_window(data, at, 2 * width, size, ())).encode("utf-8", "surrogatepass")
+    return _window(text, 0, width, len(text), marks)
+
+
 def _word_end(text: str) -> int:
     """Where the word at the start of ``text`` ends (:data:`_WORD` matches, if only the
     empty word)."""
@@ -239,13 +283,33 @@ def _word_end(text: str) -> int:
     return found.end() if found is not None else 0
 
 
-def _forms(head: str) -> set[str]:
+def _forms(head: str, *, yo: bool = False) -> set[str]:
     """A first stem as the automaton looks for it: lower, Title and UPPER case (where the
-    length is kept), each with every apostrophe form."""
+    length is kept), each with every apostrophe form; with ``yo``, each е (Е) also as ё (Ё),
+    for text scanned as written (the text path reads ё as е before the scan)."""
     cases = {v for v in (head, head.capitalize(), head.upper()) if len(v) == len(head)}
-    if "'" not in head:
+    if "'" in head:
+        cases = {v.replace("'", mark) for v in cases for mark in ("'", *APOSTROPHES)}
+    if not yo:
         return cases
-    return {v.replace("'", mark) for v in cases for mark in ("'", *APOSTROPHES)}
+    out = set()
+    for form in cases:
+        at = [i for i, ch in enumerate(form) if ch in "еЕ"]
+        for choice in itertools.product((False, True), repeat=len(at)):
+            chars = list(form)
+            for i, change in zip(at, choice, strict=True):
+                if change:
+                    chars[i] = "ё" if chars[i] == "е" else "Ё"
+            out.add("".join(chars))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _longer_word(most: int) -> re.Pattern[bytes]:
+    """Bytes that surely continue a word past ``most`` more letters: ``most`` + 1 letters of
+    ASCII, Cyrillic U+0400-U+047F or the apostrophe (all letters to the rule). A candidate it
+    matches is dropped without decoding; one it does not is checked exactly."""
+    return re.compile(rb"(?:[A-Za-z0-9']|[\xd0\xd1][\x80-\xbf]){%d}" % (most + 1))
 
 
 _WORD = re.compile(f"{_LETTER}*")  # the rest of a word
@@ -303,10 +367,13 @@ def _verified(window: str, pos: int, plans: Sequence[_Plan]) -> list[tuple[int, 
     return [(end, key) for _, end, key in out]
 
 
-def _char_offsets(data: bytes, starts: Sequence[int], positions: Sequence[int]) -> dict[int, tuple[int, int]]:
+def _char_offsets(
+    data: bytes, starts: Sequence[int], positions: Sequence[int], literals: JsonTexts | None = None
+) -> dict[int, tuple[int, int]]:
     """Per byte position (sorted, each at a character start): (document, characters before it
     in that document). Each stretch of bytes is decoded once, from the previous position in
-    the same document: linear in the text, however many hits a long document holds."""
+    the same document: linear in the text, however many hits a long document holds. In JSON
+    string ``literals``, each escape is one character."""
     out: dict[int, tuple[int, int]] = {}
     doc, prev, chars = -1, 0, 0
     for at in positions:
@@ -314,6 +381,8 @@ def _char_offsets(data: bytes, starts: Sequence[int], positions: Sequence[int]) 
         if here != doc:
             doc, prev, chars = here, starts[here], 0
         chars += len(data[prev:at].decode("utf-8", "surrogatepass"))
+        if literals is not None:
+            chars -= literals.escapes_between(prev, at)
         prev = at
         out[at] = (doc, chars)
     return out

@@ -19,16 +19,19 @@ reached); a whole shard is counted or none of it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterator
+import struct
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError
+from culturebench.eval.corpus.json_texts import JsonTexts
 
 TEXT_SUFFIXES = (".jsonl", ".json", ".parquet")
 COMPRESSION = {
@@ -44,6 +47,7 @@ UNSUPPORTED = (".lz4", ".snappy", ".sz", ".br", ".zip", ".7z", ".lzo", ".tar", "
 CHUNK = 1 << 18  # compressed bytes read at a time (zstd)
 GZIP_MAGIC = b"\x1f\x8b"
 BLOCK = 1 << 20  # decompressed bytes split into lines at a time
+READ_AHEAD = 4  # blocks a background thread reads and inflates ahead of the matcher
 SAMPLE_BLOCKS, SAMPLE_SIZE = 16, 1 << 16  # what a local shard's fingerprint reads
 # the package a protocol's fsspec filesystem needs (the rest: the error fsspec gives)
 PROTOCOL_PACKAGES = {
@@ -438,15 +442,19 @@ def _not_utf8(url: str, number: int, line: bytes, exc: UnicodeDecodeError) -> Co
     return CorpusError(f"{url}, line {number}: {what}")
 
 
-def iter_texts(shard: CorpusShard, column: str, batch_size: int = 1024) -> Iterator[list[str]]:
+def iter_texts(
+    shard: CorpusShard, column: str, batch_size: int = 1024, *, literals: bool = False
+) -> Iterator[list[str] | JsonTexts]:
     """The ``column`` values of a shard, in batches, in file order (null becomes ""). Any
     damage is a :class:`CorpusError` naming the shard and the line (JSON Lines) or row
-    (Parquet) reached; a value that is not text is one too (never a count of its ``str``)."""
+    (Parquet) reached; a value that is not text is one too (never a count of its ``str``).
+    With ``literals``, a JSON Lines block that qualifies comes as :class:`JsonTexts` (its
+    values as the file writes them, decoded on demand), any other batch as ``str``."""
     fmt, compression = _kind(shard.url)
     if fmt == "parquet":
         yield from _parquet_texts(shard, column, batch_size)
     else:
-        yield from _jsonl_texts(shard, column, batch_size, compression)
+        yield from _jsonl_texts(shard, column, batch_size, compression, literals)
 
 
 def _is_text_type(kind) -> bool:
@@ -505,8 +513,8 @@ def _position(stored, raw) -> int:
 
 
 def _jsonl_texts(
-    shard: CorpusShard, column: str, batch_size: int, compression: str | None
-) -> Iterator[list[str]]:
+    shard: CorpusShard, column: str, batch_size: int, compression: str | None, literals: bool
+) -> Iterator[list[str] | JsonTexts]:
     from culturebench.eval.corpus.engine import report
 
     number = 0
@@ -517,11 +525,28 @@ def _jsonl_texts(
                 batch: list[str] = []
                 before = 0  # stored bytes read before this block, and after it (for progress)
                 fast = _block_decoder(column)
-                for block in _line_blocks(handle):
-                    after, done = _position(stored, raw), 0
-                    first = not number and block.startswith(b"\xef\xbb\xbf")  # a BOM: read line by line
-                    values = _decode_block(fast, block) if fast is not None and not first else None
-                    if values is not None:  # the whole block in one C call (msgspec)
+                literal = _block_decoder(column, literals=True) if literals else None
+                blocks = (
+                    (block, _position(stored, raw), literal is not None and _is_utf8(block))
+                    for block in _line_blocks(handle)
+                )
+                with contextlib.closing(_read_ahead(blocks)) as ahead:
+                    for block, after, utf8 in ahead:
+                        first = not number and block.startswith(b"\xef\xbb\xbf")  # a BOM: line by line
+                        pieces = _literal_block(literal, block, batch_size) if utf8 and not first else None
+                        if pieces is not None:  # scanned as the file has them: no str made
+                            number += block.count(b"\n") + 1
+                            if batch:
+                                yield batch
+                                batch = []
+                            for index, texts in enumerate(pieces):
+                                yield texts
+                                report(before + (after - before) * (index + 1) // len(pieces))
+                            before = after
+                            continue
+                        values = _decode_block(fast, block) if fast is not None and not first else None
+                        if values is None:  # the line-by-line reader names the line of any error
+                            values = _values_by_line(shard.url, column, block, number)
                         number += block.count(b"\n") + 1
                         for index, value in enumerate(values):
                             batch.append(value)
@@ -530,38 +555,6 @@ def _jsonl_texts(
                                 batch = []
                                 report(before + (after - before) * (index + 1) // len(values))
                         before = after
-                        continue
-                    for line in block.split(b"\n"):
-                        number += 1
-                        done += len(line) + 1
-                        try:
-                            text = line.decode("utf-8")
-                        except UnicodeDecodeError as exc:
-                            raise _not_utf8(shard.url, number, line, exc) from None
-                        if number == 1 and text.startswith("\ufeff"):
-                            text = text[1:]  # a UTF-8 byte-order mark
-                        if not text.strip():
-                            continue
-                        try:
-                            record = json.loads(text)
-                        except json.JSONDecodeError as exc:
-                            raise CorpusError(f"{shard.url}, line {number}: not JSON ({exc.msg})") from None
-                        if not isinstance(record, dict) or column not in record:
-                            raise CorpusError(f"{shard.url}, line {number}: no field {column!r}")
-                        value = record[column]
-                        if value is None:
-                            value = ""
-                        elif not isinstance(value, str):
-                            raise CorpusError(
-                                f"{shard.url}, line {number}: field {column!r} is a JSON "
-                                f"{_json_type(value)}, not a string"
-                            )
-                        batch.append(value)
-                        if len(batch) >= batch_size:
-                            yield batch
-                            batch = []
-                            report(before + (after - before) * min(done, len(block)) // max(len(block), 1))
-                    before = after
                 if batch:
                     yield batch
             if compression and not raw.read_bytes:
@@ -578,15 +571,49 @@ def _jsonl_texts(
         raise CorpusError(f"{shard.url}: {problem}") from None
 
 
+def _values_by_line(url: str, column: str, block: bytes, number: int) -> list[str]:
+    """The ``column`` values of a block read one line at a time (``number``: the lines before
+    it), blank lines skipped; the first line that is not a record with a string or null there
+    is an error naming it (a BOM before the file's first line is dropped)."""
+    values: list[str] = []
+    for line in block.split(b"\n"):
+        number += 1
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(url, number, line, exc) from None
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]  # a UTF-8 byte-order mark
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{url}, line {number}: not JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or column not in record:
+            raise CorpusError(f"{url}, line {number}: no field {column!r}")
+        value = record[column]
+        if value is None:
+            value = ""
+        elif not isinstance(value, str):
+            raise CorpusError(
+                f"{url}, line {number}: field {column!r} is a JSON {_json_type(value)}, not a string"
+            )
+        values.append(value)
+    return values
+
+
 @functools.lru_cache(maxsize=8)
-def _block_decoder(column: str) -> Any:
+def _block_decoder(column: str, literals: bool = False) -> Any:
     """A msgspec decoder of JSON Lines records with a string-or-null ``column`` (other fields
-    skipped unparsed), or None without msgspec (the ``corpus`` extra)."""
+    skipped unparsed), or with ``literals`` one that keeps the value's JSON as it stands
+    (``msgspec.Raw``); None without msgspec (the ``corpus`` extra)."""
     try:
         import msgspec
     except ImportError:
         return None
-    record = msgspec.defstruct("Record", [("value", str | None)], rename={"value": column})
+    kind = msgspec.Raw if literals else str | None
+    record = msgspec.defstruct("Record", [("value", kind)], rename={"value": column})
     return msgspec.json.Decoder(record)
 
 
@@ -602,6 +629,33 @@ def _decode_block(decoder: Any, block: bytes) -> list[str] | None:
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, ValueError):
         return None
     return [record.value or "" for record in records]
+
+
+def _literal_block(decoder: Any, block: bytes, batch_size: int) -> list[JsonTexts] | None:
+    """The block's values as :class:`JsonTexts` of up to ``batch_size`` documents (``block``
+    is UTF-8), or None when a line is not a record with the field, or a value does not qualify:
+    then the block is decoded to text."""
+    import msgspec
+
+    try:
+        values = [record.value for record in decoder.decode_lines(block)]
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+        return None
+    pieces = [JsonTexts.of(values[i : i + batch_size]) for i in range(0, len(values), batch_size)]
+    return None if None in pieces else pieces  # type: ignore[return-value]
+
+
+def _is_utf8(block: bytes) -> bool:
+    """Whether ``block`` is UTF-8 (Arrow's check: run in the read-ahead thread, it does not
+    hold the GIL)."""
+    import pyarrow as pa
+
+    offsets = pa.py_buffer(struct.pack("<2q", 0, len(block)))
+    try:
+        pa.LargeStringArray.from_buffers(1, offsets, pa.py_buffer(block)).validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _line_blocks(handle) -> Iterator[bytes]:
@@ -624,6 +678,54 @@ def _line_blocks(handle) -> Iterator[bytes]:
         held.append(data[:cut])
         yield b"".join(held)
         held = [data[cut + 1 :]]
+
+
+def _read_ahead(items: Iterator[Any], depth: int = READ_AHEAD) -> Generator[Any, None, None]:
+    """``items``, made by a background thread up to ``depth`` ahead of the caller: the next
+    blocks are read and inflated while the caller matches the one before (ISA-L and zstandard
+    release the GIL while they inflate). An error raised while making them is raised here, after
+    the items made before it, as if read in this thread. Closing the iterator (the caller is
+    done, failed or was interrupted) stops the thread; one blocked in a read is left to end with
+    the file it reads (a daemon thread)."""
+    import queue
+    import threading
+
+    made: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+    end = object()
+
+    def offer(entry: tuple[Any, BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                made.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not offer((item, None)):
+                    return
+        except BaseException as exc:  # raised again in the caller's thread
+            offer((end, exc))
+            return
+        offer((end, None))
+
+    thread = threading.Thread(target=produce, name="culturebench-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, exc = made.get()
+            if item is end:
+                if exc is not None:
+                    raise exc
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join(timeout=5)
 
 
 def _json_type(value: object) -> str:
