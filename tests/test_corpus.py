@@ -736,6 +736,35 @@ def test_documents_scanned_as_json_literals_give_the_hits_of_their_text(monkeypa
     assert m.Matcher(terms).find_many(JsonTexts.of(literals[:25])) == fast.find_many(docs[:25])
 
 
+def test_the_double_array_is_kept_on_disk_and_a_damaged_copy_is_rebuilt(tmp_path: Path, monkeypatch) -> None:
+    """The automaton is stored under the cache, keyed by its keys (the same file from every
+    process: the keys come in one order), loaded next time, and built again when the stored
+    copy is damaged; the hits never change."""
+    pytest.importorskip("daachorse")
+    from culturebench.eval.corpus import matcher as m
+
+    monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path))
+    terms = m.dish_terms(DISHES) + m.country_terms("uk")
+    text = "Борщ і пельмені з Україні, ВАРЕНИКИ й борщем"
+    first = m.Matcher(terms).find(text)
+    (stored,) = (tmp_path / "corpus-automaton").glob("*.daac")
+    assert m.Matcher(terms).find(text) == first and len(first) == 9
+    # another process, whose str hashes differ (sets iterate in another order), finds that file
+    script = (
+        "from culturebench.eval.corpus import matcher as m; "
+        f"print(len(m.Matcher(m.dish_terms({DISHES!r}) + m.country_terms('uk')).find({text!r})))"
+    )
+    env = {**os.environ, "CULTUREBENCH_CACHE": str(tmp_path), "PYTHONHASHSEED": "12345"}
+    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert other.stdout.strip() == "9"
+    assert [p.name for p in (tmp_path / "corpus-automaton").iterdir()] == [stored.name]
+    data = bytearray(stored.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    stored.write_bytes(bytes(data))
+    assert m.Matcher(terms).find(text) == first  # damaged: built again, and stored again
+    assert stored.read_bytes() != bytes(data)
+
+
 def test_json_lines_read_in_blocks_give_the_lines_values(tmp_path: Path, monkeypatch) -> None:
     """JSON Lines blocks decoded in one call (msgspec) give the values the line-by-line reader
     gives: nulls, blank and CRLF lines, escapes, a byte-order mark, other fields; and a bad line

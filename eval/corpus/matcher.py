@@ -193,7 +193,7 @@ def _stem_keys(
         # the text is not lower-cased (that alone cost as much as the scan): each first stem is
         # a key in lower case, Title case and UPPER CASE, after each boundary
         longer = _longer_word(most)
-        for variant in _forms(head, yo=yo):
+        for variant in sorted(_forms(head, yo=yo)):  # one order in every process (a cache key)
             for mark in marks:
                 keys.append((mark + variant).encode())
                 owners.append(
@@ -210,7 +210,38 @@ def _double_array(terms: Sequence[Term]) -> tuple | None:
     except ImportError:
         return None
     keys, owners = _stem_keys(terms, (*BOUNDARIES, *JSON_MARKS), yo=True)
-    return (daachorse.DoubleArrayAhoCorasick(keys), owners) if keys else None
+    return (_built_double_array(daachorse, keys), owners) if keys else None
+
+
+def _built_double_array(daachorse: Any, keys: list[bytes]) -> Any:
+    """The double array of ``keys``. Building one for the ~900 names of a BORSCH release takes
+    about 0.3 s, so it is kept under the culturebench cache (``corpus-automaton/<key>.daac``,
+    written atomically), keyed by the keys themselves and daachorse's version; loading it takes
+    milliseconds. The file ends with its own sha256, checked before it is loaded (a damaged
+    file is built again)."""
+    from importlib.metadata import version
+
+    from culturebench.atomic import write_bytes_atomic
+    from culturebench.cache_dirs import cache_root
+    from culturebench.hashing import sha256_bytes
+
+    digest = sha256_bytes(b"\n".join([version("daachorse").encode(), *keys]))[:24]
+    path = cache_root() / "corpus-automaton" / f"{digest}.daac"
+    try:
+        stored = path.read_bytes()
+        blob, check = stored[:-64], stored[-64:]
+        if sha256_bytes(blob).encode() == check:
+            return daachorse.DoubleArrayAhoCorasick.deserialize(blob)
+    except (OSError, ValueError):
+        pass
+    automaton = daachorse.DoubleArrayAhoCorasick(keys)
+    try:
+        blob = automaton.serialize()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, blob + sha256_bytes(blob).encode())
+    except OSError:  # a read-only cache: built per process
+        pass
+    return automaton
 
 
 def _scanned(joined: str, *, spaced: bool) -> tuple[bytes, list[str]]:
