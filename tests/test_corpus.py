@@ -736,6 +736,44 @@ def test_documents_scanned_as_json_literals_give_the_hits_of_their_text(monkeypa
     assert m.Matcher(terms).find_many(JsonTexts.of(literals[:25])) == fast.find_many(docs[:25])
 
 
+def test_a_count_of_json_literals_equals_the_count_of_their_text(tmp_path: Path, monkeypatch) -> None:
+    """A whole shard count (documents, characters, mentions, co-occurrence, the samples'
+    sentences) is the same when JSON Lines are scanned as written and when every block is
+    decoded to text: paragraphs, quotes, backslashes, nulls, CRLF lines, and a block of \\u
+    escapes (ensure_ascii) between blocks scanned as written."""
+    pytest.importorskip("daachorse")
+    import random
+
+    from culturebench.eval.corpus import count as cnt
+    from culturebench.eval.corpus import shards as sh
+
+    rng = random.Random(11)
+    docs = [d.replace("\x00", "").replace("\ud800", "") for d in _messy_documents(13, 3000)]
+    docs = [d + rng.choice(["", " в Україні", "\n\nПольщі «борщ»", ' \\"Грузії\\"']) for d in docs]
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    lines = [json.dumps({"url": "u", "text": d}, ensure_ascii=False) for d in docs]
+    lines[5] = '{"url": "u", "text": null}'
+    with gzip.open(corpus / "a.jsonl.gz", "wt", encoding="utf-8", newline="") as handle:
+        handle.write("\r\n".join(lines[:1500]) + "\r\n")
+    escaped = [json.dumps({"text": d}) for d in docs[1500:1800]]  # \u escapes: the text path
+    body = lines[1500:] * 6 + escaped + lines[1500:] * 6  # > 1 MB: blocks of both kinds
+    (corpus / "b.jsonl").write_text("\n".join(body) + "\n", encoding="utf-8")
+    shards = sh.list_shards(str(corpus))
+    kinds = {type(b).__name__ for s in shards for b in sh.iter_texts(s, "text", literals=True)}
+    assert kinds == {"JsonTexts", "list"}
+
+    def parts(name: str) -> list[dict]:
+        folder = tmp_path / name
+        return [json.loads(Path(cnt.count_shard(s, _spec(), str(folder))).read_text()) for s in shards]
+
+    scanned = parts("literals")
+    monkeypatch.setattr(sh, "_literal_block", lambda *args: None)
+    assert parts("text") == scanned
+    assert sum(p["documents"] for p in scanned) == 1500 + len(body)
+    assert sum(len(p["mentions"]) for p in scanned) > 5 and any(p["samples"] for p in scanned)
+
+
 def test_the_double_array_is_kept_on_disk_and_a_damaged_copy_is_rebuilt(tmp_path: Path, monkeypatch) -> None:
     """The automaton is stored under the cache, keyed by its keys (the same file from every
     process: the keys come in one order), loaded next time, and built again when the stored
