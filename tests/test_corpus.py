@@ -617,12 +617,13 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_its_thread() -> None:
         if fail:
             raise EOFError("cut short")
 
-    assert list(shards._read_ahead(blocks(50, False), depth=2)) == list(range(50))
-    got: list[int] = []
-    with pytest.raises(EOFError, match="cut short"):
-        for item in shards._read_ahead(blocks(7, True), depth=2):
-            got.append(item)
-    assert got == list(range(7))
+    for depth in (2, 0):  # 0: in the caller's thread
+        assert list(shards._read_ahead(blocks(50, False), depth=depth)) == list(range(50))
+        got: list[int] = []
+        with pytest.raises(EOFError, match="cut short"):
+            for item in shards._read_ahead(blocks(7, True), depth=depth):
+                got.append(item)
+        assert got == list(range(7))
 
     def endless():
         n = 0

@@ -6,8 +6,9 @@ escapes included (``\\n`` is a boundary there as the newline is in the text), an
 the few bytes around each candidate; a document's text is decoded when it holds a hit.
 
 A block qualifies when its bytes are UTF-8 (checked by the reader) and every value is a string
-or null with no ``\\u`` escape (those change the text's bytes, not only its characters); any
-other block is decoded to ``str`` as before.
+or null with no ``\\u`` escape (a letter written as one would not meet the keys; a writer with
+``ensure_ascii`` escapes every non-ASCII letter); any other block is decoded to ``str`` as
+before.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
-QUOTE, BACKSLASH, NUL = 0x22, 0x5C, 0x00
+QUOTE, BACKSLASH = 0x22, 0x5C
 
 
 class JsonTexts:

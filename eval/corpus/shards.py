@@ -680,15 +680,21 @@ def _line_blocks(handle) -> Iterator[bytes]:
         held = [data[cut + 1 :]]
 
 
-def _read_ahead(items: Iterator[Any], depth: int = READ_AHEAD) -> Generator[Any, None, None]:
+def _read_ahead(items: Iterator[Any], depth: int | None = None) -> Generator[Any, None, None]:
     """``items``, made by a background thread up to ``depth`` ahead of the caller: the next
     blocks are read and inflated while the caller matches the one before (ISA-L and zstandard
     release the GIL while they inflate). An error raised while making them is raised here, after
     the items made before it, as if read in this thread. Closing the iterator (the caller is
     done, failed or was interrupted) stops the thread; one blocked in a read is left to end with
-    the file it reads (a daemon thread)."""
+    the file it reads (a daemon thread). ``depth`` defaults to :data:`READ_AHEAD`; 0 reads in
+    the caller's thread."""
     import queue
     import threading
+
+    depth = READ_AHEAD if depth is None else depth
+    if depth <= 0:
+        yield from items
+        return
 
     made: queue.Queue = queue.Queue(depth)
     stop = threading.Event()
