@@ -128,13 +128,13 @@ class Matcher:
         if not len(texts) or not self.terms:
             return out
         boundary = self.boundary_automaton() if USE_BOUNDARY_KEYS else None
-        escaped = isinstance(texts, JsonTexts) and boundary is not None
-        if isinstance(texts, JsonTexts) and not escaped:
+        literals = texts if isinstance(texts, JsonTexts) and boundary is not None else None
+        if isinstance(texts, JsonTexts) and literals is None:
             texts = list(texts)  # the translated-text automaton reads decoded text
         marks: Sequence[str]
-        if isinstance(texts, JsonTexts):
+        if literals is not None:
             automaton, owners = boundary  # type: ignore[misc]
-            data, marks = texts.data, APOSTROPHES  # apostrophes are looked for per window
+            data, marks = literals.data, APOSTROPHES  # apostrophes are looked for per window
             matches = automaton.find_overlapping(data)
         elif boundary is not None:
             automaton, owners = boundary
@@ -146,12 +146,12 @@ class Matcher:
                 return out
             data, marks = _scanned(" " + DOC_SEPARATOR.join(texts), spaced=True)
             matches = ((b, e, p) for p, b, e in automaton.find_matches_as_indexes(data, overlapping=True))
-        found = _candidate_hits(data, matches, owners, marks, escaped=escaped)
+        found = _candidate_hits(data, matches, owners, marks, escaped=literals is not None)
         if found:
             found.sort(key=lambda hit: (hit[0], hit[1]))  # by position (stable: name order kept)
             starts = texts.starts if isinstance(texts, JsonTexts) else _doc_starts(data, texts)
             positions = sorted({at for at, _, _ in found})
-            offsets = _char_offsets(data, starts, positions, texts if isinstance(texts, JsonTexts) else None)
+            offsets = _char_offsets(data, starts, positions, literals)
             for at, length, key in found:
                 doc, start = offsets[at]
                 out[doc].append(Hit(key, start, start + length))

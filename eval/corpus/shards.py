@@ -535,25 +535,23 @@ def _jsonl_texts(
                         first = not number and block.startswith(b"\xef\xbb\xbf")  # a BOM: line by line
                         pieces = _literal_block(literal, block, batch_size) if utf8 and not first else None
                         if pieces is not None:  # scanned as the file has them: no str made
-                            number += block.count(b"\n") + 1
                             if batch:
                                 yield batch
                                 batch = []
                             for index, texts in enumerate(pieces):
                                 yield texts
                                 report(before + (after - before) * (index + 1) // len(pieces))
-                            before = after
-                            continue
-                        values = _decode_block(fast, block) if fast is not None and not first else None
-                        if values is None:  # the line-by-line reader names the line of any error
-                            values = _values_by_line(shard.url, column, block, number)
+                        else:
+                            values = _decode_block(fast, block) if fast is not None and not first else None
+                            if values is None:  # the line-by-line reader names the line of any error
+                                values = _values_by_line(shard.url, column, block, number)
+                            for index, value in enumerate(values):
+                                batch.append(value)
+                                if len(batch) >= batch_size:
+                                    yield batch
+                                    batch = []
+                                    report(before + (after - before) * (index + 1) // len(values))
                         number += block.count(b"\n") + 1
-                        for index, value in enumerate(values):
-                            batch.append(value)
-                            if len(batch) >= batch_size:
-                                yield batch
-                                batch = []
-                                report(before + (after - before) * (index + 1) // len(values))
                         before = after
                 if batch:
                     yield batch
@@ -617,29 +615,31 @@ def _block_decoder(column: str, literals: bool = False) -> Any:
     return msgspec.json.Decoder(record)
 
 
-def _decode_block(decoder: Any, block: bytes) -> list[str] | None:
-    """The ``column`` values of a block of whole lines (null as ""; blank lines skipped, as the
-    line-by-line reader skips them), or None when any line is not a plain record with a string
-    or null there (not JSON, not UTF-8, no such field, another type, a lone surrogate escape):
-    the line-by-line reader then reads the block and names the line, as it always did."""
+def _decoded_values(decoder: Any, block: bytes) -> list[Any] | None:
+    """The ``column`` values of a block of whole lines as ``decoder`` gives them (blank lines
+    skipped, as the line-by-line reader skips them), or None when any line is not a plain record
+    with a value of the decoder's type there (not JSON, not UTF-8, no such field, another type, a
+    lone surrogate escape): the line-by-line reader then reads the block and names the line."""
     import msgspec
 
     try:
-        records = decoder.decode_lines(block)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, ValueError):
+        return [record.value for record in decoder.decode_lines(block)]
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):  # UnicodeDecodeError too
         return None
-    return [record.value or "" for record in records]
+
+
+def _decode_block(decoder: Any, block: bytes) -> list[str] | None:
+    """The block's values as text (null as ""), or None as :func:`_decoded_values`."""
+    values = _decoded_values(decoder, block)
+    return None if values is None else [value or "" for value in values]
 
 
 def _literal_block(decoder: Any, block: bytes, batch_size: int) -> list[JsonTexts] | None:
     """The block's values as :class:`JsonTexts` of up to ``batch_size`` documents (``block``
     is UTF-8), or None when a line is not a record with the field, or a value does not qualify:
     then the block is decoded to text."""
-    import msgspec
-
-    try:
-        values = [record.value for record in decoder.decode_lines(block)]
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+    values = _decoded_values(decoder, block)
+    if values is None:
         return None
     pieces = [JsonTexts.of(values[i : i + batch_size]) for i in range(0, len(values), batch_size)]
     return None if None in pieces else pieces  # type: ignore[return-value]
