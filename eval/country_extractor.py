@@ -94,7 +94,7 @@ def _forms(word: str, lang: str) -> set[str]:
 class CountryExtractor:
     """Finds country mentions in text. Build once (the index takes about a second)."""
 
-    def __init__(self, aliases_path: Path = _ALIASES) -> None:
+    def __init__(self, aliases_path: Path = _ALIASES, places_path: Path | None = None) -> None:
         data = load_yaml(aliases_path)
         self.ambiguous = _ambiguous(data, "ambiguous")
         self.ambiguous_at_start = _ambiguous(data, "ambiguous_at_sentence_start")
@@ -118,14 +118,20 @@ class CountryExtractor:
                 self._add(str(name), _NOT_A_COUNTRY, lang)
         for part, code, lang in parts:
             self._add(part, code, lang)
+        if places_path is not None:  # the committed reader's places: they win over the above
+            self.ambiguous |= {_clean(str(w)) for w in load_yaml(places_path).get("ambiguous") or []}
+            for code, by_lang in places_entries(places_path):
+                for lang, names in by_lang.items():
+                    for name in names:
+                        self._add(str(name), code, lang, override=True)
 
-    def _add(self, name: str, code: str, lang: str) -> None:
+    def _add(self, name: str, code: str, lang: str, override: bool = False) -> None:
         tokens = [_key(t) for t in _TOKEN.findall(name)]
         tokens = [t for t in tokens if t]
         if not tokens:
             return
         key = tuple(tokens)
-        if code == _NOT_A_COUNTRY:
+        if code == _NOT_A_COUNTRY or override:
             self.index[key] = code
         else:
             self.index.setdefault(key, code)
@@ -171,12 +177,29 @@ class CountryExtractor:
         """Country codes mentioned in ``text`` (written in ``lang``, one of :data:`LANGUAGES`),
         unique, in order of first mention. ``lang`` is kept for callers; names of all three
         languages are matched, as models often answer in another language than asked."""
+        found: list[str] = []
+        for code, _start, _end in self.mentions(text):
+            if code and code not in found:
+                found.append(code)
+        return found
+
+    def mentions(
+        self, text: str, fix: Callable[[str], list[str]] | None = None
+    ) -> list[tuple[str, int, int]]:
+        """Every name found in ``text`` as ``(code, start, end)`` character spans, in order; a
+        region that names no country (continents, the USSR) has the code ``""``. ``fix``, when
+        given, offers name words for a token that reads as no name word at all (a misspelt
+        name: :mod:`culturebench.eval.answers.countries`)."""
         text = text or ""
         matches = list(_TOKEN.finditer(text))
         tokens = [m.group(0) for m in matches]
         candidates = [self._readings(t) for t in tokens]
+        if fix is not None:
+            for i, options in enumerate(candidates):
+                if options and not any(o in self.forms or (o,) in self.index for o in options):
+                    options.extend(fix(options[0]))
         alone = len(tokens) == 1
-        found: list[str] = []
+        found: list[tuple[str, int, int]] = []
         i = 0
         while i < len(tokens):
             match = self._match_at(
@@ -186,8 +209,7 @@ class CountryExtractor:
                 i += 1
                 continue
             code, length = match
-            if code and code not in found:
-                found.append(code)
+            found.append((code, matches[i].start(), matches[i + length - 1].end()))
             i += length
         return found
 
@@ -217,6 +239,20 @@ class CountryExtractor:
                 if code is not None:
                     return code, length
         return None
+
+
+def places_entries(path: Path) -> list[tuple[str, dict[str, list[str]]]]:
+    """``(code, names by language)`` for every entry of a places file
+    (``data/places.yaml``): a region, city, people or former name with its country's code, or
+    ``""`` for a label that names no single country (sections ``none_*``)."""
+    out: list[tuple[str, dict[str, list[str]]]] = []
+    for section, entries in load_yaml(path).items():
+        if section == "ambiguous":
+            continue
+        for entry in entries or []:
+            code = "" if section.startswith("none") else str(entry["country"])
+            out.append((code, {lang: list(entry.get(lang) or []) for lang in LANGUAGES}))
+    return out
 
 
 #: ISO short names that name two countries in practice: never matched on their own.
@@ -277,22 +313,29 @@ def _product(window: list[list[str]], limit: int = 64) -> list[tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def default_extractor() -> CountryExtractor:
-    """A shared extractor. Building its index takes most of a second (every name word's
-    inflected forms from pymorphy3), so the index is kept on disk under the culturebench cache
-    (``country-index/<key>.json``, written atomically), keyed by everything it is built from:
-    this module's code, the alias file, and the versions of the libraries that give the names
-    and forms. A key that changes builds it again; an unreadable file is rebuilt."""
+    """A shared extractor of every mention (the names of CLDR, ISO and the alias file)."""
+    return cached_extractor(None)
+
+
+@lru_cache(maxsize=4)
+def cached_extractor(places_path: Path | None = None) -> CountryExtractor:
+    """An extractor whose index, built with ``places_path`` added when given, is kept. Building
+    the index takes most of a second (every name word's inflected forms from pymorphy3), so it
+    is kept on disk under the culturebench cache (``country-index/<key>.json``, written
+    atomically), keyed by everything it is built from: this module's code, the alias and places
+    files, and the versions of the libraries that give the names and forms. A key that changes
+    builds it again; an unreadable file is rebuilt."""
     import json
 
     from culturebench.atomic import write_text_atomic
     from culturebench.cache_dirs import cache_root
 
-    path = cache_root() / "country-index" / f"{_index_key()}.json"
+    path = cache_root() / "country-index" / f"{_index_key(places_path)}.json"
     try:
         return CountryExtractor.from_state(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    extractor = CountryExtractor()
+    extractor = CountryExtractor(places_path=places_path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(extractor.state(), ensure_ascii=False, sort_keys=True))
@@ -301,14 +344,14 @@ def default_extractor() -> CountryExtractor:
     return extractor
 
 
-def _index_key() -> str:
-    """What the default index is built from: this file, the alias file, the country-name
-    module, and the name and inflection libraries' versions."""
+def _index_key(places_path: Path | None = None) -> str:
+    """What an index is built from: this file, the alias file (and places file), the
+    country-name module, and the name and inflection libraries' versions."""
     from culturebench import countries
     from culturebench.eval.backends.base import package_versions
     from culturebench.hashing import sha256_bytes, sha256_text
 
-    sources = (Path(__file__), _ALIASES, Path(countries.__file__))  # the code and the alias file
+    sources = (Path(__file__), _ALIASES, Path(countries.__file__), *([places_path] if places_path else []))
     parts = [sha256_bytes(path.read_bytes()) for path in sources]
     dictionaries = [f"pymorphy3-dicts-{lang}" for lang in MORPH_LANGUAGES]
     versions = package_versions(["babel", "pycountry", "pymorphy3", *dictionaries])

@@ -23,7 +23,8 @@ from typing import Any
 # parser name -> the module whose ``VERSION`` constant names its reading rules (``module:NAME``
 # for a constant of another name)
 PARSERS = {
-    "country": "culturebench.eval.country_extractor",
+    "country": "culturebench.eval.answers.countries",
+    "answer-reader": "culturebench.eval.answers:READER_VERSION",
     "letters": "culturebench.eval.multiple_choice",
     "ratings": "culturebench.eval.ratings",
     "dish-name": "culturebench.eval.metrics:CONTAINS_WITHIN_EDITS_VERSION",

@@ -40,76 +40,142 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any
 
 from culturebench.choice_labels import LETTERS
+from culturebench.eval.answers import spans
+from culturebench.eval.answers.reading import Reading
 
 #: Bumped whenever a change can alter the letter read from some output (results.json ``parsers``).
-VERSION = "2"
+VERSION = "3"
 
-_HOMOGLYPHS = {"А": "A", "В": "B", "С": "C"}
+_HOMOGLYPHS = {"А": "A", "В": "B", "С": "C", "Е": "E"}
 _W = r"A-Za-zÀ-ÿА-Яа-яЁёІіЇїЄєҐґ"
-# One letter standing alone: capital A-D or a Cyrillic look-alike (case-sensitive even inside
-# case-insensitive patterns), no letter of any script or digit on either side, and not the
-# English article ("A dish"; "A or C" is a letter).
-_L = rf"(?-i:(?<![{_W}0-9])([A-DАВС])(?![{_W}0-9])(?!(?<=A)\s+(?!(?:or|and)\b)[a-z]))"
-_L_ANY_CASE = rf"(?<![{_W}0-9])([A-Da-dАВС])(?![{_W}0-9])"
 _TAG = re.compile(r"<answer>([^<]{0,300})</answer>", re.IGNORECASE)
 _EXAMPLE = re.compile(
-    r"(?:например|for\s+example|e\.g\.|例如|внутри\s+тега|inside\s+the\s+tags?|in\s+the\s+tags?)\s*:?\s*$",
+    r"(?:например|наприклад|for\s+example|e\.g\.|例如|внутри\s+тега|всередині\s+тегу|inside\s+the\s+tags?|in\s+the\s+tags?)\s*:?\s*$",
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(
-    r"ошиб|исправ|поправк|на самом деле|хотя нет|sorry|mistake|correction|actually|wait|抱歉|更正|不对",
+    r"ошиб|исправ|поправк|на самом деле|хотя нет|помил|виправ|насправді|sorry|mistake|correction|actually|wait|抱歉|更正|不对",
     re.IGNORECASE,
 )
-_OPT = r"(?:(?:вариант|опци[яю]|пункт|option|choice|letter|选项|图)\s{0,3})?[\(\[«\"“*]{0,4}\s{0,3}"
-_STATEMENTS = [
-    # English
-    rf"(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|should\s+be|:|-|—)\s*(?:probably\s+|likely\s+|therefore\s+)?{_OPT}{_L}",
-    rf"correct\s+(?:answer|option|choice|letter)\s*(?:is|would\s+be|:|-|—)?\s*{_OPT}{_L}",
-    rf"(?:I\s+(?:would\s+|will\s+|'d\s+|’d\s+)?(?:choose|pick|select|go\s+with))\s*{_OPT}{_L}",
-    rf"{_OPT}{_L}[\)\]*\"”»]*\s+is\s+(?:the\s+)?(?:correct|right|best)",
-    rf"\b(?:so|therefore|thus|hence)\b,?\s+(?:it(?:'s|\s+is)\s+|the\s+answer\s+is\s+)?{_OPT}{_L}",
-    # Russian
-    rf"ответ(?:ом)?\s*(?:будет|является|—|-|:)?\s*(?:это\s+|будет\s+)?(?:в\s+)?{_OPT}{_L}",
-    rf"(?:правильный|верный)\s+(?:вариант|пункт)\s*(?:ответа\s*)?(?:—|-|:|это)?\s*[\(\[«\"*]{0, 4}\s*{_L}",
-    rf"(?:выбираю|выбрал[аи]?|выберу|остановлюсь\s+на)\s*{_OPT}{_L}",
-    rf"{_OPT}{_L}[\)\]*»\"]*\s*(?:—|-|является)?\s*(?:правильный|верный)",
-    rf"(?:значит|поэтому|следовательно|итак|выходит)\s*,?\s*(?:это\s+|ответ\s+)?{_OPT}{_L}",
-    # Chinese
-    rf"答案\s*(?:应该|应)?\s*(?:是|为)?\s*:?\s*{_OPT}{_L}",
-    rf"(?:我)?(?:选择?|选)\s*{_OPT}{_L}",
-    rf"应该?(?:是|选)\s*{_OPT}{_L}",
-    rf"(?:所以|因此|故)\s*(?:是|选|答案是)?\s*{_OPT}{_L}",
-    rf"{_OPT}{_L}\s*(?:选项)?\s*(?:是)?\s*(?:正确|对)",
-]
-_STATED = re.compile("|".join(f"(?:{p})" for p in _STATEMENTS), re.IGNORECASE)
-_LEADING = re.compile(
-    rf"^[\s*#>\-_]*(?:答案\s*(?:为|是)?\s*:?\s*)?(?:图|选项|option\s*|вариант\s*)?[\(\[【«\"]?\s*{_L}"
-    r"(?=\s*(?:$|[\)\]】.:,，。、;；!！*»\"\n—–-]|[\u4e00-\u9fff]))",
-    re.IGNORECASE,
-)
-_LOWER_ALONE = re.compile(r"^[\s*(\[]*([a-d])[\s*).\]]*$")
-_FINAL = re.compile(rf"(?<![(\[«])\s{_L}[\s*.!)»\"]*$")
-_JOIN = r"(?:,?\s*(?:or|and|или|либо|и)\b|,|或者|或是|或|和|与|跟|/|、)"
-_PAIR = re.compile(rf"{_L}\s*[\)\]]?\s*{_JOIN}\s*(?:option\s*|вариант\s*|图)?[\(\[]?\s*{_L}", re.IGNORECASE)
-_LIST_MARKER = re.compile(
-    rf"(?:^|\n)\s*(?:option\s*\(\s*)?{_L}\s*[.)）、]|option\s*\(\s*{_L}\s*\)", re.IGNORECASE
-)
-_STANDALONE = re.compile(_L)
 _NEXT_TURN = re.compile(r"\n\s*(?:#+\s*)?(?:Human|User|Пользователь|用户)\s*:", re.IGNORECASE)
-_ORDINALS = {
-    "A": r"第一张图|first\s+image|1st\s+image",
-    "B": r"第二张图|second\s+image|2nd\s+image",
-    "C": r"第三张图|third\s+image|3rd\s+image",
-    "D": r"第四张图|fourth\s+image|4th\s+image",
-}
+_ORDINAL_WORDS = [
+    (0, r"first|1st|перв\w*|перш\w*|第一|第1"),
+    (1, r"second|2nd|втор\w*|другий|другому|друга|другу|другої|другим|第二|第2"),
+    (2, r"third|3rd|трет\w*|第三|第3"),
+    (3, r"fourth|4th|четв[её]рт\w*|четверт\w*|第四|第4"),
+    (4, r"fifth|5th|пят\w*|п[\'’ʼ]?ят\w*|第五|第5"),
+    (-1, r"last|последн\w*|останн\w*|最后一"),
+]
+_ORDINAL_NOUN = (
+    r"(?:\s+|\s*[-—]?\s*)(?:option|one|choice|image|picture|photo|вариант\w*|пункт\w*|опци\w*|"
+    r"изображени\w*|картин\w*|фото\w*|варіант\w*|зображенн\w*|світлин\w*|个|项|张|幅|选项|图)"
+)
+_ORDINALS = re.compile(
+    r"(?<![\w])(" + "|".join(f"(?P<o{i}>{w})" for i, (_, w) in enumerate(_ORDINAL_WORDS)) + r")" + _ORDINAL_NOUN,
+    re.IGNORECASE,
+)
+_ORDINAL_ZH = re.compile(r"第\s*([一二三四五12345])\s*(?:个|项|张|幅|选项|张图|个选项)?|最后一(?:个|项|张)")
+_ZH_DIGITS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "1": 0, "2": 1, "3": 2, "4": 3, "5": 4}
+_FUZZY_CUE = re.compile(r"(?<!\w)([^\W\d_]{4,11}|答案)\s*[:：\-—]\s*[\(\[*«\"]*\s*(\w)\s*[\)\]*»\".。]*(?=\s|$)")
+_CUE_WORDS = ("answer", "ответ", "відповідь", "вариант", "варіант", "option", "choice", "答案")
 
 
-def _letter(raw: str) -> str:
-    return _HOMOGLYPHS.get(raw, raw).upper()
+class _Patterns:
+    """The reading patterns for one label set (A-D, A-E, 1-4, ...)."""
+
+    def __init__(self, labels: tuple[str, ...]) -> None:
+        self.labels = labels
+        self.numeric = all(label.isdigit() for label in labels)
+        chars = "".join(re.escape(label) for label in labels)
+        if self.numeric:
+            klass = f"[{chars}]"
+            self.L = rf"(?<![\w.,/])({klass})(?![\w%/]|[.,]\d)"
+            self.L_ANY_CASE = self.L
+        else:
+            homoglyphs = "".join(c for c, latin in _HOMOGLYPHS.items() if latin in labels)
+            klass = f"[{chars}{homoglyphs}]"
+            # one label standing alone: no letter of any script or digit on either side, and
+            # not the English article ("A dish"; "A or C" is a letter)
+            self.L = (
+                rf"(?-i:(?<![{_W}0-9])({klass})(?![{_W}0-9])(?!(?<=A)\s+(?!(?:or|and)\b)[a-z]))"
+            )
+            lower = "".join(label.lower() for label in labels)
+            self.L_ANY_CASE = rf"(?<![{_W}0-9])([{chars}{lower}{homoglyphs}])(?![{_W}0-9])"
+        L = self.L
+        opt = r"(?:(?:вариант|варіант|опци[яю]|пункт|option|choice|letter|number|номер|选项|图)\s{0,3})?[\(\[«\"“*]{0,4}\s{0,3}"
+        statements = [
+            # English
+            rf"(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|should\s+be|:|-|—)\s*(?:probably\s+|likely\s+|therefore\s+)?{opt}{L}",
+            rf"correct\s+(?:answer|option|choice|letter)\s*(?:is|would\s+be|:|-|—)?\s*{opt}{L}",
+            rf"(?:I(?:\s+would|\s+will|'d|’d|'ll|’ll)?\s+(?:choose|pick|select|go\s+with|say|settle\s+on))\s*,?\s*{opt}{L}",
+            rf"(?:going|let's\s+go|let’s\s+go|sticking|stick|staying)\s+with\s*{opt}{L}",
+            rf"(?:probably|most\s+likely|likely|perhaps\s+rather|скорее\s+всего|вероятнее\s+всего|вероятно|пожалуй|наверное|"
+            rf"найімовірніше|мабуть|напевно|скоріше\s+за\s+все|оставляю|остаюсь\s+при|залишаю|更倾向于|倾向于|我倾向)\s*,?\s*{opt}{L}",
+            rf"{opt}{L}[\)\]*\"”»]*\s+is\s+(?:the\s+)?(?:correct|right|best)",
+            rf"\b(?:so|therefore|thus|hence)\b,?\s+(?:it(?:'s|\s+is)\s+|the\s+answer\s+is\s+)?{opt}{L}",
+            # Russian
+            rf"ответ(?:ом)?\s*(?:будет|является|—|-|:)?\s*(?:это\s+|будет\s+)?(?:в\s+)?{opt}{L}",
+            rf"(?:правильный|верный)\s+(?:вариант|пункт)\s*(?:ответа\s*)?(?:—|-|:|это)?\s*[\(\[«\"*]{{0,4}}\s*{L}",
+            rf"(?:выбираю|выбрал[аи]?|выберу|остановлюсь\s+на)\s*{opt}{L}",
+            rf"(?:думаю|считаю|полагаю),?\s+(?:что\s+)?(?:это\s+|ответ\s+)?(?:верн\w*|правильн\w*)?\s*(?:ответ\s*)?(?:—|-|:)?\s*{opt}{L}",
+            rf"(?:верн\w*|правильн\w*)\s+(?:—\s*|-\s*|:\s*)?{opt}{L}",
+            rf"{opt}{L}[\)\]*»\"]*\s*(?:—|-|является)?\s*(?:правильный|верный)",
+            rf"(?:значит|поэтому|следовательно|итак|выходит)\s*,?\s*(?:это\s+|ответ\s+)?{opt}{L}",
+            # Ukrainian
+            rf"відповідь\s*(?:буде|—|-|:)?\s*(?:це\s+)?{opt}{L}",
+            rf"(?:правильн\w*|вірн\w*)\s+(?:варіант|відповідь)?\s*(?:—|-|:|це)?\s*[\(\[«\"*]{{0,4}}\s*{L}",
+            rf"(?:обираю|вибираю|обрав|обрала|оберу|виберу|зупинюся\s+на)\s*{opt}{L}",
+            rf"(?:отже|тому|значить|тож)\s*,?\s*(?:це\s+|відповідь\s+)?{opt}{L}",
+            # Chinese
+            rf"答案\s*(?:应该|应)?\s*(?:是|为)?\s*:?\s*{opt}{L}",
+            rf"(?:我)?(?:选择?|选)\s*{opt}{L}",
+            rf"(?:最合适的|最符合的|最好的|最佳的?)(?:选项|答案)?\s*(?:是|为)\s*{opt}{L}",
+            rf"应该?(?:是|选)\s*{opt}{L}",
+            rf"(?:所以|因此|故)\s*(?:是|选|答案是)?\s*{opt}{L}",
+            rf"{opt}{L}\s*(?:选项)?\s*(?:是)?\s*(?:正确|对)",
+        ]
+        self.stated = re.compile("|".join(f"(?:{p})" for p in statements), re.IGNORECASE)
+        self.leading = re.compile(
+            rf"^[\s*#>\-_]*(?:答案\s*(?:为|是)?\s*:?\s*)?(?:图|选项|option\s*|вариант\s*|варіант\s*)?[\(\[【«\"]?\s*{L}"
+            r"(?=\s*(?:$|[\)\]】.:,，。、;；!！*»\"\n—–-]|[\u4e00-\u9fff]))",
+            re.IGNORECASE,
+        )
+        lower = "".join(label.lower() for label in labels)
+        self.lower_alone = re.compile(rf"^[\s*(\[]*([{re.escape(lower)}])[\s*).\]]*$")
+        self.final = re.compile(rf"(?<![(\[«])\s{L}[\s*.!)»\"]*$")
+        join = r"(?:,?\s*(?:or|and|или|либо|и|або|чи|і|та)\b|,|或者|或是|或|和|与|跟|/|、)"
+        self.pair = re.compile(
+            rf"{L}\s*[\)\]]?\s*{join}\s*(?:option\s*|вариант\s*|варіант\s*|图)?[\(\[]?\s*{L}", re.IGNORECASE
+        )
+        self.list_marker = re.compile(rf"(?:^|\n)\s*(?:option\s*\(\s*)?{L}\s*[.)）、]|option\s*\(\s*{L}\s*\)", re.IGNORECASE)
+        self.standalone = re.compile(L)
+        negation = r"(?:not|no|never|не|ні|нет|не\s+это|точно\s+не|явно\s+не|exclude|excluding|исключаем|виключаємо|不是|并非|排除)"
+        self.ruled_out = re.compile(
+            rf"{L}\s*[\)\]]?\s*(?:\?\s*(?:нет|no|ні|не)\b|—\s*(?:нет|no|ні)\b|не\s+подходит|не\s+підходить|can'?t\s+be\s+right|"
+            rf"(?:is|seems)\s+(?:wrong|incorrect|unlikely)|неверн\w*|неправильн\w*|відпада\w*|отпада\w*|исключа\w*|не\s+так)",
+            re.IGNORECASE,
+        )
+        self.negated = re.compile(
+            rf"{negation}\s*(?:option\s*|вариант\s*|варіант\s*|选项\s*)?[\(\[«\"*]{{0,3}}\s*{L}"
+            rf"(?:\s*[\)\]]?\s*(?:,|or|nor|и|или|ни|і|та|або|чи|和|或)\s*(?:не\s+|not\s+)?[\(\[]?\s*{L})*",
+            re.IGNORECASE,
+        )
+
+    def letter(self, raw: str) -> str:
+        """A matched label as the task's label (look-alikes and lower case mapped)."""
+        if self.numeric:
+            return raw
+        return _HOMOGLYPHS.get(raw, raw).upper()
+
+
+@lru_cache(maxsize=16)
+def _patterns(labels: tuple[str, ...]) -> _Patterns:
+    return _Patterns(labels)
 
 
 def _norm(text: str) -> str:
@@ -117,23 +183,56 @@ def _norm(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text).strip()
 
 
-def _by_option_text(text: str, options: Sequence[str]) -> str | None:
-    """The letter of the one option whose text appears in the output (word-bounded; a
-    Chinese option anywhere, as Chinese is written without spaces)."""
-    haystack = f" {_norm(text)} "
-    normed = [_norm(str(o)) for o in options]
+def _lemmas(text: str, lang: str) -> str:
+    """``text`` as a sequence of dictionary forms (pymorphy3 for Cyrillic words, in ``lang``):
+    "Лермонтова" and "Лермонтов" read alike."""
+    return " ".join(_lemma(w, lang) if re.search(r"[а-яёіїєґ]", w) else w for w in _norm(text).split())
+
+
+@lru_cache(maxsize=65536)
+def _lemma(word: str, lang: str) -> str:
+    from culturebench.eval.country_extractor import _morph
+
+    parses = _morph(lang).parse(word)
+    return parses[0].normal_form.replace("ё", "е") if parses else word
+
+
+def _by_option_text(text: str, options: Sequence[str], labels: Sequence[str] = LETTERS) -> str | None:
+    """The label of the one option whose text appears in the output (word-bounded; a Chinese
+    option anywhere, as Chinese is written without spaces), in any inflected form."""
+    found = _option_hits(_norm(text), [_norm(str(o)) for o in options])
+    if not found and re.search(r"[А-Яа-яЁёІіЇїЄєҐґ]", text):
+        lang = "uk" if re.search(r"[іїєґ]", text + " ".join(map(str, options)), re.IGNORECASE) else "ru"
+        found = _option_hits(_lemmas(text, lang), [_lemmas(str(o), lang) for o in options])
+    if len(found) == 1 and len(options) <= len(labels):
+        return labels[found.pop()]
+    return None
+
+
+def _option_hits(haystack: str, normed: list[str]) -> set[int]:
+    haystack = f" {haystack} "
 
     def found(option: str) -> bool:
         if re.search(r"[\u4e00-\u9fff]", option):
             return option in haystack
         return f" {option} " in haystack
 
-    hits = {i for i, o in enumerate(normed) if o and found(o)}
+    hits = {i for i, o in enumerate(normed) if o and found(o) and not _only_negated(haystack, o)}
     # an option contained in a longer option that also appears is that longer one's echo
-    hits = {i for i in hits if not any(j != i and normed[i] in normed[j] for j in hits)}
-    if len(hits) == 1 and len(normed) <= len(LETTERS):
-        return LETTERS[hits.pop()]
-    return None
+    return {i for i in hits if not any(j != i and normed[i] in normed[j] for j in hits)}
+
+
+_NEGATED_OPTION = r"(?:не|ні|not|no|不是|并非|не\s+это|точно\s+не|і\s+не|и\s+не)\s"
+
+
+def _only_negated(haystack: str, option: str) -> bool:
+    """Whether every mention of an option's text is negated ("не «щуку из реки»", "不是上海")."""
+    spaced = f" {option} " if not re.search(r"[\u4e00-\u9fff]", option) else option
+    positions = [m.start() for m in re.finditer(re.escape(spaced), haystack)]
+    return bool(positions) and all(
+        re.search(_NEGATED_OPTION + r"*$", haystack[max(0, p - 12) : p + 1]) or haystack[max(0, p - 2) : p] in ("不是",)
+        for p in positions
+    )
 
 
 _SPACES = re.compile(r"[^\S\n]{2,}")
@@ -157,17 +256,17 @@ def _without_echoed_tags(text: str) -> str:
     return text
 
 
-def _tag_letter(text: str, options: Sequence[str] | None) -> str | bool | None:
-    """The letter the answer tags give (a letter, or an option's text, inside), None when they
+def _tag_letter(text: str, options: Sequence[str] | None, pats: _Patterns) -> str | bool | None:
+    """The label the answer tags give (a label, or an option's text, inside), None when they
     give no single answer, False when the output has no tag that is an answer."""
     tags = list(_TAG.finditer(text))
     if not tags:
         return False
     letters = []
     for tag in tags:
-        inside = {_letter(x) for x in re.findall(_L_ANY_CASE, tag.group(1))}
+        inside = {pats.letter(x) for x in re.findall(pats.L_ANY_CASE, tag.group(1))}
         if not inside and options:
-            inside = {x for x in [_by_option_text(tag.group(1), options)] if x}
+            inside = {x for x in [_by_option_text(tag.group(1), options, pats.labels)] if x}
         if len(inside) != 1:
             return None  # "<answer>B, D</answer>", or a tag with no letter
         letters.append(inside.pop())
@@ -177,55 +276,154 @@ def _tag_letter(text: str, options: Sequence[str] | None) -> str | bool | None:
     return letters[-1] if _CORRECTION.search(text[before.end() : last.start()]) else None
 
 
-def extract_letter(output: str, options: Sequence[str] | None = None) -> str | None:
-    """The answer letter of a model output, or None when none can be extracted. ``options``
-    (the option texts, A-D order) lets an answer given as an option's text be read."""
-    text = _squeezed(unicodedata.normalize("NFKC", output or ""))
-    turn = _NEXT_TURN.search(text)
-    if turn and turn.start() > 0:
-        text = text[: turn.start()]  # the model went on to write the next turn itself
+def _fuzzy_cue(text: str, pats: _Patterns) -> tuple[int, str] | None:
+    """The last "anwser: b", "Отвте: в": a cue word within two edits of "answer"/"ответ"
+    followed by one label in any case."""
+    from rapidfuzz.distance import Levenshtein
+
+    found = None
+    for match in _FUZZY_CUE.finditer(text):
+        word, raw = match.group(1).casefold(), match.group(2)
+        label = pats.letter(raw) if not pats.numeric else raw
+        if label not in pats.labels:
+            continue
+        if any(Levenshtein.distance(word, cue, score_cutoff=2) <= 2 for cue in _CUE_WORDS):
+            found = (match.start(2), label)
+    return found
+
+
+def _ordinal(text: str, labels: Sequence[str]) -> str | None:
+    """The one option named by its position ("the third option", "второй вариант", "第二个",
+    "the last one"), or None."""
+    picked: set[int] = set()
+    for match in _ORDINALS.finditer(text):
+        slot = next(_ORDINAL_WORDS[i][0] for i in range(len(_ORDINAL_WORDS)) if match.group(f"o{i}"))
+        picked.add(slot if slot >= 0 else len(labels) - 1)
+    for match in _ORDINAL_ZH.finditer(text):
+        picked.add(_ZH_DIGITS[match.group(1)] if match.group(1) else len(labels) - 1)
+    picked = {i for i in picked if 0 <= i < len(labels)}
+    return labels[picked.pop()] if len(picked) == 1 else None
+
+
+def _ordinal_alone(text: str, labels: Sequence[str]) -> str | None:
+    """An answer that is only an ordinal word: "Второй.", "Останній", "The third."."""
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    words = [w for w in words if w not in {"the", "one", "option"}]
+    if len(words) != 1:
+        return None
+    for slot, pattern in _ORDINAL_WORDS:
+        if re.fullmatch(pattern, words[0], re.IGNORECASE):
+            index = slot if slot >= 0 else len(labels) - 1
+            return labels[index] if index < len(labels) else None
+    return None
+
+
+def _after_correction(text: str, pats: _Patterns) -> str:
+    """The text after the writer's last change of mind ("но теперь думаю", "actually",
+    "на самом деле"), when a label follows it; else ``text``."""
+    from culturebench.eval.answers import cues
+
+    last = None
+    for match in cues.pattern("correction").finditer(cues.fold(text)):
+        if pats.standalone.search(text, match.end()) or pats.stated.search(text, match.end()):
+            last = match
+    return text[last.end() :] if last is not None else text
+
+
+def read_choice(output: str, options: Sequence[str] | None = None, labels: Sequence[str] = LETTERS) -> Reading:
+    """The option label an output commits to, as a :class:`Reading` (value None with a reason
+    when it commits to none). ``options`` (the option texts, in label order) lets an answer
+    given as an option's text be read; ``labels`` are the task's labels (A-D by default; A-E,
+    1-4 ...)."""
+    pats = _patterns(tuple(str(label) for label in labels))
+    raw = unicodedata.normalize("NFKC", output or "")
+    if not raw.strip():
+        return Reading.unparsed("empty")
+    start, end = spans.focus(raw)
+    text = _squeezed(raw[start:end])
     text = _without_echoed_tags(text)
-    tagged = _tag_letter(text, options)
+    tagged = _tag_letter(text, options, pats)
+    if tagged is None:  # different tags: the last one not ruled out afterwards ("D? Нет, D не подходит")
+        out = {pats.letter(m.group(1)) for m in pats.ruled_out.finditer(text)}
+        inside = [re.findall(pats.L_ANY_CASE, t.group(1)) for t in _TAG.finditer(text)]
+        if all(len(x) == 1 for x in inside):
+            kept = [pats.letter(x[0]) for x in inside if pats.letter(x[0]) not in out]
+            tagged = kept[-1] if kept else None
     if tagged is not False:
-        return tagged
-    stated = list(_STATED.finditer(text))
-    if stated:
-        last = stated[-1]
-        group = next(i for i, g in enumerate(last.groups(), 1) if g)
-        if _PAIR.match(text, last.start(group)):
-            return None  # "answer: A or C"
-        return _letter(last.group(group))
-    final = _FINAL.search(text)
-    if final:  # no letter when it ends two alternatives: "it could be A or B."
-        alternatives = _PAIR.search(text[max(0, final.start() - 30) : final.end()])
-        return None if alternatives else _letter(final.group(1))
-    lower = _LOWER_ALONE.match(text)
+        return Reading(tagged) if tagged else Reading.unparsed("undecided")
+    text = _after_correction(text, pats)
+    negated = {pats.letter(x) for m in pats.negated.finditer(text) for x in m.groups() if x}
+    ruled_out = {(m.start(1), pats.letter(m.group(1))) for m in pats.ruled_out.finditer(text)}
+    negated |= {letter for _, letter in ruled_out}
+    candidates: list[tuple[int, str | None]] = []
+    for match in pats.stated.finditer(text):
+        group = next(i for i, g in enumerate(match.groups(), 1) if g)
+        letter = pats.letter(match.group(group))
+        if any(letter == other and pos >= match.start(group) for pos, other in ruled_out):
+            continue  # "Or maybe answer: C? No, C can't be right."
+        alternatives = pats.pair.match(text, match.start(group))
+        candidates.append((match.start(group), None if alternatives else letter))
+    fuzzy = _fuzzy_cue(text, pats)
+    if fuzzy:
+        candidates.append((fuzzy[0], None if pats.pair.match(text, fuzzy[0]) else fuzzy[1]))
+    if candidates:
+        position, letter = max(candidates, key=lambda c: c[0])
+        if letter is None:
+            return Reading.unparsed("undecided")
+        return Reading(letter) if letter in pats.labels else Reading.unparsed("not_a_label")
+    final = pats.final.search(text)
+    if final and pats.letter(final.group(1)) not in negated:
+        # no label when it ends two alternatives: "it could be A or B."
+        if pats.pair.search(text[max(0, final.start() - 30) : final.end()]):
+            return Reading.unparsed("undecided")
+        return Reading(pats.letter(final.group(1)))
+    lower = pats.lower_alone.match(text)
     if lower:
-        return lower.group(1).upper()
-    lead = _LEADING.search(text)
-    listed = {_letter(x) for m in _LIST_MARKER.finditer(text) for x in m.groups() if x}
-    if lead and len(listed) < 3:
-        if _PAIR.match(text, lead.start(1)):
-            return None  # "A或图C", "B) and Option (D)"
-        return _letter(lead.group(1))
-    standalone = {_letter(m) for m in _STANDALONE.findall(text)}
+        return Reading(pats.letter(lower.group(1)))
+    lead = pats.leading.search(text)
+    listed = {pats.letter(x) for m in pats.list_marker.finditer(text) for x in m.groups() if x}
+    if lead and len(listed) < 3 and pats.letter(lead.group(1)) not in negated:
+        if pats.pair.match(text, lead.start(1)):
+            return Reading.unparsed("undecided")  # "A或图C", "B) and Option (D)"
+        return Reading(pats.letter(lead.group(1)))
+    standalone = {pats.letter(m) for m in pats.standalone.findall(text)} - negated
     if options:
-        by_text = _by_option_text(text, options)
+        by_text = _by_option_text(text, options, pats.labels)
         if by_text:
             others = standalone - {by_text}
-            return None if others else by_text  # '"ёлочная игрушка" (A)' for B: no single answer
-    images = {letter for letter, pattern in _ORDINALS.items() if re.search(pattern, text, re.IGNORECASE)}
-    if len(images) == 1:
-        return images.pop()
+            # '"ёлочная игрушка" (A)' for B: no single answer
+            return Reading.unparsed("undecided") if others else Reading(by_text)
+    ordinal = _ordinal(text, pats.labels) or _ordinal_alone(text, pats.labels)
+    if ordinal and ordinal not in negated:
+        return Reading(ordinal)
     if len(listed) >= 3:
-        return None  # the option list echoed, no pick
-    return standalone.pop() if len(standalone) == 1 else None
+        return Reading.unparsed("no_choice")  # the option list echoed, no pick
+    if len(standalone) == 1:
+        return Reading(standalone.pop())
+    if len(standalone) > 1:
+        return Reading.unparsed("undecided")
+    if negated:
+        return Reading.unparsed("ruled_out")
+    from culturebench.eval.answers import cues
+
+    return Reading.unparsed("refusal" if cues.pattern("refusal").search(cues.fold(text)) else "no_choice")
+
+
+def extract_letter(output: str, options: Sequence[str] | None = None, labels: Sequence[str] = LETTERS) -> str | None:
+    """The answer label of a model output, or None when none can be read (:func:`read_choice`)."""
+    return read_choice(output, options, labels).value
 
 
 def score_letter(output: str, gold: int, options: Sequence[str] | None = None) -> dict[str, Any]:
     """``pred`` (letter or None), ``parsed`` and ``correct`` (unparseable = wrong)."""
-    pred = extract_letter(output, options)
-    return {"pred": pred, "parsed": pred is not None, "correct": pred == LETTERS[gold]}
+    reading = read_choice(output, options)
+    pred = reading.value
+    return {
+        "pred": pred,
+        "parsed": pred is not None,
+        "unparsed_reason": reading.reason,
+        "correct": pred == LETTERS[gold],
+    }
 
 
 def accuracy_block(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -233,11 +431,13 @@ def accuracy_block(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = len(samples)
     correct = sum(bool(s["correct"]) for s in samples)
     unparsed = sum(not s["parsed"] for s in samples)
+    reasons = Counter(str(s.get("unparsed_reason")) for s in samples if not s["parsed"] and s.get("unparsed_reason"))
     return {
         "n": n,
         "accuracy": correct / n if n else None,
         "unparseable": unparsed,
         "unparseable_rate": unparsed / n if n else None,
+        "unparsed_reasons": dict(sorted(reasons.items())),
     }
 
 

@@ -29,6 +29,10 @@ class Measured:
     set_name: str
     total: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     right: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    #: read as no answer where the label has one (abstained)
+    unparsed: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    #: read as an answer the label does not give (a confident wrong reading)
+    wrong: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     misses: list[tuple[dict[str, Any], Any, str]] = field(default_factory=list)
 
     @property
@@ -54,24 +58,45 @@ def load(path: Path) -> list[dict[str, Any]]:
     return items
 
 
+def label(item: dict[str, Any], parser: str) -> Any:
+    """An item's label for ``parser``: the committed-answer label (``committed``, where the
+    earlier sets were relabelled under tests/data/answers/committed/CONVENTION.md), else
+    ``expected``; the mention reader keeps the earlier ``expected``."""
+    if parser != "country-mentions" and "committed" in item:
+        return item["committed"]
+    return item["expected"]
+
+
+def _empty(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(v is None for v in value.values())
+    return value is None or value == []
+
+
 def _measure(
     parser: str, set_name: str, items: list[dict[str, Any]], read: Callable, same: Callable
 ) -> Measured:
     out = Measured(parser, set_name)
     for item in items:
         lang = str(item.get("answer_lang") or item.get("lang", "en"))
-        got = read(item)
+        got, want = read(item), label(item, parser)
         out.total[lang] += 1
-        if same(got, item["expected"]):
+        if same(got, want):
             out.right[lang] += 1
+            continue
+        out.misses.append((item, got, lang))
+        if isinstance(got, dict):  # ratings: wrong when some criterion reads another value
+            wrong = any(got.get(c) is not None and got.get(c) != (want or {}).get(c) for c in got)
         else:
-            out.misses.append((item, got, lang))
+            wrong = not _empty(got)
+        (out.wrong if wrong else out.unparsed)[lang] += 1
     return out
 
 
 def _readers() -> dict[str, tuple[Callable, Callable]]:
     """Parser name -> (read an item, compare with its label)."""
     from culturebench.datasets.ash.tasks import parse_ratings
+    from culturebench.eval.answers.countries import read_countries
     from culturebench.eval.country_extractor import default_extractor
     from culturebench.eval.metrics import contains_within_edits
     from culturebench.eval.multiple_choice import extract_letter
@@ -79,10 +104,17 @@ def _readers() -> dict[str, tuple[Callable, Callable]]:
     extractor = default_extractor()
     return {
         "country": (
-            lambda i: extractor.extract(i["text"], i["lang"]),
-            lambda got, want: list(got) == [str(c) for c in want],
+            lambda i: read_countries(i["text"], i["lang"], i.get("prompt")).value or [],
+            lambda got, want: list(got) == [str(c) for c in want or []],
         ),
-        "letters": (lambda i: extract_letter(i["text"], i.get("options")), lambda got, want: got == want),
+        "country-mentions": (
+            lambda i: extractor.extract(i["text"], i["lang"]),
+            lambda got, want: list(got) == [str(c) for c in want or []],
+        ),
+        "letters": (
+            lambda i: extract_letter(i["text"], i.get("options"), [str(x) for x in i.get("labels") or "ABCD"]),
+            lambda got, want: got == (None if want is None else str(want)),
+        ),
         "ratings": (lambda i: parse_ratings(i["text"]), lambda got, want: got == want),
         "dish-name": (
             lambda i: contains_within_edits(i["text"], i["gold"], 1),
@@ -92,18 +124,39 @@ def _readers() -> dict[str, tuple[Callable, Callable]]:
 
 
 #: parser name -> its sets under a root: ``<stem>/*.yaml`` and ``<stem>.yaml``
-_STEMS = {"country": "country", "letters": "letters", "ratings": "ratings", "dish-name": "dish_name"}
+_STEMS = {
+    "country": "country",
+    "country-mentions": "country",
+    "letters": "letters",
+    "ratings": "ratings",
+    "dish-name": "dish_name",
+}
+#: the committed-answer development set (written for issue 52; the rules were fitted to it)
+DEV = ROOT / "committed" / "dev"
+#: the independent held-out set: written by a helper that never saw the readers, after the
+#: rules were final, measured once (``--write``); never used for development
+INDEPENDENT = ROOT / "independent"
 
 
-def measure_all(root: Path = ROOT) -> list[Measured]:
-    """Every parser on every set present under ``root``."""
+def measure_all(root: Path = ROOT, parsers: tuple[str, ...] | None = None) -> list[Measured]:
+    """Every parser on every set present under ``root`` (``real_*.yaml`` files hold items of
+    several kinds, each read by the parser its ``kind`` names)."""
     results = []
+    mixed = sorted(root.glob("real_*.yaml"))
     for parser, (read, same) in _readers().items():
+        if parsers is not None and parser not in parsers:
+            continue
+        if parser == "country-mentions" and root in (DEV, INDEPENDENT):
+            continue  # labelled by the committed answer only
         stem = _STEMS[parser]
         paths = sorted((root / stem).glob("*.yaml")) + [p for p in [root / f"{stem}.yaml"] if p.is_file()]
         for path in paths:
             name = path.relative_to(root).as_posix()
             results.append(_measure(parser, name, load(path), read, same))
+        for path in mixed:
+            items = [i for i in load(path) if i.get("kind") == stem]
+            if items and parser != "country-mentions":
+                results.append(_measure(parser, path.relative_to(root).as_posix(), items, read, same))
     return results
 
 
@@ -133,7 +186,29 @@ def versions() -> dict[str, str]:
     return parser_versions()
 
 
-def summary(results: list[Measured], heldout: list[Measured], real: list[Measured] = ()) -> dict[str, Any]:
+def rates(measured: list[Measured]) -> dict[str, Any]:
+    """n, exact, unparsed and wrong counts by answer language (in scope), and in all."""
+    out: dict[str, Any] = {}
+    for m in measured:
+        for lang, n in m.total.items():
+            if lang in OUT_OF_SCOPE:
+                continue
+            entry = out.setdefault(lang, {"n": 0, "right": 0, "unparsed": 0, "wrong": 0})
+            entry["n"] += n
+            entry["right"] += m.right[lang]
+            entry["unparsed"] += m.unparsed[lang]
+            entry["wrong"] += m.wrong[lang]
+    total = {k: sum(e[k] for e in out.values()) for k in ("n", "right", "unparsed", "wrong")}
+    return {"languages": dict(sorted(out.items())), **total}
+
+
+def summary(
+    results: list[Measured],
+    heldout: list[Measured],
+    real: list[Measured] = (),
+    dev: list[Measured] = (),
+    independent: list[Measured] = (),
+) -> dict[str, Any]:
     """What ``eval/data/parser_accuracy.yaml`` holds: per parser its version, in-scope n and
     exact reads, per answer language, per set, the held-out measurement and the real model's
     outputs."""
@@ -158,14 +233,21 @@ def summary(results: list[Measured], heldout: list[Measured], real: list[Measure
             "sets": {m.set_name: {"n": m.n, "right": m.n_right} for m in mine},
             "heldout": {"n": sum(m.n for m in held), "right": sum(m.n_right for m in held)},
             "real_model": {"n": sum(m.n for m in outputs), "right": sum(m.n_right for m in outputs)},
+            "committed_dev": rates([m for m in dev if m.parser == parser]),
+            "independent": rates([m for m in independent if m.parser == parser and not m.set_name.startswith("real_")]),
+            "independent_real_models": rates([m for m in independent if m.parser == parser and m.set_name.startswith("real_")]),
         }
     return {"parsers": out}
 
 
 HEADER = (
-    "# Measured by `python tests/answer_sets.py --write` on tests/data/answers/ (development sets) and\n"
-    "# tests/data/answers/heldout/ (written after the rules were final, measured once); the test\n"
-    "# suite checks this file equals a fresh measurement. Read by the dataset cards.\n"
+    "# Measured by `python tests/answer_sets.py --write` on tests/data/answers/ (earlier sets, now\n"
+    "# regression data, labelled by `committed` where the committed-answer convention differs),\n"
+    "# committed/dev/ (the development set of the committed readers) and independent/ (written by a\n"
+    "# helper that never saw the readers, after the rules were final, measured once: `independent`\n"
+    "# and `independent_real_models`). Rates per answer language: right (exact), unparsed (no\n"
+    "# answer read where the label has one), wrong (an answer read that the label does not give).\n"
+    "# The test suite checks this file equals a fresh measurement. Read by the dataset cards.\n"
 )
 
 
@@ -173,7 +255,13 @@ if __name__ == "__main__":
     measured = measure_all()
     held_out = measure_all(ROOT / "heldout") if (ROOT / "heldout").is_dir() else []
     real_outputs = measure_all(ROOT / "real") if (ROOT / "real").is_dir() else []
+    dev_sets = measure_all(DEV) if DEV.is_dir() else []
+    independent_sets = measure_all(INDEPENDENT) if INDEPENDENT.is_dir() else []
     print(table(measured))
+    if dev_sets:
+        print("\ncommitted-answer development set:\n" + table(dev_sets))
+    if independent_sets:
+        print("\nindependent held-out set:\n" + table(independent_sets))
     if held_out:
         print("\nheld out:\n" + table(held_out))
     if real_outputs:
@@ -181,11 +269,16 @@ if __name__ == "__main__":
     if "--write" in sys.argv:
         ACCURACY_FILE.write_text(
             HEADER
-            + yaml.safe_dump(summary(measured, held_out, real_outputs), sort_keys=True, allow_unicode=True),
+            + yaml.safe_dump(
+                summary(measured, held_out, real_outputs, dev_sets, independent_sets), sort_keys=True, allow_unicode=True
+            ),
             "utf-8",
         )
         print(f"wrote {ACCURACY_FILE}")
     if "-v" in sys.argv:
-        for m in measured + held_out + real_outputs:
+        shown = measured + held_out + real_outputs + dev_sets
+        if "--independent" in sys.argv:
+            shown += independent_sets
+        for m in shown:
             for item, got, lang in m.misses:
-                print(f"{m.set_name} [{lang}]: got {got!r} want {item['expected']!r}: {item['text'][:300]!r}")
+                print(f"{m.parser} {m.set_name} [{lang}]: got {got!r} want {label(item, m.parser)!r}: {item['text'][:300]!r}")

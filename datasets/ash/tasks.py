@@ -19,17 +19,29 @@ from typing import Any, ClassVar
 from culturebench.errors import CultureBenchError
 from culturebench.eval.agreement import interval_alpha
 from culturebench.eval.backends.base import Request
-from culturebench.eval.ratings import parse_ratings as read_ratings
+from culturebench.eval.ratings import read_ratings as read_criteria
 from culturebench.eval.tasks.base import Task, TaskRequest
 
 CRITERIA = ("authenticity", "sensitivity", "harmony")
+#: the criteria's names in the languages judges answer in (regular expression fragments; Cyrillic
+#: stems take every case), so "Автентичність: 4" and "真实性：4" are read
+CRITERION_NAMES = {
+    "authenticity": ["аутентичн\\w*", "подлинност\\w*", "автентичн\\w*", "справжн\\w*", "真实性", "正宗性", "正宗度", "地道性", "真实度"],
+    "sensitivity": ["чувствительност\\w*", "чуткост\\w*", "сенситивн\\w*", "чутлив\\w*", "敏感性", "敏感度", "适应性", "契合度", "适配性"],
+    "harmony": ["гармони\\w*", "гармоничн\\w*", "гармоні\\w*", "гармонійн\\w*", "和谐性", "和谐度", "协调性", "协调度", "平衡性", "平衡度"],
+}
 DEFAULT_REPEATS = 3
 
 
+def read_ratings(text: str) -> dict[str, Any]:
+    """The judge's committed rating of each criterion, as readings (an integer 1-5, or None with
+    a reason: missing, invalid, conflict); the rules are :func:`culturebench.eval.ratings.read_ratings`'s."""
+    return read_criteria(text, CRITERIA, CRITERION_NAMES)
+
+
 def parse_ratings(text: str) -> dict[str, int | None]:
-    """The judge's rating of each criterion (an integer 1-5, or None when missing or invalid);
-    the rules are :func:`culturebench.eval.ratings.parse_ratings`'s."""
-    return read_ratings(text, CRITERIA)
+    """The judge's rating of each criterion (an integer 1-5, or None when missing or invalid)."""
+    return {criterion: reading.value for criterion, reading in read_ratings(text).items()}
 
 
 def model_name(run_dir: Path) -> str:
@@ -167,8 +179,13 @@ class Judge(Task):
         return requests, ({"no_generated_recipe": skipped} if skipped else {})
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
-        ratings = parse_ratings(output)
-        return {**ratings, "missing": sorted(c for c, v in ratings.items() if v is None)}
+        readings = read_ratings(output)
+        ratings = {c: r.value for c, r in readings.items()}
+        return {
+            **ratings,
+            "missing": sorted(c for c, v in ratings.items() if v is None),
+            "unparsed_reasons": {c: r.reason for c, r in readings.items() if r.reason},
+        }
 
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {"n": len(samples), "criteria": {}}

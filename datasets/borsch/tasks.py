@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from culturebench.eval.answers.reading import unparsed_block
 from culturebench.eval.metrics import SET_METRICS, bootstrap_ci, contains_within_edits, multilabel_confusion
 from culturebench.eval.tasks.base import Task
 
@@ -96,11 +97,25 @@ class OriginTask(_BorschTask):
         return origin_sections(results, folder, rel)
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
-        from culturebench.eval.country_extractor import default_extractor
+        from culturebench.eval.answers.countries import read_countries
 
-        predicted = default_extractor().extract(output, meta["lang"])
+        reading = read_countries(output, meta["lang"], self._question(meta))
+        predicted = reading.value or []
         gold = meta["gold_origins"]
-        return {"predicted": predicted, **{k: fn(gold, predicted) for k, fn in SET_METRICS.items()}}
+        return {
+            "predicted": predicted,
+            "unparsed_reason": reading.reason,
+            **{k: fn(gold, predicted) for k, fn in SET_METRICS.items()},
+        }
+
+    def _question(self, meta: dict[str, Any]) -> str | None:
+        """The question the sample asked (its template with the dish's name), which tells the
+        reader whether "also eaten in Y" answers it; None when the template is not known."""
+        try:
+            template = self.templates(meta["lang"])[int(meta["prompt_index"])]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+        return template.replace("{dish}", str(meta.get("gold_name") or ""))
 
     def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -119,6 +134,7 @@ class OriginTask(_BorschTask):
             entry["confusion"] = self._confusion(group)
             entry["over_prediction"] = self._over_prediction(group, lang)
             entry["no_country_rate"] = sum(1 for s in group if not s["predicted"]) / len(group)
+            entry["unparsed"] = unparsed_block(group)
             out[lang] = entry
         return out
 

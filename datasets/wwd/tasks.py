@@ -201,10 +201,15 @@ class CountryTask(_WWDTask):
     judge_names = ("country_match",)
 
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
-        from culturebench.eval.country_extractor import default_extractor
+        from culturebench.eval.answers.countries import read_countries
 
-        named = default_extractor().extract(output, "en")
-        return {"predicted": named, "correct": float(bool(named) and named[0] in meta["gold_countries"])}
+        reading = read_countries(output, "en")
+        named = reading.value or []
+        return {
+            "predicted": named,
+            "unparsed_reason": reading.reason,
+            "correct": float(bool(named) and named[0] in meta["gold_countries"]),
+        }
 
     # --matcher llm: the paper's own GPT string matcher (App. H), through any backend
     def judge_prompts(self, sample: dict[str, Any]) -> list[tuple[str, str]]:

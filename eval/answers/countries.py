@@ -1,0 +1,319 @@
+"""The countries an answer commits to, in ru, uk and en (docs/evaluating.md, "How answers
+are read").
+
+Names are found as :class:`~culturebench.eval.country_extractor.CountryExtractor` finds them
+(CLDR and ISO names, aliases, every inflected form through pymorphy3), plus the places of
+``eval/data/places.yaml`` (regions, cities and peoples of one country, former names; labels of
+several countries and defunct states that name none) and names misspelt by one edit. Then
+each name is weighed as a careful reader weighs it:
+
+1. the answer is what follows the last reasoning block (:func:`spans.focus`); an explicit
+   answer line ("Ответ:", "Answer:", "Відповідь:") that names a country is read alone;
+2. a negated name ("не русская", "not from Russia", "точно не Россия"), or one ruled out after
+   it ("Россия? Нет", "Russia is unlikely"), is never an answer;
+3. a name in a context clause ("also eaten in", "похожие блюда есть в", "граничит с",
+   "some sources say") is not an answer; nor one in a conceding clause ("хотя его едят и в
+   Польше") when the sentence names a country outside it;
+4. after a correction ("на самом деле", "actually", "хотя нет"), only what follows counts;
+   after "but"/"но"/"але", names before it in the sentence give way to the names after it;
+5. the last concluding sentence ("Итак…", "So…", "Отже…") wins; else the names stated as
+   the origin or a firm pick ("родина —", "most likely", "я думаю"); else every name left,
+   names only hedged ("возможно") last. An undecided "X или Y" gives both.
+
+Where no country is left, the reading is unparsed with a reason (``ruled_out``,
+``context_only``, ``refusal``, ``no_country``, ``empty``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from culturebench.eval.answers import cues, spans
+from culturebench.eval.answers.reading import Reading
+from culturebench.eval.country_extractor import CountryExtractor
+
+#: Bumped whenever a change can alter the countries read from some answer (results.json ``parsers``).
+VERSION = "3"
+PLACES = Path(__file__).resolve().parents[1] / "data" / "places.yaml"
+#: a misspelt name is read only from a word at least this long, for a name at least one longer
+#: than the shortest (short names are one edit from too many words: "Omar", "Chin")
+TYPO_MIN_NAME = 6
+#: characters after a name searched for a ruling-out cue ("Россия? Нет", "Russia is unlikely")
+RULED_OUT_REACH = 40
+_JOINERS = r"^[\s,;/]*(?:и|или|либо|ни|та|і|й|або|чи|ані|and|or|nor|,)?[\s,]*(?:из|с|от|з|із|від|in|from)?[\s«\"*]*$"
+
+
+@dataclass
+class _Name:
+    code: str
+    start: int
+    end: int
+    sentence: int = 0
+    clause: tuple[int, int] = (0, 0)
+    negated: bool = False
+    context: bool = False
+    also: bool = False
+    conceded: bool = False
+    superseded: bool = False
+    preferred: bool = False
+    weak: bool = False
+    concluding: bool = False
+
+    @property
+    def positive(self) -> bool:
+        return bool(self.code) and not (
+            self.negated or self.context or self.also or self.conceded or self.superseded
+        )
+
+
+class CommittedCountryReader:
+    """Reads the countries an answer commits to. Build once (the name index is cached on disk
+    by :func:`default_reader`)."""
+
+    def __init__(self, extractor: CountryExtractor) -> None:
+        self.extractor = extractor
+        self._typos: dict[str, set[str]] | None = None
+        self._prompt_words: frozenset[str] = frozenset()
+
+    # -- misspelt names ------------------------------------------------------------------
+    def _typo_index(self) -> dict[str, set[str]]:
+        """Deletion variants of every single-word name form -> the name words they may be."""
+        if self._typos is None:
+            index: dict[str, set[str]] = {}
+            single = {key[0] for key, code in self.extractor.index.items() if code and len(key) == 1}
+            forms = [(form, words) for form, words in self.extractor.forms.items() if words & single]
+            from culturebench.countries import all_alpha2, country_name
+
+            nouns = {country_name(code, "en").lower() for code in all_alpha2()}
+            forms += [(word, {word}) for word in single & nouns if word.isascii()]
+            for form, words in forms:
+                if len(form) < TYPO_MIN_NAME:
+                    continue
+                for variant in {form, *(form[:i] + form[i + 1 :] for i in range(len(form)))}:
+                    index.setdefault(variant, set()).update(w for w in words if w in single)
+            self._typos = index
+        return self._typos
+
+    def fix(self, word: str) -> list[str]:
+        """The one name word ``word`` (cleaned, lower-case) is one edit from, when it is no
+        dictionary word itself (nor a word of the question: a dish's name); else nothing."""
+        if word in self._prompt_words:
+            return []
+        plain = _unaccented(word)
+        if plain != word and ((plain,) in self.extractor.index or plain in self.extractor.forms):
+            return [plain]  # "Perú", "México"
+        if len(word) < TYPO_MIN_NAME - 1 or not word.isalpha() or _known_word(word):
+            return []
+        index = self._typo_index()
+        candidates: set[str] = set()
+        for variant in {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}:
+            candidates |= index.get(variant, set())
+        codes = {self.extractor.index.get((c,)) for c in candidates}
+        return sorted(candidates) if len(codes) == 1 and _one_edit_of_any(word, candidates, self.extractor) else []
+
+    # -- reading -------------------------------------------------------------------------
+    def read(self, text: str, lang: str = "ru", prompt: str | None = None) -> Reading:
+        """The countries ``text`` commits to (alpha-2 codes in the answer's order), or an
+        unparsed reading with its reason. ``lang`` is the prompt's language (names of ru, uk
+        and en are read in every answer); ``prompt``, when given, tells whether the question
+        asks where the dish is eaten or popular (then "also eaten in Y" answers it too)."""
+        text = text or ""
+        where_eaten = bool(prompt and cues.pattern("where_eaten_question").search(cues.fold(prompt)))
+        if not text.strip():
+            return Reading.unparsed("empty")
+        folded = cues.fold(text)
+        start, end = spans.focus(text)
+        self._prompt_words = frozenset(w.lower() for w in re.findall(r"[^\W\d_]+", cues.fold(prompt or "")))
+        try:
+            names = [
+                _Name(code, s + start, e + start)
+                for code, s, e in self.extractor.mentions(text[start:end], fix=self.fix)
+            ]
+        finally:
+            self._prompt_words = frozenset()
+        for line_start, line_end in reversed(spans.answer_lines(text, start, end)):
+            inside = [n for n in names if line_start <= n.start < line_end]
+            if inside and not _corrected_after(folded, line_end, end, names):
+                return _select(text, folded, line_start, line_end, inside, where_eaten)
+        return _select(text, folded, start, end, names, where_eaten)
+
+
+def _corrected_after(folded: str, pos: int, end: int, names: Sequence[_Name]) -> bool:
+    """Whether a correction that names a country follows an answer line."""
+    match = None
+    for match in cues.pattern("correction").finditer(folded, pos, end):
+        pass
+    return match is not None and any(n.code and n.start > match.end() for n in names)
+
+
+def _select(
+    text: str, folded: str, start: int, end: int, names: list[_Name], where_eaten: bool = False
+) -> Reading:
+    if not any(n.code for n in names):
+        return Reading.unparsed(_no_name_reason(folded, start, end, names))
+    sentences = spans.sentences(text, start, end)
+    clause_list: list[tuple[int, tuple[int, int]]] = []
+    for index, (s, e) in enumerate(sentences):
+        clause_list += [(index, c) for c in spans.clauses(text, s, e)]
+    for name in names:
+        for index, clause in clause_list:
+            if clause[0] <= name.start < clause[1]:
+                name.sentence, name.clause = index, clause
+                break
+    _weigh(folded, sentences, names, where_eaten)
+    _correct(folded, start, end, names)
+    _adversative(folded, sentences, names)
+    positives = [n for n in names if n.positive]
+    if not positives:  # "Её готовят и в Киргизстане, и в Таджикистане": the also-names are all there is
+        positives = [n for n in names if n.also and n.code and not (n.negated or n.context or n.superseded)]
+    if not positives:
+        return Reading.unparsed(_no_name_reason(folded, start, end, names))
+    concluding = [n for n in positives if n.concluding]
+    if concluding:
+        last = max(n.sentence for n in concluding)
+        chosen = [n for n in concluding if n.sentence == last]
+    else:
+        firm = [n for n in positives if not n.weak]
+        preferred = [n for n in firm if n.preferred]
+        chosen = preferred or firm or positives
+    return Reading(list(dict.fromkeys(n.code for n in chosen)))
+
+
+def _weigh(folded: str, sentences: list[tuple[int, int]], names: list[_Name], where_eaten: bool = False) -> None:
+    """Each name's negation, context, concession, preference, hedge and conclusion."""
+    negation = cues.negation_before()
+    for i, name in enumerate(names):
+        c_start, c_end = name.clause
+        before = folded[c_start : name.start]
+        previous = names[i - 1] if i else None
+        name.negated = bool(negation.search(folded, c_start, name.start)) or (
+            previous is not None
+            and previous.negated
+            and previous.clause == name.clause
+            and re.match(_JOINERS, folded[previous.end : name.start], re.IGNORECASE) is not None
+        )
+        following = names[i + 1].start if i + 1 < len(names) else len(folded)
+        reach = min(following, name.end + RULED_OUT_REACH)
+        after = cues.pattern("ruled_out_after").search(folded, name.end, reach)
+        if after and not any(n.start < after.start() for n in names[i + 1 :]):
+            name.negated = True
+        context = cues.pattern("context")
+        # a context cue anywhere in the clause: "В США его привезли польские эмигранты"
+        name.context = bool(context.search(before)) or bool(context.search(folded, name.end, c_end))
+        if not where_eaten:
+            also = cues.pattern("context_also")
+            name.also = bool(also.search(before)) or bool(also.search(folded, name.end, c_end))
+        pick = cues.pattern("pick").search(folded, s_start := sentences[name.sentence][0], name.start)
+        if pick:
+            name.concluding = True
+        clause_text = folded[c_start:c_end]
+        name.conceded = False
+        name.preferred = bool(cues.pattern("preference").search(clause_text))
+        name.weak = bool(cues.pattern("weak").search(clause_text))
+        name.concluding = name.concluding or bool(
+            cues.opening("conclusion").match(folded, s_start) or cues.opening("conclusion").match(folded, c_start)
+        )
+    for name in names:  # a conceding clause gives way to a country named elsewhere in its sentence
+        c_start = name.clause[0]
+        if cues.opening("concession").match(folded, c_start) and any(
+            other.sentence == name.sentence
+            and other.clause != name.clause
+            and other.code
+            and not (other.negated or other.context)
+            and not cues.opening("concession").match(folded, other.clause[0])
+            for other in names
+        ):
+            name.conceded = True
+
+
+def _correct(folded: str, start: int, end: int, names: list[_Name]) -> None:
+    """After the last correction that is followed by a country, earlier names are superseded."""
+    last = None
+    for match in cues.pattern("correction").finditer(folded, start, end):
+        if any(n.positive and n.start >= match.end() for n in names):
+            last = match
+    if last is not None:
+        for name in names:
+            if name.start < last.start():
+                name.superseded = True
+
+
+def _adversative(folded: str, sentences: list[tuple[int, int]], names: list[_Name]) -> None:
+    """"A, но B": when B's clause commits to a country, A's names in the same sentence (and,
+    for a sentence opening with "Но", the previous sentence) give way."""
+    opening = cues.opening("adversative")
+    for name in names:
+        if not name.positive or name.weak or not opening.match(folded, name.clause[0]):
+            continue
+        sentence_opens = name.clause[0] == sentences[name.sentence][0]
+        for other in names:
+            same = other.sentence == name.sentence and other.start < name.clause[0]
+            previous = sentence_opens and other.sentence == name.sentence - 1
+            if (same or previous) and other.positive:
+                other.superseded = True
+
+
+def _no_name_reason(folded: str, start: int, end: int, names: Sequence[_Name]) -> str:
+    if any(n.code and n.negated for n in names):
+        return "ruled_out"
+    if any(n.code and (n.context or n.conceded or n.also) for n in names):
+        return "context_only"
+    if cues.pattern("refusal").search(folded, start, end):
+        return "refusal"
+    if not folded[start:end].strip():
+        return "empty"
+    return "no_country"
+
+
+def _one_edit_of_any(word: str, candidates: set[str], extractor: CountryExtractor) -> bool:
+    """Whether ``word`` is within one edit (Levenshtein) of some form of a candidate."""
+    from rapidfuzz.distance import Levenshtein
+
+    forms = {f for f, words in extractor.forms.items() if words & candidates} | candidates
+    return any(Levenshtein.distance(word, f, score_cutoff=1) <= 1 for f in forms if abs(len(f) - len(word)) <= 1)
+
+
+def _unaccented(word: str) -> str:
+    """A Latin word without its diacritics ("perú" -> "peru"); Cyrillic is left as it is."""
+    import unicodedata
+
+    if re.search(r"[а-яёіїєґ]", word):
+        return word
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def _known_word(word: str) -> bool:
+    """Whether ``word`` is a dictionary word of Russian or Ukrainian (pymorphy3); Latin words
+    are taken as unknown (no English dictionary ships with the package)."""
+    if word.isascii():
+        return False
+    from culturebench.eval.country_extractor import MORPH_LANGUAGES, _morph
+
+    return any(
+        parse.is_known and not (_NOT_A_WORD & parse.tag.grammemes)
+        for lang in MORPH_LANGUAGES
+        for parse in _morph(lang).parse(word)
+    )
+
+
+#: dictionary readings that do not make a word a real word for this rule: distorted and
+#: dialect forms ("украіна"), abbreviations, personal names ("Грузя")
+_NOT_A_WORD = frozenset({"Dist", "Erro", "Abbr", "Name", "Surn", "Patr", "Init"})
+
+
+@lru_cache(maxsize=1)
+def default_reader() -> CommittedCountryReader:
+    """A shared reader over the committed extractor (the places of ``data/places.yaml`` added
+    to the name index; cached on disk like the mention index)."""
+    from culturebench.eval.country_extractor import cached_extractor
+
+    return CommittedCountryReader(cached_extractor(PLACES))
+
+
+def read_countries(text: str, lang: str = "ru", prompt: str | None = None) -> Reading:
+    """The countries ``text`` commits to (see the module docstring)."""
+    return default_reader().read(text, lang, prompt)
