@@ -317,7 +317,6 @@ def default_extractor() -> CountryExtractor:
     return cached_extractor(None)
 
 
-@lru_cache(maxsize=4)
 def cached_extractor(places_path: Path | None = None) -> CountryExtractor:
     """An extractor whose index, built with ``places_path`` added when given, is kept. Building
     the index takes most of a second (every name word's inflected forms from pymorphy3), so it

@@ -40,8 +40,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from culturebench.choice_labels import LETTERS
@@ -76,12 +76,17 @@ _ORDINAL_NOUN = (
     r"изображени\w*|картин\w*|фото\w*|варіант\w*|зображенн\w*|світлин\w*|个|项|张|幅|选项|图)"
 )
 _ORDINALS = re.compile(
-    r"(?<![\w])(" + "|".join(f"(?P<o{i}>{w})" for i, (_, w) in enumerate(_ORDINAL_WORDS)) + r")" + _ORDINAL_NOUN,
+    r"(?<![\w])("
+    + "|".join(f"(?P<o{i}>{w})" for i, (_, w) in enumerate(_ORDINAL_WORDS))
+    + r")"
+    + _ORDINAL_NOUN,
     re.IGNORECASE,
 )
 _ORDINAL_ZH = re.compile(r"第\s*([一二三四五12345])\s*(?:个|项|张|幅|选项|张图|个选项)?|最后一(?:个|项|张)")
 _ZH_DIGITS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "1": 0, "2": 1, "3": 2, "4": 3, "5": 4}
-_FUZZY_CUE = re.compile(r"(?<!\w)([^\W\d_]{4,11}|答案)\s*[:：\-—]\s*[\(\[*«\"]*\s*(\w)\s*[\)\]*»\".。]*(?=\s|$)")
+_FUZZY_CUE = re.compile(
+    r"(?<!\w)([^\W\d_]{4,11}|答案)\s*[:：\-—]\s*[\(\[*«\"]*\s*(\w)\s*[\)\]*»\".。]*(?=\s|$)"
+)
 _CUE_WORDS = ("answer", "ответ", "відповідь", "вариант", "варіант", "option", "choice", "答案")
 
 
@@ -101,9 +106,7 @@ class _Patterns:
             klass = f"[{chars}{homoglyphs}]"
             # one label standing alone: no letter of any script or digit on either side, and
             # not the English article ("A dish"; "A or C" is a letter)
-            self.L = (
-                rf"(?-i:(?<![{_W}0-9])({klass})(?![{_W}0-9])(?!(?<=A)\s+(?!(?:or|and)\b)[a-z]))"
-            )
+            self.L = rf"(?-i:(?<![{_W}0-9])({klass})(?![{_W}0-9])(?!(?<=A)\s+(?!(?:or|and)\b)[a-z]))"
             lower = "".join(label.lower() for label in labels)
             self.L_ANY_CASE = rf"(?<![{_W}0-9])([{chars}{lower}{homoglyphs}])(?![{_W}0-9])"
         L = self.L
@@ -152,7 +155,9 @@ class _Patterns:
         self.pair = re.compile(
             rf"{L}\s*[\)\]]?\s*{join}\s*(?:option\s*|вариант\s*|варіант\s*|图)?[\(\[]?\s*{L}", re.IGNORECASE
         )
-        self.list_marker = re.compile(rf"(?:^|\n)\s*(?:option\s*\(\s*)?{L}\s*[.)）、]|option\s*\(\s*{L}\s*\)", re.IGNORECASE)
+        self.list_marker = re.compile(
+            rf"(?:^|\n)\s*(?:option\s*\(\s*)?{L}\s*[.)）、]|option\s*\(\s*{L}\s*\)", re.IGNORECASE
+        )
         self.standalone = re.compile(L)
         negation = r"(?:not|no|never|не|ні|нет|не\s+это|точно\s+не|явно\s+не|exclude|excluding|исключаем|виключаємо|不是|并非|排除)"
         self.ruled_out = re.compile(
@@ -230,7 +235,8 @@ def _only_negated(haystack: str, option: str) -> bool:
     spaced = f" {option} " if not re.search(r"[\u4e00-\u9fff]", option) else option
     positions = [m.start() for m in re.finditer(re.escape(spaced), haystack)]
     return bool(positions) and all(
-        re.search(_NEGATED_OPTION + r"*$", haystack[max(0, p - 12) : p + 1]) or haystack[max(0, p - 2) : p] in ("不是",)
+        re.search(_NEGATED_OPTION + r"*$", haystack[max(0, p - 12) : p + 1])
+        or haystack[max(0, p - 2) : p] in ("不是",)
         for p in positions
     )
 
@@ -330,7 +336,9 @@ def _after_correction(text: str, pats: _Patterns) -> str:
     return text[last.end() :] if last is not None else text
 
 
-def read_choice(output: str, options: Sequence[str] | None = None, labels: Sequence[str] = LETTERS) -> Reading:
+def read_choice(
+    output: str, options: Sequence[str] | None = None, labels: Sequence[str] = LETTERS
+) -> Reading:
     """The option label an output commits to, as a :class:`Reading` (value None with a reason
     when it commits to none). ``options`` (the option texts, in label order) lets an answer
     given as an option's text be read; ``labels`` are the task's labels (A-D by default; A-E,
@@ -409,7 +417,9 @@ def read_choice(output: str, options: Sequence[str] | None = None, labels: Seque
     return Reading.unparsed("refusal" if cues.pattern("refusal").search(cues.fold(text)) else "no_choice")
 
 
-def extract_letter(output: str, options: Sequence[str] | None = None, labels: Sequence[str] = LETTERS) -> str | None:
+def extract_letter(
+    output: str, options: Sequence[str] | None = None, labels: Sequence[str] = LETTERS
+) -> str | None:
     """The answer label of a model output, or None when none can be read (:func:`read_choice`)."""
     return read_choice(output, options, labels).value
 
@@ -431,7 +441,9 @@ def accuracy_block(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = len(samples)
     correct = sum(bool(s["correct"]) for s in samples)
     unparsed = sum(not s["parsed"] for s in samples)
-    reasons = Counter(str(s.get("unparsed_reason")) for s in samples if not s["parsed"] and s.get("unparsed_reason"))
+    reasons = Counter(
+        str(s.get("unparsed_reason")) for s in samples if not s["parsed"] and s.get("unparsed_reason")
+    )
     return {
         "n": n,
         "accuracy": correct / n if n else None,

@@ -48,7 +48,9 @@ _UNITS = re.compile(
     r"|grams?|g\b|kg|ml|l\b|%|°|degrees?|steps?|servings?|cloves?|eggs?|inch(?:es)?|cm|times?|pieces?|slices?)",
     re.IGNORECASE,
 )
-_OF_COUNT = re.compile(r"\s+(?:of|из|з|із)\s+(?:(?:the|its)\s+(?:\d+|\w+\s+\d+)|(?!5\b)\d+|\w+\s+\d+)", re.IGNORECASE)
+_OF_COUNT = re.compile(
+    r"\s+(?:of|из|з|із)\s+(?:(?:the|its)\s+(?:\d+|\w+\s+\d+)|(?!5\b)\d+|\w+\s+\d+)", re.IGNORECASE
+)
 _SCALES = [
     re.compile(
         r"[\(\[]\s*(?:rated\s+|on\s+)?(?:a\s+)?(?:scale\s*(?:of|from)?\s*:?\s*)?1\s*(?:-|–|—|to)\s*5"
@@ -137,7 +139,7 @@ def parse_ratings(
 def read_ratings(
     text: str, criteria: Sequence[str], names: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, Reading]:
-    """Each criterion's committed rating as a :class:`Reading` (None with ``missing``,
+    r"""Each criterion's committed rating as a :class:`Reading` (None with ``missing``,
     ``invalid`` or ``conflict``). ``names`` gives a criterion's other names, as regular
     expression fragments (translations, inflected stems: ``аутентичн\w*``)."""
     raw = text or ""
@@ -166,8 +168,18 @@ def read_ratings(
             if criterion in by_table and _in_table_line(text, begin):
                 continue  # the table's own cells are read by column
             match = _RIGHT_AFTER.match(stretch)
-            if match and _OTHERS_VALUE.match(text, stop + match.end()) and re.match(
-                rf"(?:{others})", text[stop + match.end() :].lstrip(" \t*—–-:=|").removeprefix("for ").removeprefix("за ").lstrip(), re.IGNORECASE
+            if (
+                match
+                and _OTHERS_VALUE.match(text, stop + match.end())
+                and re.match(
+                    rf"(?:{others})",
+                    text[stop + match.end() :]
+                    .lstrip(" \t*—–-:=|")
+                    .removeprefix("for ")
+                    .removeprefix("за ")
+                    .lstrip(),
+                    re.IGNORECASE,
+                )
             ):
                 continue  # "a 5 for sensitivity", "3 — Authenticity / 4 — Sensitivity": another criterion's value
             value = _first(stretch, [_RIGHT_AFTER])
@@ -192,10 +204,13 @@ def read_ratings(
 
 
 _AMENDED = re.compile(
-    r"\s*(?:→|->|=>|[—–,-]?\s*(?:no\s+wait|wait|actually|sorry|make\s+it|нет|ні|точнее|вернее|точніше|вірніше)\s*,?)\s*" + _NUM,
+    r"\s*(?:→|->|=>|[—–,-]?\s*(?:no\s+wait|wait|actually|sorry|make\s+it|нет|ні|точнее|вернее|точніше|вірніше)\s*,?)\s*"
+    + _NUM,
     re.IGNORECASE,
 )
-_OTHERS_VALUE = re.compile(r"(?:\s*/\s*5)?[ \t*]*(?:(?:for|on|in|за|по)\s+(?:the\s+|its\s+)?|[—–\-:=|][ \t*]*)", re.IGNORECASE)
+_OTHERS_VALUE = re.compile(
+    r"(?:\s*/\s*5)?[ \t*]*(?:(?:for|on|in|за|по)\s+(?:the\s+|its\s+)?|[—–\-:=|][ \t*]*)", re.IGNORECASE
+)
 
 
 def _in_table_line(text: str, pos: int) -> bool:
@@ -273,7 +288,14 @@ def _json_ratings(
             if criterion is None:
                 continue
             if isinstance(raw, dict):
-                raw = next((v for k, v in raw.items() if re.match(r"score|rating|value|grade|оценк|бал|评分|分", str(k), re.I)), None)
+                raw = next(
+                    (
+                        v
+                        for k, v in raw.items()
+                        if re.match(r"score|rating|value|grade|оценк|бал|评分|分", str(k), re.I)
+                    ),
+                    None,
+                )
             out.setdefault(criterion, []).append((match.start(), _json_value(raw)))
     return out
 
@@ -307,7 +329,9 @@ def _first(text: str, patterns: Sequence[re.Pattern[str]]) -> int | bool | None:
     return False
 
 
-_SCORE_HEADER = re.compile(r"score|rating|grade|value|points?|оценк|балл?|бал|рейтинг|评分|分数|得分|打分", re.IGNORECASE)
+_SCORE_HEADER = re.compile(
+    r"score|rating|grade|value|points?|оценк|балл?|бал|рейтинг|评分|分数|得分|打分", re.IGNORECASE
+)
 _SCALE_HEADER = re.compile(r"scale|max|out\s+of|range|шкала|макс|діапазон|满分|范围|区间", re.IGNORECASE)
 
 
@@ -318,7 +342,11 @@ def _table_columns(
     row of values), or as rows (the value in the column headed "Score"/"Rating", never in one
     headed "Scale"/"Max"; without such a header, the row's one number)."""
     lines = [(m.start(), m.group(0).strip()) for m in re.finditer(r"[^\n]+", text)]
-    rows = [(pos, [c.strip().strip("*").strip() for c in line.strip("|").split("|")]) for pos, line in lines if line.startswith("|")]
+    rows = [
+        (pos, [c.strip().strip("*").strip() for c in line.strip("|").split("|")])
+        for pos, line in lines
+        if line.startswith("|")
+    ]
     out: dict[str, tuple[int, int | None]] = {}
     header: list[str] = []
     columns: dict[str, int] = {}
@@ -338,12 +366,18 @@ def _table_columns(
             header = cells
             continue
         for criterion, j in named.items():
-            scores = [k for k, h in enumerate(header) if _SCORE_HEADER.search(h) and not _SCALE_HEADER.search(h)]
+            scores = [
+                k for k, h in enumerate(header) if _SCORE_HEADER.search(h) and not _SCALE_HEADER.search(h)
+            ]
             scales = {k for k, h in enumerate(header) if _SCALE_HEADER.search(h)}
             if scores and scores[0] < len(cells):
                 out[criterion] = (pos, _cell_value(cells[scores[0]]))
             else:
-                numbers = [k for k, cell in enumerate(cells) if k != j and k not in scales and re.fullmatch(r"[\d.,/ ]+(?:/\s*5)?", cell)]
+                numbers = [
+                    k
+                    for k, cell in enumerate(cells)
+                    if k != j and k not in scales and re.fullmatch(r"[\d.,/ ]+(?:/\s*5)?", cell)
+                ]
                 if len(numbers) == 1:
                     out[criterion] = (pos, _cell_value(cells[numbers[0]]))
     return out

@@ -69,6 +69,8 @@ def request_key(model: Mapping[str, Any], request: Any, sampling: Mapping[str, A
         "prompt": request.prompt,
         "images": [sha256_bytes(image) for image in request.images],
     }
+    if getattr(request, "json_schema", None):  # a constrained answer is another answer
+        content["json_schema"] = request.json_schema
     if greedy:  # the answer depends on the content only: the same prompt elsewhere is a hit
         content["sampling"] = {k: v for k, v in sampling.items() if k != "seed"}
     else:  # each request samples with its own seed (request_seed): never another's answer

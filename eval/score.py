@@ -529,10 +529,13 @@ def write_scoring(
     out_dir: str | Path,
     *,
     judge: Any = None,
+    reader: Any = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Results:
     """Score ``prepared`` into ``out_dir``: ``run.json``, ``samples.jsonl``, ``results.json``
-    and ``report.md`` (each written atomically; an earlier score there is replaced)."""
+    and ``report.md`` (each written atomically; an earlier score there is replaced). ``reader``,
+    a backend, reads the answers again as the answer reader
+    (:mod:`culturebench.eval.answers.model_reader`)."""
     from culturebench.atomic import write_text_atomic
     from culturebench.eval.judge import RECORDED
     from culturebench.eval.run_folder import RESULTS, RUN, SAMPLES, output_counts, task_identity, write_json
@@ -576,6 +579,12 @@ def write_scoring(
         out.mkdir(parents=True, exist_ok=True)  # the judge's cache lives in the run folder
         samples, run_info["matcher"] = run_judge(task, samples, judge, out)
         extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
+    if reader is not None:
+        from culturebench.eval.answers.model_reader import read_with_model
+
+        out.mkdir(parents=True, exist_ok=True)  # the reader's cache lives in the run folder
+        samples, run_info["answer_reader"] = read_with_model(task, samples, reader, out)
+        extra["answer_reader"] = run_info["answer_reader"]
     out.mkdir(parents=True, exist_ok=True)  # scored: only now is anything written
     write_json(out / RUN, run_info)
     text = "".join(json_text(s, sort_keys=True) for s in samples)
@@ -664,6 +673,7 @@ def score_tasks(
     out: str | Path,
     *,
     judge: Any = None,
+    reader: Any = None,
     progress: Callable[[str, int, int], None] | None = None,
     **options: Any,
 ) -> dict[str, Results]:
@@ -688,7 +698,9 @@ def score_tasks(
         done: dict[str, Results] = {}
         for p in prepared:
             step = (lambda d, t, name=p.task_name: progress(name, d, t)) if progress else None
-            done[p.task_name] = write_scoring(p, folders[p.task_name], judge=judge, progress=step)
+            done[p.task_name] = write_scoring(
+                p, folders[p.task_name], judge=judge, reader=reader, progress=step
+            )
         if len(names) > 1:
             write_marker(out, SCORE_SET, dataset=dataset)
     return done

@@ -112,7 +112,9 @@ def _readers() -> dict[str, tuple[Callable, Callable]]:
             lambda got, want: list(got) == [str(c) for c in want or []],
         ),
         "letters": (
-            lambda i: extract_letter(i["text"], i.get("options"), [str(x) for x in i.get("labels") or "ABCD"]),
+            lambda i: extract_letter(
+                i["text"], i.get("options"), [str(x) for x in i.get("labels") or "ABCD"]
+            ),
             lambda got, want: got == (None if want is None else str(want)),
         ),
         "ratings": (lambda i: parse_ratings(i["text"]), lambda got, want: got == want),
@@ -234,8 +236,12 @@ def summary(
             "heldout": {"n": sum(m.n for m in held), "right": sum(m.n_right for m in held)},
             "real_model": {"n": sum(m.n for m in outputs), "right": sum(m.n_right for m in outputs)},
             "committed_dev": rates([m for m in dev if m.parser == parser]),
-            "independent": rates([m for m in independent if m.parser == parser and not m.set_name.startswith("real_")]),
-            "independent_real_models": rates([m for m in independent if m.parser == parser and m.set_name.startswith("real_")]),
+            "independent": rates(
+                [m for m in independent if m.parser == parser and not m.set_name.startswith("real_")]
+            ),
+            "independent_real_models": rates(
+                [m for m in independent if m.parser == parser and m.set_name.startswith("real_")]
+            ),
         }
     return {"parsers": out}
 
@@ -270,7 +276,9 @@ if __name__ == "__main__":
         ACCURACY_FILE.write_text(
             HEADER
             + yaml.safe_dump(
-                summary(measured, held_out, real_outputs, dev_sets, independent_sets), sort_keys=True, allow_unicode=True
+                summary(measured, held_out, real_outputs, dev_sets, independent_sets),
+                sort_keys=True,
+                allow_unicode=True,
             ),
             "utf-8",
         )
@@ -281,4 +289,6 @@ if __name__ == "__main__":
             shown += independent_sets
         for m in shown:
             for item, got, lang in m.misses:
-                print(f"{m.parser} {m.set_name} [{lang}]: got {got!r} want {label(item, m.parser)!r}: {item['text'][:300]!r}")
+                print(
+                    f"{m.parser} {m.set_name} [{lang}]: got {got!r} want {label(item, m.parser)!r}: {item['text'][:300]!r}"
+                )

@@ -4,7 +4,7 @@ answers are worth, beside another run or the paper."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -85,6 +85,20 @@ def eval_score_cmd(
             "--judge-model-arg", help="--matcher llm: a judge backend option KEY=VALUE (repeatable)."
         ),
     ] = None,
+    answer_reader: Annotated[
+        str,
+        typer.Option(
+            help="rules (default): the committed-answer rules; model:BACKEND:MODEL: a model reads each "
+            "answer into the same fields (its agreement with the rules is recorded, disagreements listed)."
+        ),
+    ] = "rules",
+    answer_reader_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--answer-reader-arg",
+            help="--answer-reader model: a reader backend option KEY=VALUE (repeatable; base_url=URL).",
+        ),
+    ] = None,
 ) -> None:
     """Score generations recorded elsewhere with the same task code, metrics and report as
     `eval run`; several tasks at once write the dataset's summary files too."""
@@ -122,6 +136,7 @@ def eval_score_cmd(
             base_url=judge_base_url,
             model_arg=tuple(judge_model_arg or ()),
         ).make()
+    reader = _answer_reader(answer_reader, answer_reader_arg or [])
     unknown = [name for name in names if name not in tasks]
     if unknown:  # every task is checked before any is scored or anything is written
         err_console.print(
@@ -150,7 +165,7 @@ def eval_score_cmd(
         done = or_exit(
             lambda: score_tasks(
                 dataset, names, generations, out, layout=layout, **source.as_kwargs(), task_options=options,
-                judge=judge, progress=show, model_name=model,
+                judge=judge, reader=reader, progress=show, model_name=model,
             )
         )  # fmt: skip
     for name, results in done.items():
@@ -165,6 +180,29 @@ def eval_score_cmd(
     if len(names) > 1 and hooks is not None and hasattr(hooks, "summary_files"):
         for path in hooks.summary_files(done, out):
             console.print(f"wrote {path}")
+
+
+def _answer_reader(spec: str, args: list[str]) -> Any:
+    """The backend of ``--answer-reader model:BACKEND:MODEL`` (None for ``rules``); a bad spec
+    exits with one line."""
+    if spec == "rules":
+        if args:
+            err_console.print("[red]error:[/] --answer-reader-arg needs --answer-reader model:BACKEND:MODEL")
+            raise typer.Exit(EXIT_BAD_INPUT)
+        return None
+    kind, _, rest = spec.partition(":")
+    backend, _, name = rest.partition(":")
+    if kind != "model" or not backend or not name:
+        err_console.print(
+            f"[red]error:[/] --answer-reader {spec!r}: rules, or model:BACKEND:MODEL "
+            "(e.g. model:vllm:Qwen/Qwen2.5-7B-Instruct, model:openai:gpt-4o-mini)"
+        )
+        raise typer.Exit(EXIT_BAD_INPUT)
+    base_url = next((a.split("=", 1)[1] for a in args if a.startswith("base_url=")), None)
+    rest_args = tuple(a for a in args if not a.startswith("base_url="))
+    return EngineChoice(
+        backend=backend, model=name, base_url=base_url, model_arg=rest_args, max_new_tokens=120
+    ).make()
 
 
 @commands.command("compare")

@@ -44,7 +44,9 @@ PLACES = Path(__file__).resolve().parents[1] / "data" / "places.yaml"
 TYPO_MIN_NAME = 6
 #: characters after a name searched for a ruling-out cue ("Россия? Нет", "Russia is unlikely")
 RULED_OUT_REACH = 40
-_JOINERS = r"^[\s,;/]*(?:и|или|либо|ни|та|і|й|або|чи|ані|and|or|nor|,)?[\s,]*(?:из|с|от|з|із|від|in|from)?[\s«\"*]*$"
+_JOINERS = (
+    r"^[\s,;/]*(?:и|или|либо|ни|та|і|й|або|чи|ані|and|or|nor|,)?[\s,]*(?:из|с|от|з|із|від|in|from)?[\s«\"*]*$"
+)
 
 
 @dataclass
@@ -84,11 +86,13 @@ class CommittedCountryReader:
         """Deletion variants of every single-word name form -> the name words they may be."""
         if self._typos is None:
             index: dict[str, set[str]] = {}
-            single = {key[0] for key, code in self.extractor.index.items() if code and len(key) == 1}
-            forms = [(form, words) for form, words in self.extractor.forms.items() if words & single]
             from culturebench.countries import all_alpha2, country_name
 
+            single = {key[0] for key, code in self.extractor.index.items() if code and len(key) == 1}
             nouns = {country_name(code, "en").lower() for code in all_alpha2()}
+            # Cyrillic names in every inflected form; Latin ones only as the country's name
+            # ("Rusia"), not adjectives ("pre-Columbian" is no "Colombian")
+            forms = [(f, w) for f, w in self.extractor.forms.items() if w & single and not f.isascii()]
             forms += [(word, {word}) for word in single & nouns if word.isascii()]
             for form, words in forms:
                 if len(form) < TYPO_MIN_NAME:
@@ -113,7 +117,11 @@ class CommittedCountryReader:
         for variant in {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}:
             candidates |= index.get(variant, set())
         codes = {self.extractor.index.get((c,)) for c in candidates}
-        return sorted(candidates) if len(codes) == 1 and _one_edit_of_any(word, candidates, self.extractor) else []
+        return (
+            sorted(candidates)
+            if len(codes) == 1 and _one_edit_of_any(word, candidates, self.extractor)
+            else []
+        )
 
     # -- reading -------------------------------------------------------------------------
     def read(self, text: str, lang: str = "ru", prompt: str | None = None) -> Reading:
@@ -139,7 +147,58 @@ class CommittedCountryReader:
             inside = [n for n in names if line_start <= n.start < line_end]
             if inside and not _corrected_after(folded, line_end, end, names):
                 return _select(text, folded, line_start, line_end, inside, where_eaten)
+        lead = _leading_answer(text, folded, start, end, names)
+        if lead is not None:
+            inside = [n for n in names if lead[0] <= n.start < lead[1]]
+            return _select(text, folded, lead[0], lead[1], inside, where_eaten)
         return _select(text, folded, start, end, names, where_eaten)
+
+
+#: words besides the names that an opening answer may hold ("Probably Norway", "Фондю — Швейцария")
+LEADING_WORDS = 3
+
+
+def _leading_answer(
+    text: str, folded: str, start: int, end: int, names: Sequence[_Name]
+) -> tuple[int, int] | None:
+    """The opening sentence when it is a short answer: names and at most
+    :data:`LEADING_WORDS` other words ("Грузия.", "Эфиопия. Инджера — …", "Фондю — Швейцария.",
+    "Probably Norway — lutefisk is eaten there and in Sweden"), not a question, and no
+    correction with a country after it."""
+    sentences = spans.sentences(text, start, end)
+    if len(sentences) < 2 and not re.search(r"\s[—–-]\s", text[start:end]):
+        return None
+    s_start, s_end = sentences[0]
+    dash = re.search(r"\s[—–-]\s", folded[s_start:s_end])
+    if dash and not any(s_start <= n.start < s_start + dash.start() for n in names if n.code):
+        head_end = s_end  # "Фондю — Швейцария": the dish, then its country
+    elif dash:
+        head_end = s_start + dash.start()  # "Probably Norway — lutefisk is eaten there…"
+    else:
+        head_end = s_end
+    inside = [n for n in names if s_start <= n.start < head_end]
+    head = folded[s_start:head_end]
+    if (
+        len({n.code for n in inside if n.code}) != 1  # candidates ("Латвія чи Литва...") are weighed whole
+        or folded[s_end : s_end + 1] == "?"
+        or folded[s_end : s_end + 3] == "..."
+        or re.match(r"\s*(?:[-*•]|\d+[.)])\s", head)  # a list's first item
+        or re.search(r"(?<!\w)(?:не|ні|нет|not|no)(?!\w)", head, re.IGNORECASE)
+        or any(
+            cues.pattern(role).search(folded, head_end, end) for role in ("pick", "correction")
+        )  # a pick or a change of mind later on
+        or any(cues.opening("conclusion").match(folded, a) for a, _ in sentences[1:])
+    ):
+        return None
+    rest = folded[s_start:head_end]
+    for name in reversed(inside):
+        rest = rest[: name.start - s_start] + " " + rest[name.end - s_start :]
+    words = re.findall(r"[^\W\d_]+", rest)
+    fillers = {"и", "или", "і", "та", "або", "чи", "and", "or", "the", "answer", "ответ", "відповідь", "из", "з", "from"}
+    others = [w for w in words if w.lower() not in fillers]
+    if len(others) > LEADING_WORDS or _corrected_after(folded, head_end, end, names):
+        return None
+    return s_start, head_end
 
 
 def _corrected_after(folded: str, pos: int, end: int, names: Sequence[_Name]) -> bool:
@@ -183,7 +242,9 @@ def _select(
     return Reading(list(dict.fromkeys(n.code for n in chosen)))
 
 
-def _weigh(folded: str, sentences: list[tuple[int, int]], names: list[_Name], where_eaten: bool = False) -> None:
+def _weigh(
+    folded: str, sentences: list[tuple[int, int]], names: list[_Name], where_eaten: bool = False
+) -> None:
     """Each name's negation, context, concession, preference, hedge and conclusion."""
     negation = cues.negation_before()
     for i, name in enumerate(names):
@@ -202,25 +263,34 @@ def _weigh(folded: str, sentences: list[tuple[int, int]], names: list[_Name], wh
         if after and not any(n.start < after.start() for n in names[i + 1 :]):
             name.negated = True
         context = cues.pattern("context")
-        # a context cue anywhere in the clause: "В США его привезли польские эмигранты"
-        name.context = bool(context.search(before)) or bool(context.search(folded, name.end, c_end))
+        # a context cue before the name in its clause ("similar dishes exist in Poland"), or one
+        # of the cues said after a name right after it, no other name between ("в Польше тоже")
+        following_in_clause = min(following, c_end)
+        after_cue = cues.pattern("context_after").search(folded, name.end, min(following_in_clause, name.end + 40))
+        name.context = bool(context.search(before)) or bool(after_cue and not _only_also(after_cue.group(0)))
         if not where_eaten:
             also = cues.pattern("context_also")
-            name.also = bool(also.search(before)) or bool(also.search(folded, name.end, c_end))
+            name.also = bool(also.search(before)) or bool(after_cue and _only_also(after_cue.group(0)))
+        if _quoted_name(folded, name):  # «российский салат»: a name inside the dish's own name
+            name.context = True
+        if folded[sentences[name.sentence][1] : sentences[name.sentence][1] + 1] == "?":
+            name.weak = True  # "Армения или Азербайджан?": a question, not yet an answer
         pick = cues.pattern("pick").search(folded, s_start := sentences[name.sentence][0], name.start)
         if pick:
             name.concluding = True
         clause_text = folded[c_start:c_end]
         name.conceded = False
         name.preferred = bool(cues.pattern("preference").search(clause_text))
-        name.weak = bool(cues.pattern("weak").search(clause_text))
+        name.weak = name.weak or bool(cues.pattern("weak").search(clause_text))
         name.concluding = name.concluding or bool(
-            cues.opening("conclusion").match(folded, s_start) or cues.opening("conclusion").match(folded, c_start)
+            cues.opening("conclusion").match(folded, s_start)
+            or cues.opening("conclusion").match(folded, c_start)
         )
     for name in names:  # a conceding clause gives way to a country named elsewhere in its sentence
         c_start = name.clause[0]
+        opens_sentence = c_start == sentences[name.sentence][0]  # "Хотя во Франции есть свои варианты."
         if cues.opening("concession").match(folded, c_start) and any(
-            other.sentence == name.sentence
+            (other.sentence == name.sentence or (opens_sentence and other.sentence == name.sentence - 1))
             and other.clause != name.clause
             and other.code
             and not (other.negated or other.context)
@@ -228,6 +298,28 @@ def _weigh(folded: str, sentences: list[tuple[int, int]], names: list[_Name], wh
             for other in names
         ):
             name.conceded = True
+
+
+def _only_also(cue: str) -> bool:
+    """Whether a cue said after a name is of the "also" kind ("тоже", "too")."""
+    return bool(cues.pattern("context_also").fullmatch(cue))
+
+
+_QUOTES = {"«": "»", "“": "”", "„": "“", '"': '"'}
+
+
+def _quoted_name(folded: str, name: _Name) -> bool:
+    """Whether a name stands inside quotes that hold other words too (a dish's name, «русский
+    салат»), not a quoted answer («Россия»)."""
+    left = max(folded.rfind(q, max(0, name.start - 60), name.start) for q in _QUOTES)
+    if left < 0:
+        return False
+    close = _QUOTES[folded[left]]
+    right = folded.find(close, name.end, name.end + 60)
+    if right < 0 or folded.find("\n", left, right) >= 0:
+        return False
+    inside = folded[left + 1 : right]
+    return len(re.findall(r"[^\W\d_]+", inside)) > len(re.findall(r"[^\W\d_]+", folded[name.start : name.end]))
 
 
 def _correct(folded: str, start: int, end: int, names: list[_Name]) -> None:
@@ -243,7 +335,7 @@ def _correct(folded: str, start: int, end: int, names: list[_Name]) -> None:
 
 
 def _adversative(folded: str, sentences: list[tuple[int, int]], names: list[_Name]) -> None:
-    """"A, но B": when B's clause commits to a country, A's names in the same sentence (and,
+    """ "A, но B": when B's clause commits to a country, A's names in the same sentence (and,
     for a sentence opening with "Но", the previous sentence) give way."""
     opening = cues.opening("adversative")
     for name in names:
@@ -274,7 +366,9 @@ def _one_edit_of_any(word: str, candidates: set[str], extractor: CountryExtracto
     from rapidfuzz.distance import Levenshtein
 
     forms = {f for f, words in extractor.forms.items() if words & candidates} | candidates
-    return any(Levenshtein.distance(word, f, score_cutoff=1) <= 1 for f in forms if abs(len(f) - len(word)) <= 1)
+    return any(
+        Levenshtein.distance(word, f, score_cutoff=1) <= 1 for f in forms if abs(len(f) - len(word)) <= 1
+    )
 
 
 def _unaccented(word: str) -> str:

@@ -7,7 +7,7 @@ read as е, the apostrophes ’ ʼ as ', same length, so offsets carry over)."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from culturebench.yamlio import load_yaml
@@ -48,13 +48,13 @@ def alternatives(role: str) -> str:
     return "(?:" + "|".join(_bounded(str(e)) for e in entries) + ")"
 
 
-@lru_cache(maxsize=None)
+@cache
 def pattern(role: str) -> re.Pattern[str]:
     """The compiled cue pattern of ``role`` (a top-level key of the cue file)."""
     return re.compile(alternatives(role), re.IGNORECASE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def opening(role: str) -> re.Pattern[str]:
     """``role``'s cue at the start of a stretch, after list marks and markdown."""
     return re.compile(r"[\s\W_\d]{0,12}?" + alternatives(role), re.IGNORECASE)  # used with .match(text, pos)
@@ -65,6 +65,4 @@ def negation_before() -> re.Pattern[str]:
     """A negation, then only filler words, right before the end of a stretch: "не из ",
     "not a "."""
     fillers = alternatives("negation_fillers")
-    return re.compile(
-        alternatives("negation_before") + rf"(?:[\s,]+{fillers})*[\s«\"*]*$", re.IGNORECASE
-    )
+    return re.compile(alternatives("negation_before") + rf"(?:[\s,]+{fillers})*[\s«\"*]*$", re.IGNORECASE)

@@ -50,4 +50,9 @@ def unparsed_block(samples: Sequence[Mapping[str, Any]], key: str = "unparsed_re
     n = len(samples)
     reasons = Counter(str(s[key]) for s in samples if s.get(key))
     count = sum(reasons.values())
-    return {"n": n, "unparsed": count, "rate": count / n if n else None, "reasons": dict(sorted(reasons.items()))}
+    return {
+        "n": n,
+        "unparsed": count,
+        "rate": count / n if n else None,
+        "reasons": dict(sorted(reasons.items())),
+    }

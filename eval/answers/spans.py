@@ -76,14 +76,14 @@ def _clause_break() -> re.Pattern[str]:
     openers = "|".join(cues.alternatives(role) for role in _CLAUSE_ROLES)
     relative = (
         r"(?:который|которая|которое|которые|где|куда|откуда|який|яка|яке|які|де|куди|звідки|which|where|who|that"
-        r"|это|це|it\s+is|it's|this\s+is)"
+        r"|это|эта|этот|эти|це|ця|цей|ці|it\s+is|it's|this\s+is|these|they\s+are)"
     )
     strong = r"(?:but|however|но|однако|але|проте|хотя|хоча|although|though|whereas|while)"
     context = cues.alternatives("context_any")
     negation = r"(?:not|а\s+не|не|ні|а\s+ні)"
     joined = r"(?:and|и|і|та|й|а)"
     return re.compile(
-        rf"(?:[,:—–(]\s*|\s+-\s+)(?=(?:{openers}|{relative}|{negation})(?!\w))|\s(?=(?:{strong})(?!\w))|[()]"
+        rf"(?:[,:—–(]\s*|\s+-\s+)(?=(?:{openers}|{relative}|{negation})(?!\w))|\s(?=(?:{strong})(?!\w))"
         # "… from Cyprus and is also popular in Greece", "…, дуже схожа на польські"
         rf"|(?:,\s*|\s+{joined}\s+|,\s*{joined}\s+)(?=(?:[^\W\d_]+[\s,]+){{0,2}}{context})",
         re.IGNORECASE,

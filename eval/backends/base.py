@@ -49,6 +49,9 @@ class Request:
     id: str
     prompt: str
     images: tuple[bytes, ...] = field(default=(), repr=False)
+    #: a JSON Schema (as JSON text) the answer must follow, where the engine can constrain its
+    #: output (vLLM structured outputs, OpenAI ``response_format``); other engines ignore it
+    json_schema: str | None = field(default=None, repr=False)
 
     def messages(self) -> list[dict[str, Any]]:
         """OpenAI-style chat messages; images as base64 data URLs before the text."""

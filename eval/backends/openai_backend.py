@@ -7,6 +7,7 @@ would only delay the message."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -249,13 +250,19 @@ class OpenAIBackend(EndpointClient, Backend):
         """The JSON body for one request (greedy: temperature 0, the run's seed; sampling: the
         request's own seed, :func:`~culturebench.eval.backends.base.request_seed`)."""
         seed = self.sampling.seed if self.sampling.greedy else request_seed(self.sampling.seed, request.id)
-        return {
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": request.messages(),
             "max_tokens": self.sampling.max_new_tokens,
             "temperature": self.sampling.temperature,
             "seed": seed,
         }
+        if request.json_schema:  # structured outputs: the answer follows the schema
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reading", "strict": True, "schema": json.loads(request.json_schema)},
+            }
+        return body
 
     def _complete(self, request: Request) -> str:
         answer = self.post_json("chat/completions", self.payload(request), request.id)

