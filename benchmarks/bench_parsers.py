@@ -32,6 +32,8 @@ def timed(fn: Callable[[], object]) -> float:
 
 
 def main() -> None:
+    from culturebench.datasets.ash.tasks import parse_ratings as ash_ratings
+    from culturebench.eval.answers.countries import read_countries
     from culturebench.eval.country_extractor import default_extractor
     from culturebench.eval.multiple_choice import extract_letter
     from culturebench.eval.ratings import parse_ratings
@@ -40,13 +42,19 @@ def main() -> None:
     criteria = ("authenticity", "sensitivity", "harmony")
     options = ["Пушкин", "Лермонтов", "Гоголь", "Тургенев"]
     shapes: list[tuple[str, str, Callable[[str], object]]] = [
-        ("country", "Это блюдо из Украины, его любят в Польше. ", lambda t: extractor.extract(t, "ru")),
+        ("mention", "Это блюдо из Украины, его любят в Польше. ", lambda t: extractor.extract(t, "ru")),
+        ("country", "Это блюдо из Украины, его любят в Польше. ", lambda t: read_countries(t, "ru")),
+        ("country", "Не Россия, а Беларусь; хотя нет, Литва. ", lambda t: read_countries(t, "ru")),
+        ("country", "<think>Польша? Нет. Ответ: Украина. ", lambda t: read_countries(t, "ru")),
+        ("country", "Узбекистн, Крым, Сычуань, корейское. ", lambda t: read_countries(t, "ru")),
         ("letters", "Вариант A неверен, вариант B тоже. ", lambda t: extract_letter(t, options)),
+        ("letters", "Не Гоголя, а Лермонтова; второй вариант. ", lambda t: extract_letter(t, options)),
         ("letters", " " * 500, lambda t: extract_letter(t + "B", options)),
         ("letters", "(*" * 250, lambda t: extract_letter(t, options)),
         ("letters", "<answer>" * 60, lambda t: extract_letter(t, options)),
         ("ratings", "AUTHENTICITY: 4\nReason: 2 cups of rice.\n", lambda t: parse_ratings(t, criteria)),
         ("ratings", "authenticity " * 40, lambda t: parse_ratings(t, criteria)),
+        ("ratings", '{"authenticity": 4, "harmony": 3,} | Sensitivity | 5 | 3 |\n', ash_ratings),
     ]
     baseline = re.compile(r"[A-D]")
     print(f"{'parser':8} {'input':24} {'x':>4} {'chars':>8} {'parser s':>10} {'base s':>10} {'ratio':>8}")

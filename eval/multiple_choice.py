@@ -117,6 +117,9 @@ class _Patterns:
             rf"correct\s+(?:answer|option|choice|letter)\s*(?:is|would\s+be|:|-|—)?\s*{opt}{L}",
             rf"(?:I(?:\s+would|\s+will|'d|’d|'ll|’ll)?\s+(?:choose|pick|select|go\s+with|say|settle\s+on))\s*,?\s*{opt}{L}",
             rf"(?:going|let's\s+go|let’s\s+go|sticking|stick|staying)\s+with\s*{opt}{L}",
+            rf"my\s+(?:final\s+)?(?:choice|pick|answer|guess)\s+(?:is|would\s+be|will\s+be|:|-|—)\s*{opt}{L}",
+            rf"(?:мой\s+(?:окончательный\s+|финальный\s+)?выбор|мій\s+(?:остаточний\s+)?вибір)\s*(?:—|-|:)?\s*{opt}{L}",
+            rf"(?:то\s+есть|тобто|that\s+is|i\.e\.)\s*,?\s*{opt}{L}",
             rf"(?:probably|most\s+likely|likely|perhaps\s+rather|скорее\s+всего|вероятнее\s+всего|вероятно|пожалуй|наверное|"
             rf"найімовірніше|мабуть|напевно|скоріше\s+за\s+все|оставляю|остаюсь\s+при|залишаю|更倾向于|倾向于|我倾向)\s*,?\s*{opt}{L}",
             rf"{opt}{L}[\)\]*\"”»]*\s+is\s+(?:the\s+)?(?:correct|right|best)",
@@ -138,6 +141,7 @@ class _Patterns:
             rf"答案\s*(?:应该|应)?\s*(?:是|为)?\s*:?\s*{opt}{L}",
             rf"(?:我)?(?:选择?|选)\s*{opt}{L}",
             rf"(?:最合适的|最符合的|最好的|最佳的?)(?:选项|答案)?\s*(?:是|为)\s*{opt}{L}",
+            rf"我?(?:认为|觉得|想)(?:应该)?是\s*{opt}{L}",
             rf"应该?(?:是|选)\s*{opt}{L}",
             rf"(?:所以|因此|故)\s*(?:是|选|答案是)?\s*{opt}{L}",
             rf"{opt}{L}\s*(?:选项)?\s*(?:是)?\s*(?:正确|对)",
@@ -158,6 +162,8 @@ class _Patterns:
         self.list_marker = re.compile(
             rf"(?:^|\n)\s*(?:option\s*\(\s*)?{L}\s*[.)）、]|option\s*\(\s*{L}\s*\)", re.IGNORECASE
         )
+        # an option list echoed inline: "A) Sichuan B) Shanghai", "A — борщ, B — юшка", "图A是饺子，图B是"
+        self.inline_list = re.compile(rf"(?:^|[\s,;，；。:])(?:图)?{L}(?:\)|\s[—–-]\s|是)", re.IGNORECASE)
         self.standalone = re.compile(L)
         negation = r"(?:not|no|never|не|ні|нет|не\s+это|точно\s+не|явно\s+не|exclude|excluding|исключаем|виключаємо|不是|并非|排除)"
         self.ruled_out = re.compile(
@@ -208,7 +214,7 @@ def _by_option_text(text: str, options: Sequence[str], labels: Sequence[str] = L
     found = _option_hits(_norm(text), [_norm(str(o)) for o in options])
     if not found and re.search(r"[А-Яа-яЁёІіЇїЄєҐґ]", text):
         lang = "uk" if re.search(r"[іїєґ]", text + " ".join(map(str, options)), re.IGNORECASE) else "ru"
-        found = _option_hits(_lemmas(text, lang), [_lemmas(str(o), lang) for o in options])
+        found = _stem_hits(_lemmas(text, lang).split(), [_lemmas(str(o), lang).split() for o in options])
     if len(found) == 1 and len(options) <= len(labels):
         return labels[found.pop()]
     return None
@@ -225,6 +231,31 @@ def _option_hits(haystack: str, normed: list[str]) -> set[int]:
     hits = {i for i, o in enumerate(normed) if o and found(o) and not _only_negated(haystack, o)}
     # an option contained in a longer option that also appears is that longer one's echo
     return {i for i in hits if not any(j != i and normed[i] in normed[j] for j in hits)}
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two dictionary forms of one word: equal, or sharing all but their last two letters
+    (pymorphy3 reads "Донской" as "донский" and "Донского" as "донской")."""
+    if a == b:
+        return True
+    short = min(len(a), len(b))
+    return short >= 5 and a[: short - 2] == b[: short - 2] and abs(len(a) - len(b)) <= 2
+
+
+def _stem_hits(words: list[str], options: list[list[str]]) -> set[int]:
+    """The options whose every word appears, in order, among the answer's words (as
+    :func:`_same_word`), none of them negated."""
+    hits = set()
+    for i, option in enumerate(options):
+        if not option:
+            continue
+        for start in range(len(words) - len(option) + 1):
+            if all(_same_word(words[start + k], option[k]) for k in range(len(option))):
+                if not (start and words[start - 1] in ("не", "ні", "not")):
+                    hits.add(i)
+                    break
+    joined = [" ".join(o) for o in options]
+    return {i for i in hits if not any(j != i and joined[i] in joined[j] for j in hits)}
 
 
 _NEGATED_OPTION = r"(?:не|ні|not|no|不是|并非|не\s+это|точно\s+не|і\s+не|и\s+не)\s"
@@ -311,6 +342,22 @@ def _ordinal(text: str, labels: Sequence[str]) -> str | None:
     return labels[picked.pop()] if len(picked) == 1 else None
 
 
+_ORDINAL_STATED = re.compile(
+    r"(?:answer\s+is|answer:|choose|pick|go\s+with|ответ\s*(?:—|-|:)?|выбираю|выберу|відповідь\s*(?:—|-|:)?|обираю|оберу|答案是|选)"
+    r"\s*(?:the\s+)?(?:" + "|".join(w for _, w in _ORDINAL_WORDS) + r")",
+    re.IGNORECASE,
+)
+
+
+def _stated_ordinal(text: str, labels: Sequence[str]) -> str | None:
+    """The last ordinal an answer cue states ("so the answer is the third image", "ответ —
+    второй вариант"), when several ordinals are mentioned along the way."""
+    found = None
+    for found in _ORDINAL_STATED.finditer(text):
+        pass
+    return _ordinal(text[found.start() :], labels) if found else None
+
+
 def _ordinal_alone(text: str, labels: Sequence[str]) -> str | None:
     """An answer that is only an ordinal word: "Второй.", "Останній", "The third."."""
     words = re.findall(r"[^\W\d_]+", text.casefold())
@@ -351,6 +398,11 @@ def read_choice(
     text = _squeezed(raw[start:end])
     text = _without_echoed_tags(text)
     tagged = _tag_letter(text, options, pats)
+    last_tag = None
+    for last_tag in _TAG.finditer(text):
+        pass
+    if tagged and last_tag is not None and _after_correction(text[last_tag.end() :], pats) != text[last_tag.end() :]:
+        tagged = False  # "<answer>B</answer> Нет, беру свои слова назад: … то есть D": read what follows
     if tagged is None:  # different tags: the last one not ruled out afterwards ("D? Нет, D не подходит")
         out = {pats.letter(m.group(1)) for m in pats.ruled_out.finditer(text)}
         inside = [re.findall(pats.L_ANY_CASE, t.group(1)) for t in _TAG.finditer(text)]
@@ -371,7 +423,8 @@ def read_choice(
             continue  # "Or maybe answer: C? No, C can't be right."
         alternatives = pats.pair.match(text, match.start(group))
         candidates.append((match.start(group), None if alternatives else letter))
-    fuzzy = _fuzzy_cue(text, pats)
+    inline = {pats.letter(x) for m in pats.inline_list.finditer(text) for x in m.groups() if x}
+    fuzzy = _fuzzy_cue(text, pats) if len(inline) < 3 else None  # "Варіанти: A — борщ, B — юшка, …"
     if fuzzy:
         candidates.append((fuzzy[0], None if pats.pair.match(text, fuzzy[0]) else fuzzy[1]))
     if candidates:
@@ -390,20 +443,24 @@ def read_choice(
         return Reading(pats.letter(lower.group(1)))
     lead = pats.leading.search(text)
     listed = {pats.letter(x) for m in pats.list_marker.finditer(text) for x in m.groups() if x}
-    if lead and len(listed) < 3 and pats.letter(lead.group(1)) not in negated:
+    echoed = len(listed | inline) >= 3 and lead is not None and pats.letter(lead.group(1)) in inline
+    if lead and len(listed) < 3 and not echoed and pats.letter(lead.group(1)) not in negated:
         if pats.pair.match(text, lead.start(1)):
             return Reading.unparsed("undecided")  # "A或图C", "B) and Option (D)"
         return Reading(pats.letter(lead.group(1)))
     standalone = {pats.letter(m) for m in pats.standalone.findall(text)} - negated
     if options:
         by_text = _by_option_text(text, options, pats.labels)
+        if by_text in negated:
+            by_text = None  # "Точно не A: гжель — это керамика"
         if by_text:
             others = standalone - {by_text}
             # '"ёлочная игрушка" (A)' for B: no single answer
             return Reading.unparsed("undecided") if others else Reading(by_text)
-    ordinal = _ordinal(text, pats.labels) or _ordinal_alone(text, pats.labels)
+    ordinal = _stated_ordinal(text, pats.labels) or _ordinal(text, pats.labels) or _ordinal_alone(text, pats.labels)
     if ordinal and ordinal not in negated:
         return Reading(ordinal)
+    listed |= inline
     if len(listed) >= 3:
         return Reading.unparsed("no_choice")  # the option list echoed, no pick
     if len(standalone) == 1:

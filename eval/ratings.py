@@ -39,8 +39,16 @@ VERSION = "3"
 # criterion are tried: a judge's answer is short, and a pathological one stays linear.
 STRETCH = 2000
 MAX_MENTIONS = 50
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_NUM = r"(\d+(?:[.,]\d+)?(?!\d)|(?:one|two|three|four|five)\b)"
+_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+    "один": 1, "одна": 1, "одну": 1, "одне": 1, "два": 2, "две": 2, "дві": 2, "три": 3, "четыре": 4, "чотири": 4,
+    "пять": 5, "п'ять": 5, "пʼять": 5, "п’ять": 5,
+    "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
+}  # fmt: skip
+_NUM = (
+    r"(\d+(?:[.,]\d+)?(?!\d)|(?:one|two|three|four|five|один|одна|одну|одне|два|две|дві|три|четыре|чотири|пять"
+    r"|п['ʼ’]ять)(?![\w'ʼ’])|[一二两三四五](?=\s*分))"
+)
 # what may follow a number that is a single rating: not a unit, not a range, not "/4"
 _TAIL = re.compile(r"[ \t]*(?:-|–|to|or|/|out\s+of|из|з|із)[ \t]*(\d+)(?!\s*%)", re.IGNORECASE)
 _UNITS = re.compile(
@@ -70,9 +78,14 @@ _RIGHT_AFTER = re.compile(
     "^"
     + _SEPS
     + r"(?:(?:I'd|I’d|I\s+would|I\s+will|I'll|I)\s+(?:say|give(?:\s+it)?|rate(?:\s+it)?|put\s+it\s+at)\s+)?"
-    r"(?:(?:is|as|at|gets?|of|scores?|rated|deserves?|earns?|should\s+be|would\s+be|is\s+now|becomes?|now|goes\s+to|to)\s+)?"
+    r"(?:(?:я\s+)?(?:бы\s+|б\s+)?(?:оценил[аи]?|оцениваю|оценю|ставлю|поставил[аи]?|поставлю|даю|дал[аи]?|оцінив|оцінила"
+    r"|оцінюю|оціню|поставив|поставила|поставлю|даю|дав|дала|повышаю|понижаю|підвищую|знижую)\s+(?:бы\s+|б\s+)?"
+    r"(?:(?:её|его|её|її|його|\w+)\s+)?)?"
+    r"(?:(?:is|as|at|gets?|of|scores?|rated|deserves?|earns?|should\s+be|would\s+be|is\s+now|becomes?|now|goes\s+to|to"
+    r"|на|до|в|打|给|为|是|得|应为|应该是|应该为)\s*)?"
     r"(?:(?:also|still|easily|clearly|probably|likely|just|only|definitely|then)\s+)?(?:(?:a|an)\s+)?"
-    r"(?:(?:solid|strong|weak|fair|good|clear|firm|low|high)\s+)?"
+    r"(?:(?:solid|strong|weak|fair|good|clear|firm|low|high|middling|moderate|average|decent|excellent|poor|mediocre"
+    r"|okay|ok)\s+)?"
     r"(?:(?:rating|score|grade)\s*(?:of\s*)?[\s*_:=|\-—–\"']*)?[\[\(<]?\s*\**\s*" + _NUM,
     re.IGNORECASE,
 )
@@ -87,7 +100,8 @@ _PHRASES = [
         _NUM + r"\s*(?=/\s*5|out\s+of\s+(?:a\s+)?(?:possible\s+|maximum\s+(?:of\s+)?)?(?:5|five))",
         re.IGNORECASE,
     ),
-    re.compile(r"[\[<]\s*" + _NUM + r"\s*[\]>]", re.IGNORECASE),
+    re.compile(r"[\[<(]\s*" + _NUM + r"\s*[\]>)]", re.IGNORECASE),
+    re.compile(r"[:：]\s*" + _NUM + r"(?=\s*(?:[.;,。；]|$))", re.IGNORECASE | re.MULTILINE),
     re.compile(
         r"\b(?:so|hence|thus|therefore|overall|итого|поэтому|значит|отже|тому|所以)\s*[,:—–-]?\s*(?:an?\s+|a\s+solid\s+)?"
         + _NUM,
@@ -240,8 +254,8 @@ def _resolve(text: str, stated: list[tuple[int, int | None]]) -> Reading:
 
 _REVISION = re.compile(
     r"revis\w*|on\s+reflection|on\s+second\s+thought|correct(?:ion|ed)|updat\w*|actually|no\s+wait|wait|chang\w*|"
-    r"adjust\w*|after\s+re-?\w+|no\s+wait|lower\w*\s+(?:it|my|the|\w+\s+to)|rais\w*\s+(?:it|my|the|\w+\s+to)|final|→|->|"
-    r"пересмотр\w*|исправ\w*|уточн\w*|передума\w*|на\s+самом\s+деле|итогов\w*|окончательн\w*|"
+    r"adjust\w*|after\s+re-?\w+|no\s+wait|thinking\s+(?:about\s+it\s+)?again|reconsider\w*|second\s+look|lower\w*\s+(?:it|my|the|\w+\s+to)|rais\w*\s+(?:it|my|the|\w+\s+to)|final|→|->|"
+    r"повыша\w*|понижа\w*|підвищу\w*|знижу\w*|пересмотр\w*|исправ\w*|уточн\w*|передума\w*|на\s+самом\s+деле|итогов\w*|окончательн\w*|"
     r"переглян\w*|виправ\w*|уточн\w*|насправді|підсумков\w*|остаточн\w*|修改|修正|更正|最终|调整",
     re.IGNORECASE,
 )
@@ -292,7 +306,7 @@ def _json_ratings(
                     (
                         v
                         for k, v in raw.items()
-                        if re.match(r"score|rating|value|grade|оценк|бал|评分|分", str(k), re.I)
+                        if re.match(r"score|rating|value|grade|оценк|оцін|бал|评分|分", str(k), re.I)
                     ),
                     None,
                 )

@@ -325,9 +325,56 @@ def result_sections(results: Mapping[str, Any], folder: Path, rel: str) -> list[
     for group, name, rows in breakdowns(metrics):
         title = name if group == "all" else f"{group}: {name}"
         lines += [f"### {title}", "", *_breakdown_table(rows)]
+    lines += reading_section(results)
     task = task_class_of(results["provenance"]["dataset"]["dataset"], results["provenance"]["task"])
     if task is not None:
         lines += task.report_sections(results, folder, rel)
+    return lines
+
+
+def unparsed_rows(metrics: Mapping[str, Any]) -> list[tuple[str, int, int, dict[str, int]]]:
+    """``(group, n, unparsed, reasons)`` for every group of a metrics dict that counts answers
+    read as no committed answer (the readers' ``unparsed`` block, or a multiple-choice
+    ``unparseable`` count with its reasons)."""
+    rows = []
+    groups = [("all", metrics)] + [(str(k), v) for k, v in metrics.items() if isinstance(v, Mapping)]
+    for group, block in groups:
+        inner = block.get("unparsed")
+        if isinstance(inner, Mapping) and "rate" in inner:
+            rows.append((group, int(inner["n"]), int(inner["unparsed"]), dict(inner.get("reasons") or {})))
+        elif "unparseable" in block and "n" in block and isinstance(block.get("unparsed_reasons"), Mapping):
+            rows.append((group, int(block["n"]), int(block["unparseable"]), dict(block["unparsed_reasons"])))
+    return rows
+
+
+def reading_section(results: Mapping[str, Any]) -> list[str]:
+    """Which reader read the answers and how many it could not read, by group (n beside every
+    rate); a model reader's agreement with the rules."""
+    rows = unparsed_rows(results.get("metrics") or {})
+    reader = results.get("answer_reader")
+    if not rows and not reader:
+        return []
+    parsers = (results.get("coverage") or {}).get("parsers") or {}
+    if isinstance(reader, Mapping):
+        agreement = reader.get("agreement_with_rules")
+        shown = "n/a" if agreement is None else f"{agreement:.1%}"
+        model = (reader.get("model") or {}).get("model")
+        said = (
+            f"a model, {model} ({'constrained JSON' if reader.get('constrained') else 'JSON asked, not constrained'}): "
+            f"agrees with the rule reader on {shown} of {reader.get('read')} answers it read; "
+            f"{reader.get('disagreements')} disagreements listed in {reader.get('disagreements_file')}; "
+            f"{reader.get('model_unreadable')} answers it gave no reading for were scored by the rules"
+        )
+    else:
+        said = f"the committed-answer rules (answer reader {parsers.get('answer-reader', 'unversioned')})"
+    lines = ["### How answers were read", "", f"- reader: {said}", ""]
+    if rows:
+        lines += ["| group | n | unparsed | rate | reasons |", "| --- | ---: | ---: | ---: | --- |"]
+        for group, n, count, reasons in rows:
+            rate = f"{count / n:.1%}" if n else "n/a"
+            why = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "-"
+            lines.append(f"| {group} | {n} | {count} | {rate} | {why} |")
+        lines.append("")
     return lines
 
 

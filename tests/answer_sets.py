@@ -16,6 +16,15 @@ import yaml
 
 ROOT = Path(__file__).parent / "data" / "answers"
 GOAL = 0.995
+#: sets a parser reads below :data:`GOAL`, each with the floor it must keep (a regression guard,
+#: not the goal): the earlier country sets, relabelled by the committed answer, where the
+#: committed reader misses answers that name two dishes ("Pierogi are Polish, and pelmeni are
+#: Russian"), ancestry ("trace back to the Austrian kipferl") and contested readings
+FLOORS = {
+    ("country", "country/en.yaml"): 0.965,
+    ("country", "country/ru.yaml"): 0.99,
+    ("country", "country/uk.yaml"): 0.99,
+}
 #: answers written in a language whose names the country extractor does not read (an item's
 #: ``answer_lang``): measured and reported on their own, outside the goal
 OUT_OF_SCOPE = ("fr", "es", "de", "it")
@@ -133,8 +142,10 @@ _STEMS = {
     "ratings": "ratings",
     "dish-name": "dish_name",
 }
-#: the committed-answer development set (written for issue 52; the rules were fitted to it)
+#: the committed-answer development sets (written for issue 52 by two helpers that never saw the
+#: readers; the rules were fitted to them)
 DEV = ROOT / "committed" / "dev"
+DEV2 = ROOT / "committed" / "dev2"
 #: the independent held-out set: written by a helper that never saw the readers, after the
 #: rules were final, measured once (``--write``); never used for development
 INDEPENDENT = ROOT / "independent"
@@ -148,7 +159,7 @@ def measure_all(root: Path = ROOT, parsers: tuple[str, ...] | None = None) -> li
     for parser, (read, same) in _readers().items():
         if parsers is not None and parser not in parsers:
             continue
-        if parser == "country-mentions" and root in (DEV, INDEPENDENT):
+        if parser == "country-mentions" and root in (DEV, DEV2, INDEPENDENT):
             continue  # labelled by the committed answer only
         stem = _STEMS[parser]
         paths = sorted((root / stem).glob("*.yaml")) + [p for p in [root / f"{stem}.yaml"] if p.is_file()]
@@ -186,6 +197,16 @@ def versions() -> dict[str, str]:
     from culturebench.eval.coverage import parser_versions
 
     return parser_versions()
+
+
+def measure_dev() -> list[Measured]:
+    """Every parser on both committed-answer development sets."""
+    out = []
+    for root in (DEV, DEV2):
+        for m in measure_all(root) if root.is_dir() else []:
+            m.set_name = f"{root.name}/{m.set_name}"
+            out.append(m)
+    return out
 
 
 def rates(measured: list[Measured]) -> dict[str, Any]:
@@ -261,7 +282,7 @@ if __name__ == "__main__":
     measured = measure_all()
     held_out = measure_all(ROOT / "heldout") if (ROOT / "heldout").is_dir() else []
     real_outputs = measure_all(ROOT / "real") if (ROOT / "real").is_dir() else []
-    dev_sets = measure_all(DEV) if DEV.is_dir() else []
+    dev_sets = measure_dev()
     independent_sets = measure_all(INDEPENDENT) if INDEPENDENT.is_dir() else []
     print(table(measured))
     if dev_sets:

@@ -26,6 +26,7 @@ Where no country is left, the reading is unparsed with a reason (``ruled_out``,
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ PLACES = Path(__file__).resolve().parents[1] / "data" / "places.yaml"
 #: than the shortest (short names are one edit from too many words: "Omar", "Chin")
 TYPO_MIN_NAME = 6
 #: characters after a name searched for a ruling-out cue ("Россия? Нет", "Russia is unlikely")
-RULED_OUT_REACH = 40
+RULED_OUT_REACH = 60
 _JOINERS = (
     r"^[\s,;/]*(?:и|или|либо|ни|та|і|й|або|чи|ані|and|or|nor|,)?[\s,]*(?:из|с|от|з|із|від|in|from)?[\s«\"*]*$"
 )
@@ -80,6 +81,7 @@ class CommittedCountryReader:
         self.extractor = extractor
         self._typos: dict[str, set[str]] | None = None
         self._prompt_words: frozenset[str] = frozenset()
+        self._fixed: dict[str, list[str]] = {}  # word -> what it is a misspelling of (memo)
 
     # -- misspelt names ------------------------------------------------------------------
     def _typo_index(self) -> dict[str, set[str]]:
@@ -107,6 +109,11 @@ class CommittedCountryReader:
         dictionary word itself (nor a word of the question: a dish's name); else nothing."""
         if word in self._prompt_words:
             return []
+        if word not in self._fixed:
+            self._fixed[word] = self._fix(word)
+        return self._fixed[word]
+
+    def _fix(self, word: str) -> list[str]:
         plain = _unaccented(word)
         if plain != word and ((plain,) in self.extractor.index or plain in self.extractor.forms):
             return [plain]  # "Perú", "México"
@@ -147,7 +154,7 @@ class CommittedCountryReader:
             inside = [n for n in names if line_start <= n.start < line_end]
             if inside and not _corrected_after(folded, line_end, end, names):
                 return _select(text, folded, line_start, line_end, inside, where_eaten)
-        lead = _leading_answer(text, folded, start, end, names)
+        lead = None if where_eaten else _leading_answer(text, folded, start, end, names)
         if lead is not None:
             inside = [n for n in names if lead[0] <= n.start < lead[1]]
             return _select(text, folded, lead[0], lead[1], inside, where_eaten)
@@ -183,6 +190,8 @@ def _leading_answer(
         or folded[s_end : s_end + 1] == "?"
         or folded[s_end : s_end + 3] == "..."
         or re.match(r"\s*(?:[-*•]|\d+[.)])\s", head)  # a list's first item
+        or cues.pattern("weak").search(head)
+        or re.match(r"\s*[—–-]\s*(?:или|либо|або|чи|or)(?!\w)", folded[head_end:s_end])
         or re.search(r"(?<!\w)(?:не|ні|нет|not|no)(?!\w)", head, re.IGNORECASE)
         or any(
             cues.pattern(role).search(folded, head_end, end) for role in ("pick", "correction")
@@ -201,12 +210,24 @@ def _leading_answer(
     return s_start, head_end
 
 
-def _corrected_after(folded: str, pos: int, end: int, names: Sequence[_Name]) -> bool:
-    """Whether a correction that names a country follows an answer line."""
+@lru_cache(maxsize=8)
+def _last_correction(folded: str, end: int) -> int:
+    """Where the last correction of ``folded[:end]`` starts (-1: none); asked once per answer."""
     match = None
-    for match in cues.pattern("correction").finditer(folded, pos, end):
+    for match in cues.pattern("correction").finditer(folded, 0, end):
         pass
-    return match is not None and any(n.code and n.start > match.end() for n in names)
+    return match.start() if match else -1
+
+
+def _corrected_after(folded: str, pos: int, end: int, names: Sequence[_Name]) -> bool:
+    """Whether a correction that names a country follows ``pos`` (an answer line's end)."""
+    last = _last_correction(folded, end)
+    if last < pos:
+        return False
+    match = cues.pattern("correction").match(folded, last)
+    stop = match.end() if match else last
+    last_named = next((n.start for n in reversed(names) if n.code), -1)  # names are in text order
+    return last_named > stop
 
 
 def _select(
@@ -218,15 +239,31 @@ def _select(
     clause_list: list[tuple[int, tuple[int, int]]] = []
     for index, (s, e) in enumerate(sentences):
         clause_list += [(index, c) for c in spans.clauses(text, s, e)]
-    for name in names:
-        for index, clause in clause_list:
-            if clause[0] <= name.start < clause[1]:
-                name.sentence, name.clause = index, clause
-                break
+    k = 0
+    for name in names:  # both in text order: one walk
+        while k + 1 < len(clause_list) and clause_list[k][1][1] <= name.start:
+            k += 1
+        if clause_list and clause_list[k][1][0] <= name.start < clause_list[k][1][1]:
+            name.sentence, name.clause = clause_list[k]
+        else:
+            name.sentence = clause_list[k][0] if clause_list else 0
     _weigh(folded, sentences, names, where_eaten)
     _correct(folded, start, end, names)
-    _adversative(folded, sentences, names)
+    if not where_eaten:  # "A, а ещё в B" adds places to a where-eaten answer
+        _adversative(folded, sentences, names)
+    refuted: dict[int, int] = {}  # sentence -> where its refutation ends ("…, но это неверно")
+    for name in names:
+        if name.sentence not in refuted:
+            s_start, s_end = sentences[name.sentence]
+            match = None
+            for match in cues.pattern("refuted").finditer(folded, s_start, s_end + 1):
+                pass
+            refuted[name.sentence] = match.start() if match else -1
+        if name.end <= refuted[name.sentence]:
+            name.negated = True
     positives = [n for n in names if n.positive]
+    if where_eaten and positives:  # every place the dish is eaten, served or popular answers it
+        return Reading(list(dict.fromkeys(n.code for n in positives)))
     if not positives:  # "Её готовят и в Киргизстане, и в Таджикистане": the also-names are all there is
         positives = [n for n in names if n.also and n.code and not (n.negated or n.context or n.superseded)]
     if not positives:
@@ -242,61 +279,93 @@ def _select(
     return Reading(list(dict.fromkeys(n.code for n in chosen)))
 
 
+#: how far before a name a negation is looked for ("точно не из России"): a bounded window
+#: keeps the reader linear in the answer's length
+NEGATION_REACH = 80
+
+
+class _Spans:
+    """The first cue of each role in a clause or sentence, found once (a name asks its clause
+    or sentence, never scans it again: the reader stays linear)."""
+
+    def __init__(self, folded: str) -> None:
+        self.folded = folded
+        self._first: dict[tuple[str, int, int], int] = {}
+
+    def first(self, role: str, start: int, end: int) -> int:
+        """Where the first cue of ``role`` in ``[start, end)`` starts, or ``end`` when none."""
+        key = (role, start, end)
+        if key not in self._first:
+            match = cues.pattern(role).search(self.folded, start, end)
+            self._first[key] = match.start() if match else end
+        return self._first[key]
+
+
 def _weigh(
     folded: str, sentences: list[tuple[int, int]], names: list[_Name], where_eaten: bool = False
 ) -> None:
     """Each name's negation, context, concession, preference, hedge and conclusion."""
     negation = cues.negation_before()
+    found = _Spans(folded)
+    starts = [n.start for n in names]
     for i, name in enumerate(names):
         c_start, c_end = name.clause
-        before = folded[c_start : name.start]
+        s_start, s_end = sentences[name.sentence]
         previous = names[i - 1] if i else None
-        name.negated = bool(negation.search(folded, c_start, name.start)) or (
+        window = max(c_start, name.start - NEGATION_REACH)
+        name.negated = bool(negation.search(folded, window, name.start)) or (
             previous is not None
             and previous.negated
             and previous.clause == name.clause
             and re.match(_JOINERS, folded[previous.end : name.start], re.IGNORECASE) is not None
         )
         following = names[i + 1].start if i + 1 < len(names) else len(folded)
-        reach = min(following, name.end + RULED_OUT_REACH)
-        after = cues.pattern("ruled_out_after").search(folded, name.end, reach)
-        if after and not any(n.start < after.start() for n in names[i + 1 :]):
+        after = cues.pattern("ruled_out_after").search(folded, name.end, min(following, name.end + RULED_OUT_REACH))
+        if after and re.search(r"(?<!\w)(?:не|not|don't)\s+$", folded[max(0, after.start() - 8) : after.start()]):
+            after = None  # "не виключаю": not ruling it out
+        if after:
             name.negated = True
-        context = cues.pattern("context")
         # a context cue before the name in its clause ("similar dishes exist in Poland"), or one
         # of the cues said after a name right after it, no other name between ("в Польше тоже")
-        following_in_clause = min(following, c_end)
-        after_cue = cues.pattern("context_after").search(folded, name.end, min(following_in_clause, name.end + 40))
-        name.context = bool(context.search(before)) or bool(after_cue and not _only_also(after_cue.group(0)))
+        after_cue = cues.pattern("context_after").search(folded, name.end, min(following, s_end, name.end + 40))
+        if after_cue and not _BACKWARD.match(after_cue.group(0)):
+            later = bisect.bisect_right(starts, after_cue.end())
+            if later < len(starts) and starts[later] < s_end:
+                after_cue = None  # "Algeria (a similar dish is also found in Tunisia)": the cue looks ahead
+        if after_cue and where_eaten and _BACKWARD.match(after_cue.group(0)):
+            after_cue = None  # "в США, куда его привезли эмигранты": eaten there all the same
+        before_context = found.first("context", c_start, c_end) < name.start
+        name.context = before_context or bool(after_cue and not _only_also(after_cue.group(0)))
         if not where_eaten:
-            also = cues.pattern("context_also")
-            name.also = bool(also.search(before)) or bool(after_cue and _only_also(after_cue.group(0)))
+            before_also = found.first("context_also", c_start, c_end) < name.start
+            name.also = before_also or bool(after_cue and _only_also(after_cue.group(0)))
         if _quoted_name(folded, name):  # «российский салат»: a name inside the dish's own name
             name.context = True
-        if folded[sentences[name.sentence][1] : sentences[name.sentence][1] + 1] == "?":
-            name.weak = True  # "Армения или Азербайджан?": a question, not yet an answer
-        pick = cues.pattern("pick").search(folded, s_start := sentences[name.sentence][0], name.start)
-        if pick:
-            name.concluding = True
-        clause_text = folded[c_start:c_end]
-        name.conceded = False
-        name.preferred = bool(cues.pattern("preference").search(clause_text))
-        name.weak = name.weak or bool(cues.pattern("weak").search(clause_text))
-        name.concluding = name.concluding or bool(
-            cues.opening("conclusion").match(folded, s_start)
-            or cues.opening("conclusion").match(folded, c_start)
+        name.weak = folded[s_end : s_end + 1] == "?"  # "Армения или Азербайджан?": a question, not yet an answer
+        name.concluding = found.first("pick", s_start, s_end) < name.start or bool(
+            cues.opening("conclusion").match(folded, s_start) or cues.opening("conclusion").match(folded, c_start)
         )
-    for name in names:  # a conceding clause gives way to a country named elsewhere in its sentence
-        c_start = name.clause[0]
-        opens_sentence = c_start == sentences[name.sentence][0]  # "Хотя во Франции есть свои варианты."
-        if cues.opening("concession").match(folded, c_start) and any(
-            (other.sentence == name.sentence or (opens_sentence and other.sentence == name.sentence - 1))
-            and other.clause != name.clause
-            and other.code
-            and not (other.negated or other.context)
-            and not cues.opening("concession").match(folded, other.clause[0])
-            for other in names
-        ):
+        name.conceded = False
+        name.preferred = found.first("preference", c_start, c_end) < c_end
+        name.weak = name.weak or found.first("weak", c_start, c_end) < c_end
+    _concede(folded, sentences, names)
+
+
+def _concede(folded: str, sentences: list[tuple[int, int]], names: list[_Name]) -> None:
+    """A conceding clause gives way to a country named elsewhere in its sentence ("Это блюдо из
+    Индии, хотя его едят и в Пакистане"), or, opening a sentence, in the sentence before ("Хотя
+    во Франции есть свои варианты.")."""
+    conceding = {n.clause[0]: bool(cues.opening("concession").match(folded, n.clause[0])) for n in names}
+    firm: dict[int, set[tuple[int, int]]] = {}  # sentence -> clauses with a name stated outright
+    for n in names:
+        if n.code and not (n.negated or n.context) and not conceding[n.clause[0]]:
+            firm.setdefault(n.sentence, set()).add(n.clause)
+    for name in names:
+        if not conceding[name.clause[0]]:
+            continue
+        opens_sentence = name.clause[0] == sentences[name.sentence][0]
+        elsewhere = firm.get(name.sentence, set()) - {name.clause}
+        if elsewhere or (opens_sentence and firm.get(name.sentence - 1)):
             name.conceded = True
 
 
@@ -305,6 +374,9 @@ def _only_also(cue: str) -> bool:
     return bool(cues.pattern("context_also").fullmatch(cue))
 
 
+#: cues said after a name that never point ahead ("В США её привезли итальянские эмигранты");
+#: the others ("также", "similar") belong to a name after them when there is one
+_BACKWARD = re.compile(r"привез|завез|brought|roots|корн|корін|влияни|вплив|influence", re.IGNORECASE)
 _QUOTES = {"«": "»", "“": "”", "„": "“", '"': '"'}
 
 
@@ -324,9 +396,10 @@ def _quoted_name(folded: str, name: _Name) -> bool:
 
 def _correct(folded: str, start: int, end: int, names: list[_Name]) -> None:
     """After the last correction that is followed by a country, earlier names are superseded."""
+    last_positive = max((n.start for n in names if n.positive), default=-1)
     last = None
     for match in cues.pattern("correction").finditer(folded, start, end):
-        if any(n.positive and n.start >= match.end() for n in names):
+        if match.end() <= last_positive:
             last = match
     if last is not None:
         for name in names:
@@ -335,18 +408,23 @@ def _correct(folded: str, start: int, end: int, names: list[_Name]) -> None:
 
 
 def _adversative(folded: str, sentences: list[tuple[int, int]], names: list[_Name]) -> None:
-    """ "A, но B": when B's clause commits to a country, A's names in the same sentence (and,
+    """"A, но B": when B's clause commits to a country, A's names in the same sentence (and,
     for a sentence opening with "Но", the previous sentence) give way."""
     opening = cues.opening("adversative")
+    turns: dict[int, int] = {}  # sentence -> start of its last clause that turns and commits
+    opens: set[int] = set()  # sentences that open with such a clause
     for name in names:
         if not name.positive or name.weak or not opening.match(folded, name.clause[0]):
             continue
-        sentence_opens = name.clause[0] == sentences[name.sentence][0]
-        for other in names:
-            same = other.sentence == name.sentence and other.start < name.clause[0]
-            previous = sentence_opens and other.sentence == name.sentence - 1
-            if (same or previous) and other.positive:
-                other.superseded = True
+        if cues.pattern("context_also").search(folded, name.clause[0], min(name.start, name.clause[0] + 20)):
+            continue  # "а также", "but also": it adds, it does not replace
+        turns[name.sentence] = max(turns.get(name.sentence, -1), name.clause[0])
+        if name.clause[0] == sentences[name.sentence][0]:
+            opens.add(name.sentence)
+    for other in names:
+        turn = turns.get(other.sentence)
+        if other.positive and ((turn is not None and other.start < turn) or other.sentence + 1 in opens):
+            other.superseded = True
 
 
 def _no_name_reason(folded: str, start: int, end: int, names: Sequence[_Name]) -> str:

@@ -16,8 +16,10 @@ CUES = Path(__file__).resolve().parents[1] / "data" / "answer_cues.yaml"
 _FOLD = str.maketrans({"ё": "е", "Ё": "Е", "’": "'", "ʼ": "'", "‘": "'"})
 
 
+@lru_cache(maxsize=8)
 def fold(text: str) -> str:
-    """``text`` with ё as е and every apostrophe as ' (the same length)."""
+    """``text`` with ё as е and every apostrophe as ' (the same length); kept for the last few
+    texts, as every step of a reader asks for the same answer's folded copy."""
     return text.translate(_FOLD)
 
 

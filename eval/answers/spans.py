@@ -3,6 +3,7 @@ clauses. Shared by every reader; every function is linear in the length of the o
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from culturebench.eval.answers import cues
@@ -41,10 +42,11 @@ def answer_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
     cue, the paragraph that follows (a list under "Возможная родина:")."""
     out = []
     folded = cues.fold(text)
+    breaks = [m.start() for m in re.finditer("\n", text[:end])]
     for match in cues.pattern("answer_line").finditer(folded, start, end):
-        line_end = folded.find("\n", match.end(), end)
-        line_end = end if line_end < 0 else line_end
-        rest = text[match.end() : line_end]
+        k = bisect.bisect_left(breaks, match.end())
+        line_end = breaks[k] if k < len(breaks) else end
+        rest = text[match.end() : min(line_end, match.end() + 200)]  # bounded: linear in the answer
         if not re.sub(r"[\W_]+", "", rest):  # "**Ответ:**" alone on its line
             nxt = re.compile(r"\n[^\S\n]*(\S)").match(text, line_end, end)
             if nxt is None:
