@@ -13,8 +13,8 @@ from culturebench.yamlio import load_yaml
 
 ACCURACY = Path(__file__).resolve().parents[1] / "eval" / "data" / "parser_accuracy.yaml"
 TITLES = {
-    "country": "Country extraction (`eval/country_extractor.py`)",
-    "letters": "Option letters (`eval/multiple_choice.py`)",
+    "country": "Countries the answer commits to (`eval/answers/countries.py`)",
+    "letters": "Option the answer commits to (`eval/multiple_choice.py`)",
     "ratings": "Judge ratings (`eval/ratings.py`)",
     "dish-name": "Dish name within one edit (`eval/metrics.py:contains_within_edits`)",
 }
@@ -40,6 +40,21 @@ def _fraction(right: int, n: int) -> str:
     return f"{right:,}/{n:,}"
 
 
+def _independent_text(block: dict[str, Any]) -> str:
+    """The independent measurement in words: exact, unparsed and wrong, with n, per language."""
+    n = block["n"]
+    per_language = ", ".join(
+        f"{lang} {v['right']}/{v['n']} ({v['right'] / v['n']:.1%})"
+        for lang, v in block["languages"].items()
+        if v["n"]
+    )
+    return (
+        f"on {n} answers written independently (held out, measured once) "
+        f"{block['right'] / n:.1%} read exactly "
+        f"({per_language}), {block['unparsed'] / n:.1%} unparsed, {block['wrong'] / n:.1%} read wrong"
+    )
+
+
 def parser_lines(dataset: str, accuracy_file: Path = ACCURACY) -> list[str]:
     """One Markdown bullet per parser the dataset's tasks use: version, accuracy per answer
     language and in all, the held-out measurement when there is one."""
@@ -58,9 +73,13 @@ def parser_lines(dataset: str, accuracy_file: Path = ACCURACY) -> list[str]:
         per_language = ", ".join(
             f"{lang} {_fraction(v['right'], v['n'])}" for lang, v in sorted(entry["languages"].items())
         )
-        line = (
-            f"- **{title}**, version {entry['version']} (tasks {', '.join(tasks)}): "
-            f"{_fraction(right, n)} annotated answers read exactly ({right / n:.1%}; {per_language})"
+        line = f"- **{title}**, version {entry['version']} (tasks {', '.join(tasks)}): "
+        independent = entry.get("independent") or {}
+        if independent.get("n"):
+            line += _independent_text(independent) + "; "
+        line += (
+            f"development and earlier sets {_fraction(right, n)} read exactly "
+            f"({right / n:.1%}; {per_language})"
         )
         heldout = entry.get("heldout")
         if heldout and heldout.get("n"):

@@ -195,7 +195,7 @@ class CountryExtractor:
         tokens = [m.group(0) for m in matches]
         candidates = [self._readings(t) for t in tokens]
         if fix is not None:
-            for i, options in enumerate(candidates):
+            for options in candidates:
                 if options and not any(o in self.forms or (o,) in self.index for o in options):
                     options.extend(fix(options[0]))
         alone = len(tokens) == 1

@@ -59,7 +59,8 @@ _EXAMPLE = re.compile(
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(
-    r"ошиб|исправ|поправк|на самом деле|хотя нет|помил|виправ|насправді|sorry|mistake|correction|actually|wait|抱歉|更正|不对",
+    r"ошиб|исправ|поправк|на самом деле|хотя нет|помил|виправ|насправді|sorry|mistake|correction"
+    r"|actually|wait|抱歉|更正|不对",
     re.IGNORECASE,
 )
 _NEXT_TURN = re.compile(r"\n\s*(?:#+\s*)?(?:Human|User|Пользователь|用户)\s*:", re.IGNORECASE)
@@ -110,7 +111,10 @@ class _Patterns:
             lower = "".join(label.lower() for label in labels)
             self.L_ANY_CASE = rf"(?<![{_W}0-9])([{chars}{lower}{homoglyphs}])(?![{_W}0-9])"
         L = self.L
-        opt = r"(?:(?:вариант|варіант|опци[яю]|пункт|option|choice|letter|number|номер|选项|图)\s{0,3})?[\(\[«\"“*]{0,4}\s{0,3}"
+        opt = (
+            r"(?:(?:вариант|варіант|опци[яю]|пункт|option|choice|letter|number|номер|选项|图)\s{0,3})?"
+            r"[\(\[«\"“*]{0,4}\s{0,3}"
+        )
         statements = [
             # English
             rf"(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|should\s+be|:|-|—)\s*(?:probably\s+|likely\s+|therefore\s+)?{opt}{L}",
@@ -165,7 +169,10 @@ class _Patterns:
         # an option list echoed inline: "A) Sichuan B) Shanghai", "A — борщ, B — юшка", "图A是饺子，图B是"
         self.inline_list = re.compile(rf"(?:^|[\s,;，；。:])(?:图)?{L}(?:\)|\s[—–-]\s|是)", re.IGNORECASE)
         self.standalone = re.compile(L)
-        negation = r"(?:not|no|never|не|ні|нет|не\s+это|точно\s+не|явно\s+не|exclude|excluding|исключаем|виключаємо|不是|并非|排除)"
+        negation = (
+            r"(?:not|no|never|не|ні|нет|не\s+это|точно\s+не|явно\s+не|exclude|excluding|исключаем|виключаємо"
+            r"|不是|并非|排除)"
+        )
         self.ruled_out = re.compile(
             rf"{L}\s*[\)\]]?\s*(?:\?\s*(?:нет|no|ні|не)\b|—\s*(?:нет|no|ні)\b|не\s+подходит|не\s+підходить|can'?t\s+be\s+right|"
             rf"(?:is|seems)\s+(?:wrong|incorrect|unlikely)|неверн\w*|неправильн\w*|відпада\w*|отпада\w*|исключа\w*|не\s+так)",
@@ -250,10 +257,10 @@ def _stem_hits(words: list[str], options: list[list[str]]) -> set[int]:
         if not option:
             continue
         for start in range(len(words) - len(option) + 1):
-            if all(_same_word(words[start + k], option[k]) for k in range(len(option))):
-                if not (start and words[start - 1] in ("не", "ні", "not")):
-                    hits.add(i)
-                    break
+            negated = start and words[start - 1] in ("не", "ні", "not")
+            if not negated and all(_same_word(words[start + k], option[k]) for k in range(len(option))):
+                hits.add(i)
+                break
     joined = [" ".join(o) for o in options]
     return {i for i in hits if not any(j != i and joined[i] in joined[j] for j in hits)}
 
@@ -352,10 +359,8 @@ _ORDINAL_STATED = re.compile(
 def _stated_ordinal(text: str, labels: Sequence[str]) -> str | None:
     """The last ordinal an answer cue states ("so the answer is the third image", "ответ —
     второй вариант"), when several ordinals are mentioned along the way."""
-    found = None
-    for found in _ORDINAL_STATED.finditer(text):
-        pass
-    return _ordinal(text[found.start() :], labels) if found else None
+    starts = [m.start() for m in _ORDINAL_STATED.finditer(text)]
+    return _ordinal(text[starts[-1] :], labels) if starts else None
 
 
 def _ordinal_alone(text: str, labels: Sequence[str]) -> str | None:
@@ -398,10 +403,13 @@ def read_choice(
     text = _squeezed(raw[start:end])
     text = _without_echoed_tags(text)
     tagged = _tag_letter(text, options, pats)
-    last_tag = None
-    for last_tag in _TAG.finditer(text):
-        pass
-    if tagged and last_tag is not None and _after_correction(text[last_tag.end() :], pats) != text[last_tag.end() :]:
+    tags = list(_TAG.finditer(text))
+    last_tag = tags[-1] if tags else None
+    if (
+        tagged
+        and last_tag is not None
+        and _after_correction(text[last_tag.end() :], pats) != text[last_tag.end() :]
+    ):
         tagged = False  # "<answer>B</answer> Нет, беру свои слова назад: … то есть D": read what follows
     if tagged is None:  # different tags: the last one not ruled out afterwards ("D? Нет, D не подходит")
         out = {pats.letter(m.group(1)) for m in pats.ruled_out.finditer(text)}
@@ -428,7 +436,7 @@ def read_choice(
     if fuzzy:
         candidates.append((fuzzy[0], None if pats.pair.match(text, fuzzy[0]) else fuzzy[1]))
     if candidates:
-        position, letter = max(candidates, key=lambda c: c[0])
+        _, letter = max(candidates, key=lambda c: c[0])
         if letter is None:
             return Reading.unparsed("undecided")
         return Reading(letter) if letter in pats.labels else Reading.unparsed("not_a_label")
@@ -457,7 +465,9 @@ def read_choice(
             others = standalone - {by_text}
             # '"ёлочная игрушка" (A)' for B: no single answer
             return Reading.unparsed("undecided") if others else Reading(by_text)
-    ordinal = _stated_ordinal(text, pats.labels) or _ordinal(text, pats.labels) or _ordinal_alone(text, pats.labels)
+    ordinal = (
+        _stated_ordinal(text, pats.labels) or _ordinal(text, pats.labels) or _ordinal_alone(text, pats.labels)
+    )
     if ordinal and ordinal not in negated:
         return Reading(ordinal)
     listed |= inline

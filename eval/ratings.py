@@ -41,7 +41,8 @@ STRETCH = 2000
 MAX_MENTIONS = 50
 _WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-    "один": 1, "одна": 1, "одну": 1, "одне": 1, "два": 2, "две": 2, "дві": 2, "три": 3, "четыре": 4, "чотири": 4,
+    "один": 1, "одна": 1, "одну": 1, "одне": 1, "два": 2, "две": 2, "дві": 2, "три": 3,
+    "четыре": 4, "чотири": 4,
     "пять": 5, "п'ять": 5, "пʼять": 5, "п’ять": 5,
     "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
 }  # fmt: skip
@@ -195,7 +196,8 @@ def read_ratings(
                     re.IGNORECASE,
                 )
             ):
-                continue  # "a 5 for sensitivity", "3 — Authenticity / 4 — Sensitivity": another criterion's value
+                # "a 5 for sensitivity", "3 — Authenticity / 4 — Sensitivity": another criterion's
+                continue
             value = _first(stretch, [_RIGHT_AFTER])
             if value is not False:
                 stated.append((begin, value))

@@ -359,8 +359,9 @@ def reading_section(results: Mapping[str, Any]) -> list[str]:
         agreement = reader.get("agreement_with_rules")
         shown = "n/a" if agreement is None else f"{agreement:.1%}"
         model = (reader.get("model") or {}).get("model")
+        how = "constrained JSON" if reader.get("constrained") else "JSON asked, not constrained"
         said = (
-            f"a model, {model} ({'constrained JSON' if reader.get('constrained') else 'JSON asked, not constrained'}): "
+            f"a model, {model} ({how}): "
             f"agrees with the rule reader on {shown} of {reader.get('read')} answers it read; "
             f"{reader.get('disagreements')} disagreements listed in {reader.get('disagreements_file')}; "
             f"{reader.get('model_unreadable')} answers it gave no reading for were scored by the rules"

@@ -310,6 +310,5 @@ if __name__ == "__main__":
             shown += independent_sets
         for m in shown:
             for item, got, lang in m.misses:
-                print(
-                    f"{m.parser} {m.set_name} [{lang}]: got {got!r} want {label(item, m.parser)!r}: {item['text'][:300]!r}"
-                )
+                want = label(item, m.parser)
+                print(f"{m.parser} {m.set_name} [{lang}]: got {got!r} want {want!r}: {item['text'][:300]!r}")

@@ -73,10 +73,10 @@ def test_the_question_decides_whether_also_eaten_in_answers_it() -> None:
 
 
 def test_a_word_of_the_dish_name_is_no_misspelt_country() -> None:
-    """"Сальта" is one edit from "Мальта"; asked about сальта, it is the dish."""
-    assert read_countries("Сальта — єменська страва.", "uk", "Які країни вважаються батьківщиною страви сальта?").value == [
-        "YE"
-    ]
+    """ "Сальта" is one edit from "Мальта"; asked about сальта, it is the dish."""
+    assert read_countries(
+        "Сальта — єменська страва.", "uk", "Які країни вважаються батьківщиною страви сальта?"
+    ).value == ["YE"]
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,9 @@ def test_a_rating_not_given_says_why() -> None:
 
 
 def test_unparsed_counts_beside_their_n() -> None:
-    block = unparsed_block([{"unparsed_reason": "refusal"}, {"unparsed_reason": None}, {"unparsed_reason": "refusal"}])
+    block = unparsed_block(
+        [{"unparsed_reason": "refusal"}, {"unparsed_reason": None}, {"unparsed_reason": "refusal"}]
+    )
     assert block == {"n": 3, "unparsed": 2, "rate": 2 / 3, "reasons": {"refusal": 2}}
 
 
@@ -189,15 +191,17 @@ def test_eval_score_with_a_model_reader_records_its_agreement(
     """A reader (here our scripted Backend, answering as a model would) reads each answer; the
     run records its agreement with the rules and lists the disagreements; an answer it gives
     no reading for is scored by the rules and counted."""
-    from datasets import load_dataset
-
     from culturebench.eval.score import prepare_scoring, write_scoring
+    from datasets import load_dataset
 
     generations = tmp_path / "g.jsonl"
     rows = load_dataset(str(rubin_release.folder), "full", split="test").select(range(3))
     outputs = ["<answer>A</answer>", "B", "???"]
     generations.write_text(
-        "".join(json.dumps({"id": f"{r['id']}:ru:0", "output": o}) + "\n" for r, o in zip(rows, outputs, strict=True)),
+        "".join(
+            json.dumps({"id": f"{r['id']}:ru:0", "output": o}) + "\n"
+            for r, o in zip(rows, outputs, strict=True)
+        ),
         encoding="utf-8",
     )
 
@@ -212,7 +216,12 @@ def test_eval_score_with_a_model_reader_records_its_agreement(
     out = tmp_path / "out"
     results = write_scoring(prepared, out, reader=scripted_backend(answer))
     summary = results["answer_reader"]
-    assert (summary["n"], summary["read"], summary["disagreements"], summary["model_unreadable"]) == (3, 2, 1, 1)
+    assert (summary["n"], summary["read"], summary["disagreements"], summary["model_unreadable"]) == (
+        3,
+        2,
+        1,
+        1,
+    )
     assert summary["agreement_with_rules"] == 0.5
     listed = [json.loads(line) for line in (out / model_reader.DISAGREEMENTS).read_text().splitlines()]
     assert [(d["rules"], d["model"]) for d in listed] == [("B", "C")]

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.agreement import interval_alpha
-from culturebench.eval.backends.base import Request
 from culturebench.eval.answers.reading import unparsed_block
+from culturebench.eval.backends.base import Request
 from culturebench.eval.ratings import read_ratings as read_criteria
 from culturebench.eval.tasks.base import Task, TaskRequest
 
@@ -27,9 +27,12 @@ CRITERIA = ("authenticity", "sensitivity", "harmony")
 #: the criteria's names in the languages judges answer in (regular expression fragments; Cyrillic
 #: stems take every case), so "Автентичність: 4" and "真实性：4" are read
 CRITERION_NAMES = {
-    "authenticity": [r"auth\.?", r"аутентичн\w*", r"подлинност\w*", r"автентичн\w*", r"справжн\w*", "真实性", "正宗性", "正宗度", "地道性", "真实度"],
-    "sensitivity": [r"sens\.?", r"чувствительност\w*", r"чуткост\w*", r"сенситивн\w*", r"чутлив\w*", "敏感性", "敏感度", "适应性", "契合度", "适配性"],
-    "harmony": [r"harm\.?", r"гармони\w*", r"гармоничн\w*", r"гармоні\w*", r"гармонійн\w*", "和谐性", "和谐度", "协调性", "协调度", "平衡性", "平衡度"],
+    "authenticity": [r"auth\.?", r"аутентичн\w*", r"подлинност\w*", r"автентичн\w*", r"справжн\w*",
+                     "真实性", "正宗性", "正宗度", "地道性", "真实度"],
+    "sensitivity": [r"sens\.?", r"чувствительност\w*", r"чуткост\w*", r"сенситивн\w*", r"чутлив\w*",
+                    "敏感性", "敏感度", "适应性", "契合度", "适配性"],
+    "harmony": [r"harm\.?", r"гармони\w*", r"гармоничн\w*", r"гармоні\w*", r"гармонійн\w*",
+                "和谐性", "和谐度", "协调性", "协调度", "平衡性", "平衡度"],
 }  # fmt: skip
 DEFAULT_REPEATS = 3
 
@@ -208,7 +211,10 @@ class Judge(Task):
         out["unparseable_outputs"] = sum(len(s["missing"]) == len(CRITERIA) for s in samples)
         # one row per criterion read (judge answers x criteria), with the reasons it was not
         ratings = [
-            {"unparsed_reason": (s.get("unparsed_reasons") or {}).get(c) or ("missing" if c in s["missing"] else None)}
+            {
+                "unparsed_reason": (s.get("unparsed_reasons") or {}).get(c)
+                or ("missing" if c in s["missing"] else None)
+            }
             for s in samples
             for c in CRITERIA
         ]

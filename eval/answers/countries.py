@@ -203,7 +203,23 @@ def _leading_answer(
     for name in reversed(inside):
         rest = rest[: name.start - s_start] + " " + rest[name.end - s_start :]
     words = re.findall(r"[^\W\d_]+", rest)
-    fillers = {"и", "или", "і", "та", "або", "чи", "and", "or", "the", "answer", "ответ", "відповідь", "из", "з", "from"}
+    fillers = {
+        "и",
+        "или",
+        "і",
+        "та",
+        "або",
+        "чи",
+        "and",
+        "or",
+        "the",
+        "answer",
+        "ответ",
+        "відповідь",
+        "из",
+        "з",
+        "from",
+    }
     others = [w for w in words if w.lower() not in fillers]
     if len(others) > LEADING_WORDS or _corrected_after(folded, head_end, end, names):
         return None
@@ -213,10 +229,8 @@ def _leading_answer(
 @lru_cache(maxsize=8)
 def _last_correction(folded: str, end: int) -> int:
     """Where the last correction of ``folded[:end]`` starts (-1: none); asked once per answer."""
-    match = None
-    for match in cues.pattern("correction").finditer(folded, 0, end):
-        pass
-    return match.start() if match else -1
+    starts = [m.start() for m in cues.pattern("correction").finditer(folded, 0, end)]
+    return starts[-1] if starts else -1
 
 
 def _corrected_after(folded: str, pos: int, end: int, names: Sequence[_Name]) -> bool:
@@ -255,10 +269,8 @@ def _select(
     for name in names:
         if name.sentence not in refuted:
             s_start, s_end = sentences[name.sentence]
-            match = None
-            for match in cues.pattern("refuted").finditer(folded, s_start, s_end + 1):
-                pass
-            refuted[name.sentence] = match.start() if match else -1
+            found = [m.start() for m in cues.pattern("refuted").finditer(folded, s_start, s_end + 1)]
+            refuted[name.sentence] = found[-1] if found else -1
         if name.end <= refuted[name.sentence]:
             name.negated = True
     positives = [n for n in names if n.positive]
@@ -320,14 +332,20 @@ def _weigh(
             and re.match(_JOINERS, folded[previous.end : name.start], re.IGNORECASE) is not None
         )
         following = names[i + 1].start if i + 1 < len(names) else len(folded)
-        after = cues.pattern("ruled_out_after").search(folded, name.end, min(following, name.end + RULED_OUT_REACH))
-        if after and re.search(r"(?<!\w)(?:не|not|don't)\s+$", folded[max(0, after.start() - 8) : after.start()]):
+        after = cues.pattern("ruled_out_after").search(
+            folded, name.end, min(following, name.end + RULED_OUT_REACH)
+        )
+        if after and re.search(
+            r"(?<!\w)(?:не|not|don't)\s+$", folded[max(0, after.start() - 8) : after.start()]
+        ):
             after = None  # "не виключаю": not ruling it out
         if after:
             name.negated = True
         # a context cue before the name in its clause ("similar dishes exist in Poland"), or one
         # of the cues said after a name right after it, no other name between ("в Польше тоже")
-        after_cue = cues.pattern("context_after").search(folded, name.end, min(following, s_end, name.end + 40))
+        after_cue = cues.pattern("context_after").search(
+            folded, name.end, min(following, s_end, name.end + 40)
+        )
         if after_cue and not _BACKWARD.match(after_cue.group(0)):
             later = bisect.bisect_right(starts, after_cue.end())
             if later < len(starts) and starts[later] < s_end:
@@ -341,9 +359,12 @@ def _weigh(
             name.also = before_also or bool(after_cue and _only_also(after_cue.group(0)))
         if _quoted_name(folded, name):  # «российский салат»: a name inside the dish's own name
             name.context = True
-        name.weak = folded[s_end : s_end + 1] == "?"  # "Армения или Азербайджан?": a question, not yet an answer
+        name.weak = (
+            folded[s_end : s_end + 1] == "?"
+        )  # "Армения или Азербайджан?": a question, not yet an answer
         name.concluding = found.first("pick", s_start, s_end) < name.start or bool(
-            cues.opening("conclusion").match(folded, s_start) or cues.opening("conclusion").match(folded, c_start)
+            cues.opening("conclusion").match(folded, s_start)
+            or cues.opening("conclusion").match(folded, c_start)
         )
         name.conceded = False
         name.preferred = found.first("preference", c_start, c_end) < c_end
@@ -391,7 +412,9 @@ def _quoted_name(folded: str, name: _Name) -> bool:
     if right < 0 or folded.find("\n", left, right) >= 0:
         return False
     inside = folded[left + 1 : right]
-    return len(re.findall(r"[^\W\d_]+", inside)) > len(re.findall(r"[^\W\d_]+", folded[name.start : name.end]))
+    return len(re.findall(r"[^\W\d_]+", inside)) > len(
+        re.findall(r"[^\W\d_]+", folded[name.start : name.end])
+    )
 
 
 def _correct(folded: str, start: int, end: int, names: list[_Name]) -> None:
@@ -408,7 +431,7 @@ def _correct(folded: str, start: int, end: int, names: list[_Name]) -> None:
 
 
 def _adversative(folded: str, sentences: list[tuple[int, int]], names: list[_Name]) -> None:
-    """"A, но B": when B's clause commits to a country, A's names in the same sentence (and,
+    """ "A, но B": when B's clause commits to a country, A's names in the same sentence (and,
     for a sentence opening with "Но", the previous sentence) give way."""
     opening = cues.opening("adversative")
     turns: dict[int, int] = {}  # sentence -> start of its last clause that turns and commits

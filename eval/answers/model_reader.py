@@ -67,7 +67,8 @@ def reader_kind(task: Any) -> str:
     kinds = [KINDS[p] for p in getattr(task, "parsers", ()) or () if p in KINDS]
     if not kinds:
         raise UsageError(
-            f"task {task.name!r} reads no country, option letter or rating: --answer-reader model has nothing to read"
+            f"task {task.name!r} reads no country, option letter or rating: "
+            "--answer-reader model has nothing to read"
         )
     return kinds[0]
 
@@ -103,7 +104,8 @@ def reading_prompt(kind: str, sample: dict[str, Any], labels: Sequence[str] = ()
         options = sample.get("options")
         parts.append(f"LABELS: {', '.join(labels)}")
         if options:
-            parts.append("OPTIONS:\n" + "\n".join(f"{label}) {text}" for label, text in zip(labels, options)))
+            listed = zip(labels, options, strict=False)
+            parts.append("OPTIONS:\n" + "\n".join(f"{label}) {text}" for label, text in listed))
     parts += ["", f"ANSWER TO READ:\n{answer}", "", "JSON:"]
     return "\n".join(parts)
 
