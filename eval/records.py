@@ -77,6 +77,7 @@ class RunInfo(TypedDict, total=False):
     layout: str | None
     harness: str  # the harness whose logs were scored (inspect, lm-eval)
     matcher: dict[str, Any]
+    answer_reader: dict[str, Any]  # a model reading the answers (eval/answers/model_reader.py)
 
 
 class Provenance(RunInfo, total=False):
@@ -122,6 +123,7 @@ class Results(TypedDict, total=False):
     duplicate_generations: int
     judge_missing: int
     judge_unparsed: int
+    answer_reader: dict[str, Any]
 
 
 class OutputCounts(TypedDict):

