@@ -30,9 +30,19 @@ decoding is greedy (or sampled with ``--temperature``), ``max_new_tokens`` 256 b
 batched with left padding. Output: one JSON object per line with the prompt, its source fields
 and the generated text.
 
+``--items-file`` asks other items than the samples (a later round must not reuse the items of an
+earlier one): a JSON object with any of the keys ``borsch`` (``{"ru": [...], "uk": [...]}``, each
+a list of dish names as stored in the BORSCH tables, or of ``{"id": ..., "dish": ...}``),
+``rubin`` (rows shaped like ``datasets/rubin/sample/questions.jsonl``) and ``foodieqa`` (rows
+shaped like ``datasets/foodieqa/sample/textqa_tidy.json``). A task it names takes its items from
+the file, picked by the same rules as from the sample; a task it omits keeps the sample. Keys
+starting with ``_`` (notes) are ignored.
+
     python scripts/generate_reasoning_outputs.py --model smollm2 --out /tmp/smollm2.jsonl
     python scripts/generate_reasoning_outputs.py --model qwen-coder --out /tmp/qwen.jsonl \
         --cache /tmp/models --batch-size 10
+    python scripts/generate_reasoning_outputs.py --model smollm2 --out /tmp/round2.jsonl \
+        --items-file tests/data/answers/independent2/real_round2_items.json
 """
 
 from __future__ import annotations
@@ -182,19 +192,35 @@ def borsch_dishes(lang: str, n: int) -> list[str]:
     return names[:n]
 
 
-def borsch_prompts(n_per_lang: int) -> list[dict[str, Any]]:
+def _listed_dishes(entries: list[Any], n: int) -> list[tuple[Any, str]]:
+    """Up to ``n`` distinct (source id, display name) pairs from an items file's dish list."""
+    seen: list[tuple[Any, str]] = []
+    for entry in entries:
+        source_id, name = (entry.get("id"), entry["dish"]) if isinstance(entry, dict) else (None, entry)
+        if str(name).strip() and _display_name(str(name)) not in [d for _, d in seen]:
+            seen.append((source_id, _display_name(str(name))))
+    return seen[:n]
+
+
+def borsch_prompts(n_per_lang: int, dishes: dict[str, list[Any]] | None = None) -> list[dict[str, Any]]:
+    """``dishes`` (an items file's ``borsch``) replaces the sample's names, per language."""
     templates = yaml.safe_load((REPO / "datasets/borsch/prompts.yaml").read_text("utf-8"))["tasks"][
         "origin-qa"
     ]
     items = []
     for lang in ("ru", "uk"):
-        for i, dish in enumerate(borsch_dishes(lang, n_per_lang)):
+        if dishes is None:
+            picked = [(None, dish) for dish in borsch_dishes(lang, n_per_lang)]
+        else:
+            picked = _listed_dishes(dishes.get(lang, []), n_per_lang)
+        for i, (source_id, dish) in enumerate(picked):
             prompt = templates[lang][i % len(templates[lang])].format(dish=dish)
             items.append(
                 {
                     "kind": "country",
                     "task": "borsch",
                     "lang": lang,
+                    **({"source_id": source_id} if source_id is not None else {}),
                     "dish": dish,
                     "prompt": prompt,
                     "input": f"{prompt} {STEP_BY_STEP[lang]}",
@@ -203,13 +229,17 @@ def borsch_prompts(n_per_lang: int) -> list[dict[str, Any]]:
     return items
 
 
-def rubin_prompts(n: int) -> list[dict[str, Any]]:
+def rubin_prompts(n: int, rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """``rows`` (an items file's ``rubin``) replaces the sample's questions."""
     template = yaml.safe_load((REPO / "datasets/rubin/prompts.yaml").read_text("utf-8"))["tasks"]["mcqa"][
         "ru"
     ][0]
-    rows = [
-        json.loads(line) for line in (REPO / "datasets/rubin/sample/questions.jsonl").open(encoding="utf-8")
-    ]
+    if rows is None:
+        rows = [
+            json.loads(line)
+            for line in (REPO / "datasets/rubin/sample/questions.jsonl").open(encoding="utf-8")
+        ]
+    n = min(n, len(rows))
     picked = [rows[i * len(rows) // n] for i in range(n)]  # spread over the categories
     items = []
     for row in picked:
@@ -238,10 +268,12 @@ def _cut_cue(prompt: str) -> str:
     return prompt
 
 
-def foodieqa_prompts(n_per_lang: int) -> list[dict[str, Any]]:
-    """Text questions, zh and en; the sample has 8, so each is asked with a second template."""
+def foodieqa_prompts(n_per_lang: int, rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Text questions, zh and en; the sample has 8, so each is asked with a second template.
+    ``rows`` (an items file's ``foodieqa``) replaces the sample's questions."""
     templates = yaml.safe_load((REPO / "datasets/foodieqa/prompts.yaml").read_text("utf-8"))["tasks"]["text"]
-    rows = json.loads((REPO / "datasets/foodieqa/sample/textqa_tidy.json").read_text("utf-8"))
+    if rows is None:
+        rows = json.loads((REPO / "datasets/foodieqa/sample/textqa_tidy.json").read_text("utf-8"))
     items = []
     for lang in ("zh", "en"):
         for j in range(n_per_lang):
@@ -344,12 +376,28 @@ def main() -> int:
     parser.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--system", default=None, help="system prompt (default: the chat template's own)")
+    parser.add_argument(
+        "--items-file",
+        type=Path,
+        default=None,
+        help="JSON file of other items than the samples (keys borsch, rubin, foodieqa; see above)",
+    )
     args = parser.parse_args()
+    listed: dict[str, Any] = {}
+    if args.items_file is not None:
+        listed = json.loads(args.items_file.read_text("utf-8"))
+        unknown = sorted(k for k in listed if not k.startswith("_") and k not in ("borsch", "rubin", "foodieqa"))
+        if unknown:
+            parser.error(f"--items-file: unknown keys {unknown}")
 
+    items = (
+        borsch_prompts(args.borsch, listed.get("borsch"))
+        + rubin_prompts(args.rubin, listed.get("rubin"))
+        + foodieqa_prompts(args.foodieqa, listed.get("foodieqa"))
+    )
     spec = MODELS[args.model]
     gguf = fetch_gguf(spec, args.cache / args.model)
     folder = plain_folder(gguf, args.cache / args.model / "fp32")
-    items = borsch_prompts(args.borsch) + rubin_prompts(args.rubin) + foodieqa_prompts(args.foodieqa)
     print(f"{spec.name}: {len(items)} prompts", file=sys.stderr)
     generate(
         folder,
