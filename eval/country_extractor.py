@@ -48,7 +48,7 @@ MORPH_LANGUAGES = ("ru", "uk")
 # Readings of a name word whose lexeme is taken: nouns, full adjectives, participles
 # ("Соединённые"). Pronouns, short forms and verbs never name a country.
 _NAME_POS = {"NOUN", "ADJF", "PRTF"}
-_TOKEN = re.compile(r"[A-Za-zÀ-ÿА-Яа-яЁёІіЇїЄєҐґ'’ʼ.]+|\d+")
+_TOKEN = re.compile(r"[A-Za-zÀ-ÿĀ-žƏəА-Яа-яЁёІіЇїЄєҐґ'’ʼʻ.]+|\d+")
 _CYRILLIC = re.compile(r"[А-Яа-яЁёІіЇїЄєҐґ]")
 _ALIASES = Path(__file__).parent / "data" / "country_aliases.yaml"
 _NOT_A_COUNTRY = ""  # index value of a region that contains a country's name
@@ -62,7 +62,7 @@ def _morph(lang: str):
 
 
 def _clean(token: str) -> str:
-    word = token.replace("’", "'").replace("ʼ", "'").strip(".'").lower()
+    word = token.replace("’", "'").replace("ʼ", "'").replace("ʻ", "'").strip(".'").lower()
     return word.replace("ё", "е")
 
 
@@ -119,11 +119,30 @@ class CountryExtractor:
         for part, code, lang in parts:
             self._add(part, code, lang)
         if places_path is not None:  # the committed reader's places: they win over the above
-            self.ambiguous |= {_clean(str(w)) for w in load_yaml(places_path).get("ambiguous") or []}
+            places = load_yaml(places_path)
+            self.ambiguous |= {_clean(str(w)) for w in places.get("ambiguous") or []}
+            self._add_foreign(places.get("foreign_name_locales") or [])
             for code, by_lang in places_entries(places_path):
                 for lang, names in by_lang.items():
                     for name in names:
                         self._add(str(name), code, lang, override=True)
+
+    def _add_foreign(self, locales: list[str]) -> None:
+        """Country names in other languages (CLDR), each new word read only when capitalised;
+        a name already known keeps its own rules."""
+        for locale in locales:
+            for code in all_alpha2():
+                name = country_name(code, str(locale)).replace("ʻ", "'").replace("ʼ", "'")
+                tokens = tuple(t for t in (_key(t) for t in _TOKEN.findall(name)) if t)
+                if not tokens or tokens in self.index or min(len(t) for t in tokens) < 4:
+                    continue
+                if any(t in self.forms for t in tokens):
+                    continue  # a word of another name ("Chili" is French for Chile, and a pepper)
+                self.index[tokens] = code
+                self.max_len = max(self.max_len, len(tokens))
+                for word in tokens:
+                    self.forms[word] = {word}
+                    self.ambiguous.add(word)
 
     def _add(self, name: str, code: str, lang: str, override: bool = False) -> None:
         tokens = [_key(t) for t in _TOKEN.findall(name)]
@@ -188,16 +207,16 @@ class CountryExtractor:
     ) -> list[tuple[str, int, int]]:
         """Every name found in ``text`` as ``(code, start, end)`` character spans, in order; a
         region that names no country (continents, the USSR) has the code ``""``. ``fix``, when
-        given, offers name words for a token that reads as no name word at all (a misspelt
-        name: :mod:`culturebench.eval.answers.countries`)."""
+        given, offers name words for a token (as written) that reads as no name word at all (a
+        misspelt name: :mod:`culturebench.eval.answers.countries`)."""
         text = text or ""
         matches = list(_TOKEN.finditer(text))
         tokens = [m.group(0) for m in matches]
         candidates = [self._readings(t) for t in tokens]
         if fix is not None:
-            for options in candidates:
+            for token, options in zip(tokens, candidates, strict=True):
                 if options and not any(o in self.forms or (o,) in self.index for o in options):
-                    options.extend(fix(options[0]))
+                    options.extend(fix(token))
         alone = len(tokens) == 1
         found: list[tuple[str, int, int]] = []
         i = 0
@@ -247,7 +266,7 @@ def places_entries(path: Path) -> list[tuple[str, dict[str, list[str]]]]:
     ``""`` for a label that names no single country (sections ``none_*``)."""
     out: list[tuple[str, dict[str, list[str]]]] = []
     for section, entries in load_yaml(path).items():
-        if section == "ambiguous":
+        if section in ("ambiguous", "foreign_name_locales"):
             continue
         for entry in entries or []:
             code = "" if section.startswith("none") else str(entry["country"])

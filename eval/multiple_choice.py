@@ -49,9 +49,11 @@ from culturebench.eval.answers import spans
 from culturebench.eval.answers.reading import Reading
 
 #: Bumped whenever a change can alter the letter read from some output (results.json ``parsers``).
-VERSION = "3"
+VERSION = "4"
 
-_HOMOGLYPHS = {"А": "A", "В": "B", "С": "C", "Е": "E"}
+#: Cyrillic capitals read as labels: the look-alikes А, В, С, Е, and Б, Г, Д, which have none
+#: and are the second, fourth and fifth letters where a model letters the options in Cyrillic
+_HOMOGLYPHS = {"А": "A", "В": "B", "С": "C", "Е": "E", "Б": "B", "Г": "D", "Д": "E"}
 _W = r"A-Za-zÀ-ÿА-Яа-яЁёІіЇїЄєҐґ"
 _TAG = re.compile(r"<answer>([^<]{0,300})</answer>", re.IGNORECASE)
 _EXAMPLE = re.compile(
@@ -86,9 +88,9 @@ _ORDINALS = re.compile(
 _ORDINAL_ZH = re.compile(r"第\s*([一二三四五12345])\s*(?:个|项|张|幅|选项|张图|个选项)?|最后一(?:个|项|张)")
 _ZH_DIGITS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "1": 0, "2": 1, "3": 2, "4": 3, "5": 4}
 _FUZZY_CUE = re.compile(
-    r"(?<!\w)([^\W\d_]{4,11}|答案)\s*[:：\-—]\s*[\(\[*«\"]*\s*(\w)\s*[\)\]*»\".。]*(?=\s|$)"
+    r"(?<!\w)([^\W\d_]{4,11}|答案|答)[^\S\n]*[:：\-—][^\S\n]*[\(\[*«\"]*[^\S\n]*(\w)[^\S\n]*[\)\]*»\".。]*(?=\s|$)"
 )
-_CUE_WORDS = ("answer", "ответ", "відповідь", "вариант", "варіант", "option", "choice", "答案")
+_CUE_WORDS = ("answer", "ответ", "відповідь", "вариант", "варіант", "option", "choice")
 
 
 class _Patterns:
@@ -100,14 +102,19 @@ class _Patterns:
         chars = "".join(re.escape(label) for label in labels)
         if self.numeric:
             klass = f"[{chars}]"
-            self.L = rf"(?<![\w.,/])({klass})(?![\w%/]|[.,]\d)"
+            self.L = rf"(?<![\d.,/A-Za-zА-Яа-яЁёІіЇїЄєҐґ])({klass})(?![\w%/]|[.,]\d)"
             self.L_ANY_CASE = self.L
         else:
             homoglyphs = "".join(c for c, latin in _HOMOGLYPHS.items() if latin in labels)
             klass = f"[{chars}{homoglyphs}]"
             # one label standing alone: no letter of any script or digit on either side, and
             # not the English article ("A dish"; "A or C" is a letter)
-            self.L = rf"(?-i:(?<![{_W}0-9])({klass})(?![{_W}0-9])(?!(?<=A)\s+(?!(?:or|and)\b)[a-z]))"
+            # a Cyrillic capital followed by a lower-case Cyrillic word is a word ("В предложении",
+            # "С 1976", "А вот"), not a label
+            self.L = (
+                rf"(?-i:(?<![{_W}0-9])({klass})(?![{_W}0-9])(?!(?<=A)\s+(?!(?:or|and|is|was)\b)[a-z])"
+                rf"(?!(?<=[{homoglyphs or 'А'}])\s+[а-яёіїєґ]))"
+            )
             lower = "".join(label.lower() for label in labels)
             self.L_ANY_CASE = rf"(?<![{_W}0-9])([{chars}{lower}{homoglyphs}])(?![{_W}0-9])"
         L = self.L
@@ -117,10 +124,16 @@ class _Patterns:
         )
         statements = [
             # English
-            rf"(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|should\s+be|:|-|—)\s*(?:probably\s+|likely\s+|therefore\s+)?{opt}{L}",
+            rf"(?:final\s+)?answer\s*(?:is\s*:|is|would\s+be|will\s+be|should\s+be|:|-|—)\s*(?:probably\s+|likely\s+|therefore\s+)?{opt}{L}",
+            rf"(?:ответ|answer|відповідь)\w*\s*:?\s*<\s*{L}\s*>",
             rf"correct\s+(?:answer|option|choice|letter)\s*(?:is|would\s+be|:|-|—)?\s*{opt}{L}",
             rf"(?:I(?:\s+would|\s+will|'d|’d|'ll|’ll)?\s+(?:choose|pick|select|go\s+with|say|settle\s+on))\s*,?\s*{opt}{L}",
             rf"(?:going|let's\s+go|let’s\s+go|sticking|stick|staying)\s+with\s*{opt}{L}",
+            rf"(?:revis\w*|chang\w*)\s+(?:it\s+|my\s+answer\s+|the\s+answer\s+)?to\s*{opt}{L}",
+            rf"(?:изменю|меняю|исправляю|змінюю|виправляю)\s+(?:ответ\s+|відповідь\s+)?на\s*{opt}{L}",
+            rf"ответ\w*\s+на\s+вопрос\s*(?:«[^»\n]{{0,200}}»|\"[^\"\n]{{0,200}}\")?\s*(?:является|будет|—|-|:)\s*:?\s*{opt}{L}",
+            rf"відповідь\s+на\s+питання\s*(?:«[^»\n]{{0,200}}»|\"[^\"\n]{{0,200}}\")?\s*(?:є|буде|—|-|:)\s*{opt}{L}",
+            rf"{L}\)\s*[^\n]{{1,80}}?\s+[-—–]\s+(?:это|це|this\s+is)\s+(?:правильн\w+|верн\w+|вірн\w+|the\s+correct)",
             rf"my\s+(?:final\s+)?(?:choice|pick|answer|guess)\s+(?:is|would\s+be|will\s+be|:|-|—)\s*{opt}{L}",
             rf"(?:мой\s+(?:окончательный\s+|финальный\s+)?выбор|мій\s+(?:остаточний\s+)?вибір)\s*(?:—|-|:)?\s*{opt}{L}",
             rf"(?:то\s+есть|тобто|that\s+is|i\.e\.)\s*,?\s*{opt}{L}",
@@ -147,7 +160,8 @@ class _Patterns:
             rf"(?:最合适的|最符合的|最好的|最佳的?)(?:选项|答案)?\s*(?:是|为)\s*{opt}{L}",
             rf"我?(?:认为|觉得|想)(?:应该)?是\s*{opt}{L}",
             rf"应该?(?:是|选)\s*{opt}{L}",
-            rf"(?:所以|因此|故)\s*(?:是|选|答案是)?\s*{opt}{L}",
+            rf"(?:所以|因此|故)\s*[,，]?\s*(?:是|选|答案是)?\s*{opt}{L}",
+            rf"(?:大概率|更可能|最可能|很可能)\s*(?:是|选)\s*{opt}{L}",
             rf"{opt}{L}\s*(?:选项)?\s*(?:是)?\s*(?:正确|对)",
         ]
         self.stated = re.compile("|".join(f"(?:{p})" for p in statements), re.IGNORECASE)
@@ -188,7 +202,7 @@ class _Patterns:
         """A matched label as the task's label (look-alikes and lower case mapped)."""
         if self.numeric:
             return raw
-        return _HOMOGLYPHS.get(raw, raw).upper()
+        return _HOMOGLYPHS.get(raw.upper(), raw.upper())
 
 
 @lru_cache(maxsize=16)
@@ -222,9 +236,54 @@ def _by_option_text(text: str, options: Sequence[str], labels: Sequence[str] = L
     if not found and re.search(r"[А-Яа-яЁёІіЇїЄєҐґ]", text):
         lang = "uk" if re.search(r"[іїєґ]", text + " ".join(map(str, options)), re.IGNORECASE) else "ru"
         found = _stem_hits(_lemmas(text, lang).split(), [_lemmas(str(o), lang).split() for o in options])
+    if len(found) > 1:  # "Крученики ж … Тож тут підходять саме голубці": the concluding sentence's
+        found = _concluded(text, options, found)
     if len(found) == 1 and len(options) <= len(labels):
         return labels[found.pop()]
     return None
+
+
+_ANSWER_CUE = re.compile(
+    r"(?:answer\s+is|answer\s*:|ответ\s*(?:—|-|:|является|будет)|відповідь\s*(?:—|-|:|є|буде)|答案\s*(?:是|为|:))",
+    re.IGNORECASE,
+)
+
+
+def _stated_option_text(text: str, options: Sequence[str], labels: Sequence[str]) -> str | None:
+    """The one option whose text follows the last answer cue ("the answer is: Hunan", "ответ —
+    Лермонтов"), within the next line or two."""
+    cues_found = list(_ANSWER_CUE.finditer(text))
+    if not cues_found:
+        return None
+    window = text[cues_found[-1].end() : cues_found[-1].end() + 120].lstrip(" \t\n:*")
+    return _by_option_text(re.split(r"\n\s*\n", window, maxsplit=1)[0], options, labels)
+
+
+def _answered_otherwise(text: str, options: Sequence[str], pats: _Patterns) -> bool:
+    """Whether the last answer cue is followed by an answer that is no option ("The best answer
+    is:\n\nBienzen"): then an option named elsewhere in the text is no answer."""
+    cues_found = list(_ANSWER_CUE.finditer(text))
+    if not cues_found:
+        return False
+    window = text[cues_found[-1].end() : cues_found[-1].end() + 120].lstrip(" \t\n:*")
+    first_line = window.split("\n", 1)[0].strip(" .*")
+    if not first_line or len(first_line.split()) > 3 or re.search(pats.L_ANY_CASE, first_line):
+        return False
+    if _ordinal(first_line, pats.labels) or _ordinal_alone(first_line, pats.labels):
+        return False
+    return _by_option_text(first_line, options, pats.labels) is None
+
+
+def _concluded(text: str, options: Sequence[str], found: set[int]) -> set[int]:
+    """Of several options named, those the last concluding sentence names ("Тож…", "So…")."""
+    from culturebench.eval.answers import cues
+
+    sentences = re.split(r"(?<=[.!?。！？])\s+|\n+", text)
+    for sentence in reversed(sentences):
+        if cues.opening("conclusion").match(cues.fold(sentence)):
+            named = _option_hits(_norm(sentence), [_norm(str(o)) for o in options])
+            return named & found if named & found else found
+    return found
 
 
 def _option_hits(haystack: str, normed: list[str]) -> set[int]:
@@ -331,7 +390,9 @@ def _fuzzy_cue(text: str, pats: _Patterns) -> tuple[int, str] | None:
         label = pats.letter(raw) if not pats.numeric else raw
         if label not in pats.labels:
             continue
-        if any(Levenshtein.distance(word, cue, score_cutoff=2) <= 2 for cue in _CUE_WORDS):
+        if word in ("答", "答案") or any(
+            Levenshtein.distance(word, cue, score_cutoff=2) <= 2 for cue in _CUE_WORDS
+        ):
             found = (match.start(2), label)
     return found
 
@@ -364,8 +425,10 @@ def _stated_ordinal(text: str, labels: Sequence[str]) -> str | None:
 
 
 def _ordinal_alone(text: str, labels: Sequence[str]) -> str | None:
-    """An answer that is only an ordinal word: "Второй.", "Останній", "The third."."""
-    words = re.findall(r"[^\W\d_]+", text.casefold())
+    """An answer that is, or opens with a sentence that is, only an ordinal word: "Второй.",
+    "Останній", "The third.", "Второй. Это фраза Волка…"."""
+    first = re.split(r"(?<=[.!?。])\s", text.strip(), maxsplit=1)[0]
+    words = re.findall(r"[^\W\d_]+", first.casefold())
     words = [w for w in words if w not in {"the", "one", "option"}]
     if len(words) != 1:
         return None
@@ -432,7 +495,9 @@ def read_choice(
         alternatives = pats.pair.match(text, match.start(group))
         candidates.append((match.start(group), None if alternatives else letter))
     inline = {pats.letter(x) for m in pats.inline_list.finditer(text) for x in m.groups() if x}
-    fuzzy = _fuzzy_cue(text, pats) if len(inline) < 3 else None  # "Варіанти: A — борщ, B — юшка, …"
+    lines = {pats.letter(x) for m in pats.list_marker.finditer(text) for x in m.groups() if x}
+    # "Варіанти: A — борщ, B — юшка, …" and looping option lists are no cue's answer
+    fuzzy = _fuzzy_cue(text, pats) if len(inline) < 3 and len(lines) < 3 else None
     if fuzzy:
         candidates.append((fuzzy[0], None if pats.pair.match(text, fuzzy[0]) else fuzzy[1]))
     if candidates:
@@ -440,8 +505,13 @@ def read_choice(
         if letter is None:
             return Reading.unparsed("undecided")
         return Reading(letter) if letter in pats.labels else Reading.unparsed("not_a_label")
+    if options:  # "Therefore, the answer is: Hunan" after walking through every option
+        stated = _stated_option_text(text, options, pats.labels)
+        if stated and stated not in negated:
+            return Reading(stated)
     final = pats.final.search(text)
-    if final and pats.letter(final.group(1)) not in negated:
+    looping = len({pats.letter(x) for m in pats.list_marker.finditer(text) for x in m.groups() if x}) >= 3
+    if final and not looping and pats.letter(final.group(1)) not in negated:
         # no label when it ends two alternatives: "it could be A or B."
         if pats.pair.search(text[max(0, final.start() - 30) : final.end()]):
             return Reading.unparsed("undecided")
@@ -457,6 +527,8 @@ def read_choice(
             return Reading.unparsed("undecided")  # "A或图C", "B) and Option (D)"
         return Reading(pats.letter(lead.group(1)))
     standalone = {pats.letter(m) for m in pats.standalone.findall(text)} - negated
+    if options and _answered_otherwise(text, options, pats):
+        return Reading.unparsed("not_a_label")  # "The best answer is: Bienzen": no option's text
     if options:
         by_text = _by_option_text(text, options, pats.labels)
         if by_text in negated:

@@ -33,7 +33,7 @@ from culturebench.eval.answers import spans
 from culturebench.eval.answers.reading import Reading
 
 #: Bumped whenever a change can alter a rating read from some text (results.json ``parsers``).
-VERSION = "3"
+VERSION = "4"
 
 # A rating is looked for at most this far after a mention, and at most this many mentions of a
 # criterion are tried: a judge's answer is short, and a pathological one stays linear.
@@ -102,6 +102,12 @@ _PHRASES = [
         re.IGNORECASE,
     ),
     re.compile(r"[\[<(]\s*" + _NUM + r"\s*[\]>)]", re.IGNORECASE),
+    re.compile(
+        r"(?<![\w])(?:ставлю|ставим|поставлю|поставил[аи]?|даю|дам|оцениваю|оценю|оцінюю|оціню|поставлю|поставив)"
+        r"\s+(?:ей\s+|ему\s+|їй\s+|йому\s+)?(?:на\s+)?" + _NUM,
+        re.IGNORECASE,
+    ),
+    re.compile(r"(?:给|打|评)\s*" + _NUM + r"\s*分?"),
     re.compile(r"[:：]\s*" + _NUM + r"(?=\s*(?:[.;,。；]|$))", re.IGNORECASE | re.MULTILINE),
     re.compile(
         r"\b(?:so|hence|thus|therefore|overall|итого|поэтому|значит|отже|тому|所以)\s*[,:—–-]?\s*(?:an?\s+|a\s+solid\s+)?"
@@ -183,28 +189,16 @@ def read_ratings(
             if criterion in by_table and _in_table_line(text, begin):
                 continue  # the table's own cells are read by column
             match = _RIGHT_AFTER.match(stretch)
-            if (
-                match
-                and _OTHERS_VALUE.match(text, stop + match.end())
-                and re.match(
-                    rf"(?:{others})",
-                    text[stop + match.end() :]
-                    .lstrip(" \t*—–-:=|")
-                    .removeprefix("for ")
-                    .removeprefix("за ")
-                    .lstrip(),
-                    re.IGNORECASE,
-                )
-            ):
-                # "a 5 for sensitivity", "3 — Authenticity / 4 — Sensitivity": another criterion's
-                continue
+            if match and _belongs_to_next(text, stop, match, others):
+                continue  # "a 5 for sensitivity", "3 — Authenticity / 4 — Sensitivity": another criterion's
             value = _first(stretch, [_RIGHT_AFTER])
             if value is not False:
                 stated.append((begin, value))
                 amended = _AMENDED.match(stretch, match.end()) if match else None
                 if amended:  # "2 → 3 after re-reading", "4 — no wait, 3"
                     stated.append((stop + amended.start(1), _value(stretch, amended)))
-        for pattern in (_before(name_re[criterion].pattern), _value_first(name_re[criterion].pattern)):
+        name = name_re[criterion].pattern
+        for pattern in (_before(name), _value_first(name), _bracketed_first(name), _value_then_name(name)):
             for match in pattern.finditer(text):
                 value = _value(text, match)
                 if value is not False:
@@ -220,10 +214,30 @@ def read_ratings(
 
 
 _AMENDED = re.compile(
-    r"\s*(?:→|->|=>|[—–,-]?\s*(?:no\s+wait|wait|actually|sorry|make\s+it|нет|ні|точнее|вернее|точніше|вірніше)\s*,?)\s*"
-    + _NUM,
+    r"\s*(?:→|->|=>|[—–,-]?\s*(?:no\s+wait|wait|actually|sorry|make\s+it|нет|ні|точнее|вернее|точніше|вірніше"
+    r"|(?:revised|changed|raised|lowered|updated|bumped)\s+(?:it\s+)?to|(?:повышаю|понижаю|підвищую|знижую)\s+до"
+    r"|(?:исправляю|змінюю|виправляю)\s+на)\s*,?)\s*" + _NUM,
     re.IGNORECASE,
 )
+
+
+def _belongs_to_next(text: str, stop: int, match: re.Match[str], others: str) -> bool:
+    """Whether the value right after a criterion's name is the next criterion's: "a 5 for
+    sensitivity", or a value opening the next line before the next name ("3 — Authenticity\n4 —
+    Sensitivity"); not "AUTHENTICITY: 4 | SENSITIVITY: 2" (a value after its own name's colon)."""
+    after = text[stop + match.end() : stop + match.end() + 80]
+    stretch = text[stop : stop + match.end()]
+    if re.match(
+        rf"\s*(?:/\s*5)?\s*(?:for|on|in|за|по)\s+(?:the\s+|its\s+)?(?:{others})", after, re.IGNORECASE
+    ):
+        return True
+    opens_line = "\n" in stretch[: match.start(match.lastindex or 1)]
+    return (
+        opens_line
+        and re.match(rf"(?:\s*/\s*5)?[ \t*]*[—–\-:=|][ \t*]*(?:{others})", after, re.IGNORECASE) is not None
+    )
+
+
 _OTHERS_VALUE = re.compile(
     r"(?:\s*/\s*5)?[ \t*]*(?:(?:for|on|in|за|по)\s+(?:the\s+|its\s+)?|[—–\-:=|][ \t*]*)", re.IGNORECASE
 )
@@ -278,6 +292,20 @@ def _value_first(name: str) -> re.Pattern[str]:
         r"(?:^|\n)[ \t*#>\-•]*" + _NUM + r"(?:\s*/\s*5)?[ \t*]*(?:—|–|-|:|=|\||for)[ \t*]*" + rf"(?:{name})",
         re.IGNORECASE,
     )
+
+
+@lru_cache(maxsize=64)
+def _bracketed_first(name: str) -> re.Pattern[str]:
+    """A bracketed value opening a line before the name: "[4] AUTHENTICITY — …"."""
+    return re.compile(
+        r"(?:^|\n)[ \t*#>\-•]*[\[(]\s*" + _NUM + rf"(?:\s*/\s*5)?\s*[\])][ \t*:—–-]*(?:{name})", re.IGNORECASE
+    )
+
+
+@lru_cache(maxsize=64)
+def _value_then_name(name: str) -> re.Pattern[str]:
+    """A value with the name in parentheses after it: "Score = 2 (AUTHENTICITY)"."""
+    return re.compile(_NUM + rf"(?:\s*/\s*5)?\s*\(\s*(?:{name})\s*\)", re.IGNORECASE)
 
 
 def _json_ratings(
@@ -348,6 +376,9 @@ def _first(text: str, patterns: Sequence[re.Pattern[str]]) -> int | bool | None:
 _SCORE_HEADER = re.compile(
     r"score|rating|grade|value|points?|оценк|балл?|бал|рейтинг|评分|分数|得分|打分", re.IGNORECASE
 )
+_NAME_HEADER = re.compile(
+    r"项|criteri|критери|критері|aspect|category|dimension|показател|показник", re.IGNORECASE
+)
 _SCALE_HEADER = re.compile(r"scale|max|out\s+of|range|шкала|макс|діапазон|满分|范围|区间", re.IGNORECASE)
 
 
@@ -383,7 +414,12 @@ def _table_columns(
             continue
         for criterion, j in named.items():
             scores = [
-                k for k, h in enumerate(header) if _SCORE_HEADER.search(h) and not _SCALE_HEADER.search(h)
+                k
+                for k, h in enumerate(header)
+                if k != j
+                and _SCORE_HEADER.search(h)
+                and not _SCALE_HEADER.search(h)
+                and not _NAME_HEADER.search(h)
             ]
             scales = {k for k, h in enumerate(header) if _SCALE_HEADER.search(h)}
             if scores and scores[0] < len(cells):

@@ -386,7 +386,9 @@ def main() -> int:
     listed: dict[str, Any] = {}
     if args.items_file is not None:
         listed = json.loads(args.items_file.read_text("utf-8"))
-        unknown = sorted(k for k in listed if not k.startswith("_") and k not in ("borsch", "rubin", "foodieqa"))
+        unknown = sorted(
+            k for k in listed if not k.startswith("_") and k not in ("borsch", "rubin", "foodieqa")
+        )
         if unknown:
             parser.error(f"--items-file: unknown keys {unknown}")
 

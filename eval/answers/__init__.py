@@ -12,4 +12,4 @@ rating readers in :mod:`culturebench.eval.multiple_choice` and
 
 #: Bumped whenever a change of the shared steps or of the cue and place files can alter what
 #: some answer reads as; recorded with every run (``coverage.parsers``).
-READER_VERSION = "3"
+READER_VERSION = "4"

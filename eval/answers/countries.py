@@ -38,7 +38,7 @@ from culturebench.eval.answers.reading import Reading
 from culturebench.eval.country_extractor import CountryExtractor
 
 #: Bumped whenever a change can alter the countries read from some answer (results.json ``parsers``).
-VERSION = "3"
+VERSION = "4"
 PLACES = Path(__file__).resolve().parents[1] / "data" / "places.yaml"
 #: a misspelt name is read only from a word at least this long, for a name at least one longer
 #: than the shortest (short names are one edit from too many words: "Omar", "Chin")
@@ -81,7 +81,7 @@ class CommittedCountryReader:
         self.extractor = extractor
         self._typos: dict[str, set[str]] | None = None
         self._prompt_words: frozenset[str] = frozenset()
-        self._fixed: dict[str, list[str]] = {}  # word -> what it is a misspelling of (memo)
+        self._fixed: dict[tuple[str, bool], list[str]] = {}  # (word, capitalised) -> name words (memo)
 
     # -- misspelt names ------------------------------------------------------------------
     def _typo_index(self) -> dict[str, set[str]]:
@@ -104,20 +104,24 @@ class CommittedCountryReader:
             self._typos = index
         return self._typos
 
-    def fix(self, word: str) -> list[str]:
-        """The one name word ``word`` (cleaned, lower-case) is one edit from, when it is no
-        dictionary word itself (nor a word of the question: a dish's name); else nothing."""
+    def fix(self, token: str) -> list[str]:
+        """The one name word ``token`` (as written) is one edit from, when it is no dictionary
+        word itself (nor a word of the question: a dish's name); else nothing. A capitalised
+        word may also be a verb form or a personal name ("Грузя")."""
+        from culturebench.eval.country_extractor import _clean
+
+        word, capitalised = _clean(token), token[:1].isupper()
         if word in self._prompt_words:
             return []
-        if word not in self._fixed:
-            self._fixed[word] = self._fix(word)
-        return self._fixed[word]
+        if (word, capitalised) not in self._fixed:
+            self._fixed[(word, capitalised)] = self._fix(word, capitalised)
+        return self._fixed[(word, capitalised)]
 
-    def _fix(self, word: str) -> list[str]:
+    def _fix(self, word: str, capitalised: bool) -> list[str]:
         plain = _unaccented(word)
         if plain != word and ((plain,) in self.extractor.index or plain in self.extractor.forms):
             return [plain]  # "Perú", "México"
-        if len(word) < TYPO_MIN_NAME - 1 or not word.isalpha() or _known_word(word):
+        if len(word) < TYPO_MIN_NAME - 1 or not word.isalpha() or _known_word(word, capitalised):
             return []
         index = self._typo_index()
         candidates: set[str] = set()
@@ -150,7 +154,13 @@ class CommittedCountryReader:
             ]
         finally:
             self._prompt_words = frozenset()
-        for line_start, line_end in reversed(spans.answer_lines(text, start, end)):
+        flags = [_Name(_flag_code(m.group(0)), m.start(), m.end()) for m in _FLAG.finditer(text, start, end)]
+        if flags:  # "🇯🇵": a flag is its country's name
+            names = sorted(names + flags, key=lambda n: n.start)
+        lines = spans.answer_lines(text, start, end)
+        if spans.unfinished(text) and not lines and not _concludes(folded, text, start, end):
+            return Reading.unparsed("unfinished")  # a reasoning block cut off before any conclusion
+        for line_start, line_end in reversed(lines):
             inside = [n for n in names if line_start <= n.start < line_end]
             if inside and not _corrected_after(folded, line_end, end, names):
                 return _select(text, folded, line_start, line_end, inside, where_eaten)
@@ -233,6 +243,22 @@ def _last_correction(folded: str, end: int) -> int:
     return starts[-1] if starts else -1
 
 
+#: a clause that states the homeland outright ("Батьківщина ж — Османська імперія")
+_HOMELAND = re.compile(r"родин|батьківщин|homeland|birthplace|происхожд|походженн|originat", re.IGNORECASE)
+_FLAG = re.compile("[\U0001f1e6-\U0001f1ff]{2}")
+
+
+def _flag_code(flag: str) -> str:
+    return "".join(chr(ord(c) - 0x1F1E6 + ord("A")) for c in flag)
+
+
+def _concludes(folded: str, text: str, start: int, end: int) -> bool:
+    """Whether some sentence of ``text[start:end]`` concludes or picks ("Отже, …", "So …")."""
+    if cues.pattern("pick").search(folded, start, end):
+        return True
+    return any(cues.opening("conclusion").match(folded, s) for s, _ in spans.sentences(text, start, end))
+
+
 def _corrected_after(folded: str, pos: int, end: int, names: Sequence[_Name]) -> bool:
     """Whether a correction that names a country follows ``pos`` (an answer line's end)."""
     last = _last_correction(folded, end)
@@ -274,6 +300,19 @@ def _select(
         if name.end <= refuted[name.sentence]:
             name.negated = True
     positives = [n for n in names if n.positive]
+    homeland = [
+        n
+        for n in names
+        if not n.code
+        and (n.concluding or _HOMELAND.search(folded, n.clause[0], n.clause[1]))
+        and not (n.negated or n.context or n.superseded)
+    ]
+    if homeland and not where_eaten:  # "…популярен в X, Y. Батьківщина ж — Османська імперія"
+        last = max(n.start for n in homeland)
+        if not any(
+            n.start > last or (n.sentence == homeland[-1].sentence and n.preferred) for n in positives
+        ):
+            return Reading.unparsed("no_country")
     if where_eaten and positives:  # every place the dish is eaten, served or popular answers it
         return Reading(list(dict.fromkeys(n.code for n in positives)))
     if not positives:  # "Её готовят и в Киргизстане, и в Таджикистане": the also-names are all there is
@@ -343,8 +382,11 @@ def _weigh(
             name.negated = True
         # a context cue before the name in its clause ("similar dishes exist in Poland"), or one
         # of the cues said after a name right after it, no other name between ("в Польше тоже")
+        # within the name's clause, or on through a relative clause ("в Нью-Йорке, куда его
+        # привезли"), never into a conceding or turning one ("одеська страва, хоча її коріння…")
+        reach = s_end if _RELATIVE_NEXT.match(folded, c_end) else c_end
         after_cue = cues.pattern("context_after").search(
-            folded, name.end, min(following, s_end, name.end + 40)
+            folded, name.end, min(following, reach, name.end + 40)
         )
         if after_cue and not _BACKWARD.match(after_cue.group(0)):
             later = bisect.bisect_right(starts, after_cue.end())
@@ -395,6 +437,10 @@ def _only_also(cue: str) -> bool:
     return bool(cues.pattern("context_also").fullmatch(cue))
 
 
+_RELATIVE_NEXT = re.compile(
+    r"[\s,;:—–-]*(?:куда|где|откуда|который|которая|которое|которые|куди|де|звідки|який|яка|яке|які|where|which)(?!\w)",
+    re.IGNORECASE,
+)
 #: cues said after a name that never point ahead ("В США её привезли итальянские эмигранты");
 #: the others ("также", "similar") belong to a name after them when there is one
 _BACKWARD = re.compile(r"привез|завез|brought|roots|корн|корін|влияни|вплив|influence", re.IGNORECASE)
@@ -481,7 +527,12 @@ def _unaccented(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
-def _known_word(word: str) -> bool:
+#: dictionary readings a capitalised word may have and still be a misspelt name ("Грузя" is also
+#: the gerund of "грузить"; a name is a noun)
+_NOT_A_NAME = frozenset({"GRND", "VERB", "INFN", "PRTS", "ADVB", "PRCL", "INTJ"})
+
+
+def _known_word(word: str, capitalised: bool = False) -> bool:
     """Whether ``word`` is a dictionary word of Russian or Ukrainian (pymorphy3); Latin words
     are taken as unknown (no English dictionary ships with the package)."""
     if word.isascii():
@@ -489,7 +540,9 @@ def _known_word(word: str) -> bool:
     from culturebench.eval.country_extractor import MORPH_LANGUAGES, _morph
 
     return any(
-        parse.is_known and not (_NOT_A_WORD & parse.tag.grammemes)
+        parse.is_known
+        and not (_NOT_A_WORD & parse.tag.grammemes)
+        and not (capitalised and parse.tag.POS in _NOT_A_NAME)
         for lang in MORPH_LANGUAGES
         for parse in _morph(lang).parse(word)
     )

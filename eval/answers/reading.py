@@ -15,6 +15,7 @@ REASONS = {
     "context_only": "the answer names only context (similar dishes, neighbours), no answer",
     "no_country": "the answer names no country (or only a region spanning several, or a defunct state)",
     "undecided": "the answer stays between several options without a pick",
+    "unfinished": "the answer is a reasoning block cut off before it concludes",
     "no_choice": "no option label, option text or ordinal the answer commits to",
     "not_a_label": "the answer picks a label the task does not have",
     "missing": "the criterion has no rating",

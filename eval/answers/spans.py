@@ -36,6 +36,12 @@ def focus(text: str) -> tuple[int, int]:
     return start, end
 
 
+def unfinished(text: str) -> bool:
+    """Whether the output is a reasoning block that was never closed (cut off mid-thought)."""
+    opened = list(_THINK_OPEN.finditer(text))
+    return bool(opened) and not _THINK_CLOSE.search(text, opened[-1].end())
+
+
 def answer_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The spans that explicit answer cues ("Ответ:", "Answer:", "Відповідь:", "答案是")
     introduce, in order: from the cue to the end of its line, or, when the line ends with the
