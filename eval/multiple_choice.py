@@ -85,8 +85,8 @@ _ORDINALS = re.compile(
     + _ORDINAL_NOUN,
     re.IGNORECASE,
 )
-_ORDINAL_ZH = re.compile(r"第\s*([一二三四五12345])\s*(?:个|项|张|幅|选项|张图|个选项)?|最后一(?:个|项|张)")
-_ZH_DIGITS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "1": 0, "2": 1, "3": 2, "4": 3, "5": 4}
+_ORDINAL_CJK = re.compile(r"第\s*([一二三四五12345])\s*(?:个|项|张|幅|选项|张图|个选项)?|最后一(?:个|项|张)")
+_CJK_DIGITS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "1": 0, "2": 1, "3": 2, "4": 3, "5": 4}
 _FUZZY_CUE = re.compile(
     r"(?<!\w)([^\W\d_]{4,11}|答案|答)[^\S\n]*[:：\-—][^\S\n]*[\(\[*«\"]*[^\S\n]*(\w)[^\S\n]*[\)\]*»\".。]*(?=\s|$)"
 )
@@ -234,7 +234,7 @@ def _by_option_text(text: str, options: Sequence[str], labels: Sequence[str] = L
     option anywhere, as Chinese is written without spaces), in any inflected form."""
     found = _option_hits(_norm(text), [_norm(str(o)) for o in options])
     if not found and re.search(r"[А-Яа-яЁёІіЇїЄєҐґ]", text):
-        lang = "uk" if re.search(r"[іїєґ]", text + " ".join(map(str, options)), re.IGNORECASE) else "ru"
+        lang = _morph_language(text + " " + " ".join(map(str, options)))
         found = _stem_hits(_lemmas(text, lang).split(), [_lemmas(str(o), lang).split() for o in options])
     if len(found) > 1:  # "Крученики ж … Тож тут підходять саме голубці": the concluding sentence's
         found = _concluded(text, options, found)
@@ -297,6 +297,14 @@ def _option_hits(haystack: str, normed: list[str]) -> set[int]:
     hits = {i for i, o in enumerate(normed) if o and found(o) and not _only_negated(haystack, o)}
     # an option contained in a longer option that also appears is that longer one's echo
     return {i for i in hits if not any(j != i and normed[i] in normed[j] for j in hits)}
+
+
+def _morph_language(text: str) -> str:
+    """The pymorphy3 language (of those installed) that knows most of ``text``'s words."""
+    from culturebench.eval.country_extractor import MORPH_LANGUAGES, _morph
+
+    words = re.findall(r"[^\W\d_]+", text.casefold())[:40]
+    return max(MORPH_LANGUAGES, key=lambda lang: sum(_morph(lang).word_is_known(w) for w in words))
 
 
 def _same_word(a: str, b: str) -> bool:
@@ -404,8 +412,8 @@ def _ordinal(text: str, labels: Sequence[str]) -> str | None:
     for match in _ORDINALS.finditer(text):
         slot = next(_ORDINAL_WORDS[i][0] for i in range(len(_ORDINAL_WORDS)) if match.group(f"o{i}"))
         picked.add(slot if slot >= 0 else len(labels) - 1)
-    for match in _ORDINAL_ZH.finditer(text):
-        picked.add(_ZH_DIGITS[match.group(1)] if match.group(1) else len(labels) - 1)
+    for match in _ORDINAL_CJK.finditer(text):
+        picked.add(_CJK_DIGITS[match.group(1)] if match.group(1) else len(labels) - 1)
     picked = {i for i in picked if 0 <= i < len(labels)}
     return labels[picked.pop()] if len(picked) == 1 else None
 

@@ -112,14 +112,16 @@ def test_a_five_seed_run_reports_every_seed(wwd_release, scripted_backend, tmp_p
 def test_the_shipped_sample_and_the_parser_versions_are_stated(
     rubin_sample, scripted_backend, tmp_path: Path
 ) -> None:
-    from culturebench.eval import country_extractor, metrics, multiple_choice, ratings
+    from culturebench.eval import answers, metrics, multiple_choice, ratings
+    from culturebench.eval.answers import countries
 
     results = run_eval("rubin", "mcqa", scripted_backend("<answer>A</answer>"), tmp_path / "r",
                        local=str(rubin_sample.folder))  # fmt: skip
     coverage = results["coverage"]
     assert coverage["release"]["build"] == "sample"
     assert coverage["parsers"] == {
-        "country": country_extractor.VERSION,
+        "country": countries.VERSION,
+        "answer-reader": answers.READER_VERSION,
         "letters": multiple_choice.VERSION,
         "ratings": ratings.VERSION,
         "dish-name": metrics.CONTAINS_WITHIN_EDITS_VERSION,
@@ -377,7 +379,7 @@ def test_recorded_outputs_have_their_coverage(borsch_release, tmp_path: Path) ->
     """`eval score` (recorded outputs): :func:`scored_coverage` states the rows the outputs
     answer of the release's, their seeds and the parser versions; a results file without a
     coverage block is shown reconstructed from its provenance."""
-    from culturebench.eval import country_extractor
+    from culturebench.eval.answers import countries
     from culturebench.eval.coverage import coverage_lines, coverage_of, scored_coverage
     from culturebench.eval.run_folder import read_run, read_samples
     from culturebench.eval.score import score_generations
@@ -396,7 +398,7 @@ def test_recorded_outputs_have_their_coverage(borsch_release, tmp_path: Path) ->
     assert coverage["rows"]["used"] == 3 and coverage["rows"]["release"] == rows.num_rows
     assert coverage["seeds"] == [0, 1] and coverage["samples"] == 6 and coverage["release"]["build"] == "full"
     assert coverage["parsers_used"] == ["country"]
-    assert coverage["parsers"]["country"] == country_extractor.VERSION
+    assert coverage["parsers"]["country"] == countries.VERSION
     text = "\n".join(coverage_lines(coverage_of(results)))
     if "coverage" not in results:  # until `eval score` writes its own block
         assert "reconstructed" in text and "seeds: 0, 1" in text

@@ -135,7 +135,7 @@ class CommittedCountryReader:
         )
 
     # -- reading -------------------------------------------------------------------------
-    def read(self, text: str, lang: str = "ru", prompt: str | None = None) -> Reading:
+    def read(self, text: str, lang: str | None = None, prompt: str | None = None) -> Reading:
         """The countries ``text`` commits to (alpha-2 codes in the answer's order), or an
         unparsed reading with its reason. ``lang`` is the prompt's language (names of ru, uk
         and en are read in every answer); ``prompt``, when given, tells whether the question
@@ -562,6 +562,6 @@ def default_reader() -> CommittedCountryReader:
     return CommittedCountryReader(cached_extractor(PLACES))
 
 
-def read_countries(text: str, lang: str = "ru", prompt: str | None = None) -> Reading:
+def read_countries(text: str, lang: str | None = None, prompt: str | None = None) -> Reading:
     """The countries ``text`` commits to (see the module docstring)."""
     return default_reader().read(text, lang, prompt)

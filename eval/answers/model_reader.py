@@ -258,6 +258,5 @@ def _criteria(task: Any) -> tuple[str, ...]:
 
 
 def _constrained(backend: Any) -> bool:
-    """Whether the backend constrains its answer to the schema (vLLM, OpenAI-compatible)."""
-    name = str(backend.describe().get("backend") or "")
-    return name in ("vllm", "openai")
+    """Whether the backend constrains its answer to the schema (``Backend.CONSTRAINS_JSON``)."""
+    return bool(getattr(backend, "CONSTRAINS_JSON", False))

@@ -110,6 +110,8 @@ class ModelIdentity:
     weights sha256, generation settings and library versions; and an early ``load``."""
 
     name: str = "base"
+    #: whether the engine constrains an answer to ``Request.json_schema`` (else it is ignored)
+    CONSTRAINS_JSON: ClassVar[bool] = False
     model: str
     revision: str | None
     sampling: Any

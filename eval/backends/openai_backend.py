@@ -203,6 +203,7 @@ class OpenAIBackend(EndpointClient, Backend):
     (:mod:`~culturebench.eval.backends.openai_batch`)."""
 
     name = "openai"
+    CONSTRAINS_JSON = True  # response_format json_schema
     SUMMARY = "any OpenAI-compatible chat endpoint (vllm serve, transformers serve, Ollama, hosted APIs)"
     SHARED_FLAGS = ("base_url", "concurrency")
     OPTIONS = CLIENT_OPTIONS + BATCH_OPTIONS

@@ -64,6 +64,7 @@ class VLLMBackend(Backend):
     declared option (``--model-arg``), none is passed unseen."""
 
     name = "vllm"
+    CONSTRAINS_JSON = True  # structured outputs
     SUMMARY = "vLLM on GPU (or its CPU build): text and vision-language models, batched by the engine"
     REQUIRES = ("vllm",)
     EXTRA = "gpu"
