@@ -52,6 +52,38 @@ def _load_cache(path: Path) -> dict[str, str]:
     return cache
 
 
+def answer_cached(
+    backend: Backend,
+    prompts: Sequence[str],
+    path: Path,
+    *,
+    batch_size: int = 8,
+    progress: Callable[[int, int], None] | None = None,
+    json_schema: str | None = None,
+) -> tuple[dict[str, str], list[str]]:
+    """Every prompt's answer by ``backend``, each asked once: answers are kept by the prompt's
+    sha256 in ``path`` (JSON Lines, fsynced per batch), so a rerun, or the same prompt twice,
+    costs no second call. Returns the cache and the prompts that were asked now."""
+    cache = _load_cache(path)
+    missing = list(dict.fromkeys(p for p in prompts if sha256_text(p) not in cache))
+    backend.load()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        for start in range(0, len(missing), batch_size):
+            batch = missing[start : start + batch_size]
+            outputs = backend.generate([Request(sha256_text(p), p, json_schema=json_schema) for p in batch])
+            for prompt, output in zip(batch, outputs, strict=True):
+                cache[sha256_text(prompt)] = output
+                handle.write(
+                    json.dumps({"key": sha256_text(prompt), "output": output}, ensure_ascii=False) + "\n"
+                )
+            handle.flush()
+            os.fsync(handle.fileno())
+            if progress:
+                progress(start + len(batch), len(missing))
+    return cache, missing
+
+
 def run_judge(
     task: Task,
     samples: Sequence[dict[str, Any]],
@@ -72,22 +104,9 @@ def run_judge(
         (i, name, prompt) for i, sample in enumerate(samples) for name, prompt in task.judge_prompts(sample)
     ]
     path = Path(out_dir) / JUDGMENTS
-    cache = _load_cache(path)
-    missing = list(dict.fromkeys(p for _, _, p in jobs if sha256_text(p) not in cache))
-    backend.load()
-    with open(path, "a", encoding="utf-8") as handle:
-        for start in range(0, len(missing), batch_size):
-            batch = missing[start : start + batch_size]
-            outputs = backend.generate([Request(sha256_text(p), p) for p in batch])
-            for prompt, output in zip(batch, outputs, strict=True):
-                cache[sha256_text(prompt)] = output
-                handle.write(
-                    json.dumps({"key": sha256_text(prompt), "output": output}, ensure_ascii=False) + "\n"
-                )
-            handle.flush()
-            os.fsync(handle.fileno())
-            if progress:
-                progress(start + len(batch), len(missing))
+    cache, missing = answer_cached(
+        backend, [p for _, _, p in jobs], path, batch_size=batch_size, progress=progress
+    )
     answers: dict[int, dict[str, str]] = {}
     for i, name, prompt in jobs:
         answers.setdefault(i, {})[name] = cache[sha256_text(prompt)]

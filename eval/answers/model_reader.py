@@ -18,7 +18,6 @@ nothing twice).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -186,7 +185,6 @@ def read_with_model(
     reading, counted ``model_unreadable``)."""
     from culturebench.atomic import write_text_atomic
     from culturebench.choice_labels import LETTERS
-    from culturebench.eval.backends.base import Request
     from culturebench.jsonsafe import json_text
 
     kind = reader_kind(task)
@@ -194,26 +192,16 @@ def read_with_model(
     labels = tuple(getattr(task, "labels", None) or LETTERS)
     constraint = json.dumps(schema(kind, labels, criteria), sort_keys=True)
     prompts = [reading_prompt(kind, s, labels) for s in samples]
-    from culturebench.eval.judge import _load_cache
+    from culturebench.eval.judge import answer_cached
 
-    path = Path(out_dir) / CACHE
-    cache = _load_cache(path)
-    missing = list(dict.fromkeys(p for p in prompts if sha256_text(p) not in cache))
-    backend.load()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as handle:
-        for start in range(0, len(missing), batch_size):
-            batch = missing[start : start + batch_size]
-            outputs = backend.generate([Request(sha256_text(p), p, json_schema=constraint) for p in batch])
-            for prompt, output in zip(batch, outputs, strict=True):
-                cache[sha256_text(prompt)] = output
-                handle.write(
-                    json.dumps({"key": sha256_text(prompt), "output": output}, ensure_ascii=False) + "\n"
-                )
-            handle.flush()
-            os.fsync(handle.fileno())
-            if progress:
-                progress(start + len(batch), len(missing))
+    cache, _ = answer_cached(
+        backend,
+        prompts,
+        Path(out_dir) / CACHE,
+        batch_size=batch_size,
+        progress=progress,
+        json_schema=constraint,
+    )
     rescored: list[dict[str, Any]] = []
     disagreements: list[str] = []
     unreadable = agree = 0
