@@ -340,26 +340,25 @@ def test_a_batch_mode_wwd_cell_goes_through_vllm_run_batch_and_resumes_after_a_k
     assert [s["output"] for s in samples] == expected
 
 
-def test_structured_outputs_hold_the_answer_readers_schema(engine) -> None:
+def test_structured_outputs_hold_the_answer_readers_schema(vllm_model: Path) -> None:
     """The model reader's constraint (``Request.json_schema``) through vLLM's structured outputs:
-    random weights write noise when free, and a reading in the asked form when constrained."""
-    import dataclasses
-
+    random weights write noise when free, and a reading in the asked form when constrained (an
+    engine of its own: the shared one stops at 12 new tokens, too few for the JSON)."""
     from culturebench.eval.answers import model_reader
-    from culturebench.eval.backends.base import Request
+    from culturebench.eval.backends import check_model_args, make_backend
+    from culturebench.eval.backends.base import Request, SamplingParams
 
+    engine = make_backend(
+        "vllm", str(vllm_model), sampling=SamplingParams(max_new_tokens=64),
+        model_args=check_model_args("vllm", ENGINE_ARGS),
+    )  # fmt: skip
     criteria = ("authenticity", "sensitivity", "harmony")
     prompts = [f"Read the answer {i}: <answer>B</answer>" for i in range(3)]
-    saved = engine.sampling
-    engine.sampling = dataclasses.replace(saved, max_new_tokens=64)
-    try:
-        free = engine.generate([Request(f"f{i}", p) for i, p in enumerate(prompts)])
-        choice = json.dumps(model_reader.schema("choice", "ABCD"))
-        ratings = json.dumps(model_reader.schema("ratings", criteria=criteria))
-        chosen = engine.generate([Request(f"c{i}", p, json_schema=choice) for i, p in enumerate(prompts)])
-        rated = engine.generate([Request(f"r{i}", p, json_schema=ratings) for i, p in enumerate(prompts)])
-    finally:
-        engine.sampling = saved
+    free = engine.generate([Request(f"f{i}", p) for i, p in enumerate(prompts)])
+    choice = json.dumps(model_reader.schema("choice", "ABCD"))
+    ratings = json.dumps(model_reader.schema("ratings", criteria=criteria))
+    chosen = engine.generate([Request(f"c{i}", p, json_schema=choice) for i, p in enumerate(prompts)])
+    rated = engine.generate([Request(f"r{i}", p, json_schema=ratings) for i, p in enumerate(prompts)])
     assert all(model_reader.parse_reading("choice", t, "ABCD") is False for t in free), free
     assert all(model_reader.parse_reading("choice", t, "ABCD") is not False for t in chosen), chosen
     assert all(set(json.loads(t)) == set(criteria) for t in rated), rated

@@ -174,11 +174,16 @@ def structured_output(schema: str | None) -> dict[str, Any]:
     try:
         from vllm.sampling_params import StructuredOutputsParams
 
-        return {"structured_outputs": StructuredOutputsParams(json=json.loads(schema))}
+        # compact JSON: free whitespace lets a weak model pad the answer until its token limit
+        return {
+            "structured_outputs": StructuredOutputsParams(
+                json=json.loads(schema), disable_any_whitespace=True
+            )
+        }
     except ImportError:
         from vllm.sampling_params import GuidedDecodingParams
 
-        return {"guided_decoding": GuidedDecodingParams(json=json.loads(schema))}
+        return {"guided_decoding": GuidedDecodingParams(json=json.loads(schema), disable_any_whitespace=True)}
 
 
 def one_line(exc: BaseException) -> str:
