@@ -67,8 +67,9 @@ def fetch(dest: Path) -> Path:
     return target
 
 
-def to_hf_folder(gguf: Path, out: Path) -> Path:
-    """A normal transformers folder (bf16, no quantizer) made from the GGUF file, for vLLM."""
+def to_hf_folder(gguf: Path, out: Path, dtype: str = "bfloat16") -> Path:
+    """A normal transformers folder (``dtype``, bf16 by default; no quantizer) made from a GGUF
+    file, for vLLM or a plain ``from_pretrained``."""
     if (out / "config.json").is_file():
         return out
     import torch
@@ -80,7 +81,7 @@ def to_hf_folder(gguf: Path, out: Path) -> Path:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     tmp = out.with_name(out.name + ".partial")
-    model.to(torch.bfloat16).save_pretrained(tmp)
+    model.to(getattr(torch, dtype)).save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     os.replace(tmp, out)
     return out

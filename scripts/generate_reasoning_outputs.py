@@ -144,25 +144,10 @@ def fetch_gguf(spec: ModelSpec, dest: Path) -> Path:
 
 def plain_folder(gguf: Path, out: Path) -> Path:
     """A float32 transformers folder made once from the GGUF file (quantizer dropped)."""
-    if (out / "config.json").is_file():
-        return out
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fetch_smollm2 import to_hf_folder
 
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    tmp = out.with_name(out.name + ".partial")
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    os.replace(tmp, out)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# prompts
+    return to_hf_folder(gguf, out, dtype="float32")
 
 
 def _display_name(name: str) -> str:
