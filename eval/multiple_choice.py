@@ -45,7 +45,7 @@ from functools import lru_cache
 from typing import Any
 
 from culturebench.choice_labels import LETTERS
-from culturebench.eval.answers import spans
+from culturebench.eval.answers import cues, spans
 from culturebench.eval.answers.reading import Reading
 
 #: Bumped whenever a change can alter the letter read from some output (results.json ``parsers``).
@@ -65,7 +65,6 @@ _CORRECTION = re.compile(
     r"|actually|wait|抱歉|更正|不对",
     re.IGNORECASE,
 )
-_NEXT_TURN = re.compile(r"\n\s*(?:#+\s*)?(?:Human|User|Пользователь|用户)\s*:", re.IGNORECASE)
 _ORDINAL_WORDS = [
     (0, r"first|1st|перв\w*|перш\w*|第一|第1"),
     (1, r"second|2nd|втор\w*|другий|другому|друга|другу|другої|другим|第二|第2"),
@@ -249,23 +248,28 @@ _ANSWER_CUE = re.compile(
 )
 
 
+def _after_answer_cue(text: str) -> str | None:
+    """What follows the last answer cue ("the answer is:", "ответ —"), its first 120
+    characters, or None when there is no cue."""
+    found = list(_ANSWER_CUE.finditer(text))
+    return text[found[-1].end() : found[-1].end() + 120].lstrip(" \t\n:*") if found else None
+
+
 def _stated_option_text(text: str, options: Sequence[str], labels: Sequence[str]) -> str | None:
     """The one option whose text follows the last answer cue ("the answer is: Hunan", "ответ —
     Лермонтов"), within the next line or two."""
-    cues_found = list(_ANSWER_CUE.finditer(text))
-    if not cues_found:
+    window = _after_answer_cue(text)
+    if window is None:
         return None
-    window = text[cues_found[-1].end() : cues_found[-1].end() + 120].lstrip(" \t\n:*")
     return _by_option_text(re.split(r"\n\s*\n", window, maxsplit=1)[0], options, labels)
 
 
 def _answered_otherwise(text: str, options: Sequence[str], pats: _Patterns) -> bool:
     """Whether the last answer cue is followed by an answer that is no option ("The best answer
     is:\n\nBienzen"): then an option named elsewhere in the text is no answer."""
-    cues_found = list(_ANSWER_CUE.finditer(text))
-    if not cues_found:
+    window = _after_answer_cue(text)
+    if window is None:
         return False
-    window = text[cues_found[-1].end() : cues_found[-1].end() + 120].lstrip(" \t\n:*")
     first_line = window.split("\n", 1)[0].strip(" .*")
     if not first_line or len(first_line.split()) > 3 or re.search(pats.L_ANY_CASE, first_line):
         return False
@@ -276,8 +280,6 @@ def _answered_otherwise(text: str, options: Sequence[str], pats: _Patterns) -> b
 
 def _concluded(text: str, options: Sequence[str], found: set[int]) -> set[int]:
     """Of several options named, those the last concluding sentence names ("Тож…", "So…")."""
-    from culturebench.eval.answers import cues
-
     sentences = re.split(r"(?<=[.!?。！？])\s+|\n+", text)
     for sentence in reversed(sentences):
         if cues.opening("conclusion").match(cues.fold(sentence)):
@@ -450,8 +452,6 @@ def _ordinal_alone(text: str, labels: Sequence[str]) -> str | None:
 def _after_correction(text: str, pats: _Patterns) -> str:
     """The text after the writer's last change of mind ("но теперь думаю", "actually",
     "на самом деле"), when a label follows it; else ``text``."""
-    from culturebench.eval.answers import cues
-
     last = None
     for match in cues.pattern("correction").finditer(cues.fold(text)):
         if pats.standalone.search(text, match.end()) or pats.stated.search(text, match.end()):
@@ -484,7 +484,7 @@ def read_choice(
         tagged = False  # "<answer>B</answer> Нет, беру свои слова назад: … то есть D": read what follows
     if tagged is None:  # different tags: the last one not ruled out afterwards ("D? Нет, D не подходит")
         out = {pats.letter(m.group(1)) for m in pats.ruled_out.finditer(text)}
-        inside = [re.findall(pats.L_ANY_CASE, t.group(1)) for t in _TAG.finditer(text)]
+        inside = [re.findall(pats.L_ANY_CASE, t.group(1)) for t in tags]
         if all(len(x) == 1 for x in inside):
             kept = [pats.letter(x[0]) for x in inside if pats.letter(x[0]) not in out]
             tagged = kept[-1] if kept else None
@@ -503,9 +503,9 @@ def read_choice(
         alternatives = pats.pair.match(text, match.start(group))
         candidates.append((match.start(group), None if alternatives else letter))
     inline = {pats.letter(x) for m in pats.inline_list.finditer(text) for x in m.groups() if x}
-    lines = {pats.letter(x) for m in pats.list_marker.finditer(text) for x in m.groups() if x}
+    listed = {pats.letter(x) for m in pats.list_marker.finditer(text) for x in m.groups() if x}
     # "Варіанти: A — борщ, B — юшка, …" and looping option lists are no cue's answer
-    fuzzy = _fuzzy_cue(text, pats) if len(inline) < 3 and len(lines) < 3 else None
+    fuzzy = _fuzzy_cue(text, pats) if len(inline) < 3 and len(listed) < 3 else None
     if fuzzy:
         candidates.append((fuzzy[0], None if pats.pair.match(text, fuzzy[0]) else fuzzy[1]))
     if candidates:
@@ -518,8 +518,7 @@ def read_choice(
         if stated and stated not in negated:
             return Reading(stated)
     final = pats.final.search(text)
-    looping = len({pats.letter(x) for m in pats.list_marker.finditer(text) for x in m.groups() if x}) >= 3
-    if final and not looping and pats.letter(final.group(1)) not in negated:
+    if final and len(listed) < 3 and pats.letter(final.group(1)) not in negated:
         # no label when it ends two alternatives: "it could be A or B."
         if pats.pair.search(text[max(0, final.start() - 30) : final.end()]):
             return Reading.unparsed("undecided")
@@ -528,7 +527,6 @@ def read_choice(
     if lower:
         return Reading(pats.letter(lower.group(1)))
     lead = pats.leading.search(text)
-    listed = {pats.letter(x) for m in pats.list_marker.finditer(text) for x in m.groups() if x}
     echoed = len(listed | inline) >= 3 and lead is not None and pats.letter(lead.group(1)) in inline
     if lead and len(listed) < 3 and not echoed and pats.letter(lead.group(1)) not in negated:
         if pats.pair.match(text, lead.start(1)):
@@ -550,8 +548,7 @@ def read_choice(
     )
     if ordinal and ordinal not in negated:
         return Reading(ordinal)
-    listed |= inline
-    if len(listed) >= 3:
+    if len(listed | inline) >= 3:
         return Reading.unparsed("no_choice")  # the option list echoed, no pick
     if len(standalone) == 1:
         return Reading(standalone.pop())
@@ -559,8 +556,6 @@ def read_choice(
         return Reading.unparsed("undecided")
     if negated:
         return Reading.unparsed("ruled_out")
-    from culturebench.eval.answers import cues
-
     return Reading.unparsed("refusal" if cues.pattern("refusal").search(cues.fold(text)) else "no_choice")
 
 

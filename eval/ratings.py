@@ -191,7 +191,7 @@ def read_ratings(
             match = _RIGHT_AFTER.match(stretch)
             if match and _belongs_to_next(text, stop, match, others):
                 continue  # "a 5 for sensitivity", "3 — Authenticity / 4 — Sensitivity": another criterion's
-            value = _first(stretch, [_RIGHT_AFTER])
+            value = _value(stretch, match) if match else False
             if value is not False:
                 stated.append((begin, value))
                 amended = _AMENDED.match(stretch, match.end()) if match else None
@@ -236,11 +236,6 @@ def _belongs_to_next(text: str, stop: int, match: re.Match[str], others: str) ->
         opens_line
         and re.match(rf"(?:\s*/\s*5)?[ \t*]*[—–\-:=|][ \t*]*(?:{others})", after, re.IGNORECASE) is not None
     )
-
-
-_OTHERS_VALUE = re.compile(
-    r"(?:\s*/\s*5)?[ \t*]*(?:(?:for|on|in|за|по)\s+(?:the\s+|its\s+)?|[—–\-:=|][ \t*]*)", re.IGNORECASE
-)
 
 
 def _in_table_line(text: str, pos: int) -> bool:

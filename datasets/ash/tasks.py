@@ -140,6 +140,7 @@ class Judge(Task):
     name = "judge"
     config = "default"
     parsers: ClassVar[tuple[str, ...]] = ("ratings",)  # eval/ratings.py
+    criteria: ClassVar[tuple[str, ...]] = CRITERIA  # what a model reader reads (--answer-reader)
     languages: ClassVar[tuple[str, ...]] = ("en",)
     in_harnesses = False  # it judges another run's images/recipes, not the model under test
 

@@ -80,7 +80,6 @@ class CommittedCountryReader:
     def __init__(self, extractor: CountryExtractor) -> None:
         self.extractor = extractor
         self._typos: dict[str, set[str]] | None = None
-        self._prompt_words: frozenset[str] = frozenset()
         self._fixed: dict[tuple[str, bool], list[str]] = {}  # (word, capitalised) -> name words (memo)
 
     # -- misspelt names ------------------------------------------------------------------
@@ -99,19 +98,19 @@ class CommittedCountryReader:
             for form, words in forms:
                 if len(form) < TYPO_MIN_NAME:
                     continue
-                for variant in {form, *(form[:i] + form[i + 1 :] for i in range(len(form)))}:
+                for variant in _deletions(form):
                     index.setdefault(variant, set()).update(w for w in words if w in single)
             self._typos = index
         return self._typos
 
-    def fix(self, token: str) -> list[str]:
+    def fix(self, token: str, question_words: frozenset[str] = frozenset()) -> list[str]:
         """The one name word ``token`` (as written) is one edit from, when it is no dictionary
-        word itself (nor a word of the question: a dish's name); else nothing. A capitalised
+        word itself nor one of ``question_words`` (a dish's name); else nothing. A capitalised
         word may also be a verb form or a personal name ("Грузя")."""
         from culturebench.eval.country_extractor import _clean
 
         word, capitalised = _clean(token), token[:1].isupper()
-        if word in self._prompt_words:
+        if word in question_words:
             return []
         if (word, capitalised) not in self._fixed:
             self._fixed[(word, capitalised)] = self._fix(word, capitalised)
@@ -125,7 +124,7 @@ class CommittedCountryReader:
             return []
         index = self._typo_index()
         candidates: set[str] = set()
-        for variant in {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}:
+        for variant in _deletions(word):
             candidates |= index.get(variant, set())
         codes = {self.extractor.index.get((c,)) for c in candidates}
         return (
@@ -146,44 +145,66 @@ class CommittedCountryReader:
             return Reading.unparsed("empty")
         folded = cues.fold(text)
         start, end = spans.focus(text)
-        self._prompt_words = frozenset(w.lower() for w in re.findall(r"[^\W\d_]+", cues.fold(prompt or "")))
-        try:
-            names = [
-                _Name(code, s + start, e + start)
-                for code, s, e in self.extractor.mentions(text[start:end], fix=self.fix)
-            ]
-        finally:
-            self._prompt_words = frozenset()
+        asked = frozenset(w.lower() for w in re.findall(r"[^\W\d_]+", cues.fold(prompt or "")))
+        names = [
+            _Name(code, s + start, e + start)
+            for code, s, e in self.extractor.mentions(text[start:end], fix=lambda t: self.fix(t, asked))
+        ]
         flags = [_Name(_flag_code(m.group(0)), m.start(), m.end()) for m in _FLAG.finditer(text, start, end)]
         if flags:  # "🇯🇵": a flag is its country's name
             names = sorted(names + flags, key=lambda n: n.start)
         lines = spans.answer_lines(text, start, end)
-        if spans.unfinished(text) and not lines and not _concludes(folded, text, start, end):
+        sentences = spans.sentences(text, start, end)
+        if spans.unfinished(text) and not lines and not _concludes(folded, start, end, sentences):
             return Reading.unparsed("unfinished")  # a reasoning block cut off before any conclusion
+        correction = _last_correction(folded, end)
         for line_start, line_end in reversed(lines):
             inside = [n for n in names if line_start <= n.start < line_end]
-            if inside and not _corrected_after(folded, line_end, end, names):
+            if inside and not _corrected_after(correction, line_end, names):
                 return _select(text, folded, line_start, line_end, inside, where_eaten)
-        lead = None if where_eaten else _leading_answer(text, folded, start, end, names)
+        lead = None if where_eaten else _leading_answer(folded, end, names, sentences, correction)
         if lead is not None:
             inside = [n for n in names if lead[0] <= n.start < lead[1]]
             return _select(text, folded, lead[0], lead[1], inside, where_eaten)
-        return _select(text, folded, start, end, names, where_eaten)
+        return _select(text, folded, start, end, names, where_eaten, sentences)
 
 
 #: words besides the names that an opening answer may hold ("Probably Norway", "Фондю — Швейцария")
 LEADING_WORDS = 3
+#: words an opening answer may hold beyond that count
+_LEADING_FILLERS = frozenset(
+    {
+        "и",
+        "или",
+        "і",
+        "та",
+        "або",
+        "чи",
+        "and",
+        "or",
+        "the",
+        "answer",
+        "ответ",
+        "відповідь",
+        "из",
+        "з",
+        "from",
+    }
+)
 
 
 def _leading_answer(
-    text: str, folded: str, start: int, end: int, names: Sequence[_Name]
+    folded: str,
+    end: int,
+    names: Sequence[_Name],
+    sentences: list[tuple[int, int]],
+    correction: tuple[int, int] | None,
 ) -> tuple[int, int] | None:
     """The opening sentence when it is a short answer: names and at most
     :data:`LEADING_WORDS` other words ("Грузия.", "Эфиопия. Инджера — …", "Фондю — Швейцария.",
     "Probably Norway — lutefisk is eaten there and in Sweden"), not a question, and no
     correction with a country after it."""
-    sentences = spans.sentences(text, start, end)
-    if len(sentences) < 2 and not re.search(r"\s[—–-]\s", text[start:end]):
+    if not sentences or (len(sentences) < 2 and not re.search(r"\s[—–-]\s", folded[sentences[0][0] : end])):
         return None
     s_start, s_end = sentences[0]
     dash = re.search(r"\s[—–-]\s", folded[s_start:s_end])
@@ -209,38 +230,19 @@ def _leading_answer(
         or any(cues.opening("conclusion").match(folded, a) for a, _ in sentences[1:])
     ):
         return None
-    rest = folded[s_start:head_end]
+    rest = head
     for name in reversed(inside):
         rest = rest[: name.start - s_start] + " " + rest[name.end - s_start :]
-    words = re.findall(r"[^\W\d_]+", rest)
-    fillers = {
-        "и",
-        "или",
-        "і",
-        "та",
-        "або",
-        "чи",
-        "and",
-        "or",
-        "the",
-        "answer",
-        "ответ",
-        "відповідь",
-        "из",
-        "з",
-        "from",
-    }
-    others = [w for w in words if w.lower() not in fillers]
-    if len(others) > LEADING_WORDS or _corrected_after(folded, head_end, end, names):
+    others = [w for w in re.findall(r"[^\W\d_]+", rest) if w.lower() not in _LEADING_FILLERS]
+    if len(others) > LEADING_WORDS or _corrected_after(correction, head_end, names):
         return None
     return s_start, head_end
 
 
-@lru_cache(maxsize=8)
-def _last_correction(folded: str, end: int) -> int:
-    """Where the last correction of ``folded[:end]`` starts (-1: none); asked once per answer."""
-    starts = [m.start() for m in cues.pattern("correction").finditer(folded, 0, end)]
-    return starts[-1] if starts else -1
+def _last_correction(folded: str, end: int) -> tuple[int, int] | None:
+    """The span of the last correction in ``folded[:end]``, or None."""
+    found = list(cues.pattern("correction").finditer(folded, 0, end))
+    return found[-1].span() if found else None
 
 
 #: a clause that states the homeland outright ("Батьківщина ж — Османська імперія")
@@ -252,30 +254,36 @@ def _flag_code(flag: str) -> str:
     return "".join(chr(ord(c) - 0x1F1E6 + ord("A")) for c in flag)
 
 
-def _concludes(folded: str, text: str, start: int, end: int) -> bool:
-    """Whether some sentence of ``text[start:end]`` concludes or picks ("Отже, …", "So …")."""
+def _concludes(folded: str, start: int, end: int, sentences: list[tuple[int, int]]) -> bool:
+    """Whether some sentence of ``folded[start:end]`` concludes or picks ("Отже, …", "So …")."""
     if cues.pattern("pick").search(folded, start, end):
         return True
-    return any(cues.opening("conclusion").match(folded, s) for s, _ in spans.sentences(text, start, end))
+    return any(cues.opening("conclusion").match(folded, s) for s, _ in sentences)
 
 
-def _corrected_after(folded: str, pos: int, end: int, names: Sequence[_Name]) -> bool:
-    """Whether a correction that names a country follows ``pos`` (an answer line's end)."""
-    last = _last_correction(folded, end)
-    if last < pos:
+def _corrected_after(correction: tuple[int, int] | None, pos: int, names: Sequence[_Name]) -> bool:
+    """Whether the answer's last correction (its span) comes after ``pos`` (an answer line's
+    end) and a country is named after it."""
+    if correction is None or correction[0] < pos:
         return False
-    match = cues.pattern("correction").match(folded, last)
-    stop = match.end() if match else last
     last_named = next((n.start for n in reversed(names) if n.code), -1)  # names are in text order
-    return last_named > stop
+    return last_named > correction[1]
 
 
 def _select(
-    text: str, folded: str, start: int, end: int, names: list[_Name], where_eaten: bool = False
+    text: str,
+    folded: str,
+    start: int,
+    end: int,
+    names: list[_Name],
+    where_eaten: bool = False,
+    sentences: list[tuple[int, int]] | None = None,
 ) -> Reading:
+    """Weigh ``names`` (those of ``text[start:end]``) and return what the span commits to;
+    ``sentences`` of the span when already split."""
     if not any(n.code for n in names):
         return Reading.unparsed(_no_name_reason(folded, start, end, names))
-    sentences = spans.sentences(text, start, end)
+    sentences = sentences if sentences is not None else spans.sentences(text, start, end)
     clause_list: list[tuple[int, tuple[int, int]]] = []
     for index, (s, e) in enumerate(sentences):
         clause_list += [(index, c) for c in spans.clauses(text, s, e)]
@@ -408,7 +416,6 @@ def _weigh(
             cues.opening("conclusion").match(folded, s_start)
             or cues.opening("conclusion").match(folded, c_start)
         )
-        name.conceded = False
         name.preferred = found.first("preference", c_start, c_end) < c_end
         name.weak = name.weak or found.first("weak", c_start, c_end) < c_end
     _concede(folded, sentences, names)
@@ -506,6 +513,12 @@ def _no_name_reason(folded: str, start: int, end: int, names: Sequence[_Name]) -
     if not folded[start:end].strip():
         return "empty"
     return "no_country"
+
+
+def _deletions(word: str) -> set[str]:
+    """``word`` and every form of it with one letter left out (two words one edit apart share
+    one of these: the symmetric-deletion index of the typo rule)."""
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
 
 
 def _one_edit_of_any(word: str, candidates: set[str], extractor: CountryExtractor) -> bool:

@@ -188,7 +188,7 @@ def read_with_model(
     from culturebench.jsonsafe import json_text
 
     kind = reader_kind(task)
-    criteria = tuple(getattr(task, "criteria", None) or _criteria(task))
+    criteria = tuple(getattr(task, "criteria", ()))
     labels = tuple(getattr(task, "labels", None) or LETTERS)
     constraint = json.dumps(schema(kind, labels, criteria), sort_keys=True)
     prompts = [reading_prompt(kind, s, labels) for s in samples]
@@ -238,11 +238,6 @@ def read_with_model(
         "disagreements_file": DISAGREEMENTS,
     }
     return rescored, summary
-
-
-def _criteria(task: Any) -> tuple[str, ...]:
-    module = __import__(type(task).__module__, fromlist=["CRITERIA"])
-    return tuple(getattr(module, "CRITERIA", ()))
 
 
 def _constrained(backend: Any) -> bool:
