@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import Location, SourceError
-from culturebench.inputs import DuplicateKey, unique_pairs
+from culturebench.inputs import DuplicateKey, csv_reader, unique_pairs
 from culturebench.text import cell_problem
 
 #: Workbooks are zip files; their XML parts are capped when uncompressed (the real upstream
@@ -110,7 +110,7 @@ def read_csv(path: Path, required: list[str], *, name: str | None = None) -> lis
     _check_readable(path, name)
     try:  # utf-8-sig: a byte-order mark (what Excel writes) is read, not part of the header
         with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle)
+            reader = csv_reader(handle)
             try:
                 header = [h.strip() for h in next(reader)]
             except StopIteration:
