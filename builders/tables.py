@@ -196,6 +196,8 @@ def read_jsonl_table(path: Path, *, name: str | None = None) -> list[SourceRow]:
                     ) from None
                 except RecursionError:
                     raise SourceError(Location(name, line_no), "JSON nested too deeply") from None
+                except ValueError as exc:  # int() refuses a number of more than 4,300 digits
+                    raise SourceError(Location(name, line_no), f"not readable JSON: {_short(exc)}") from None
                 if not isinstance(value, dict):
                     raise SourceError(Location(name, line_no), "each line must be a JSON object")
                 for key, item in value.items():
