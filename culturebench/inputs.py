@@ -379,7 +379,7 @@ def loads_json_strict(text: str, where: str | Location) -> Any:
             Location(file, line_of(index)), f"JSON nested too deeply to read ({depth} levels)"
         ) from None
     except ValueError as exc:  # int() refuses a number of more than 4,300 digits
-        long = re.search(r"\d{%d,}" % (sys.get_int_max_str_digits() + 1), text)
+        long = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text)
         why = str(exc).split(";")[0]
         raise SourceError(
             Location(file, line_of(long.start()) if long else base), f"a number too long to read ({why})"
