@@ -51,12 +51,15 @@ import json
 import re
 import stat
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from json.decoder import scanstring
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from culturebench.errors import Location, SourceError
+
+if TYPE_CHECKING:
+    from _csv import Reader
 
 __all__ = [
     "CSV_FIELD_LIMIT",
@@ -158,7 +161,7 @@ def decode_text(data: bytes, name: str) -> str:
 CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
 
 
-def csv_reader(lines: Iterable[str], **options: Any) -> Iterator[list[str]]:
+def csv_reader(lines: Iterable[str], **options: Any) -> Reader:
     """``csv.reader(lines, **options)`` with the cell-length limit lifted to
     :data:`CSV_FIELD_LIMIT`: the one way culturebench reads CSV (the limit is process-wide
     state of the ``csv`` module, set here before every read)."""

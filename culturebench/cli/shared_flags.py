@@ -123,6 +123,7 @@ def image_options(
     """The image stage's options from the command line (None when ``--images`` is absent);
     a flag that needs ``--images`` without it is a usage error."""
     from culturebench.errors import UsageError
+    from culturebench.images.fetch import TIMEOUT_S
     from culturebench.images.licenses import COMMONS_API
     from culturebench.images.stage import ImageOptions, is_web_url
     from culturebench.safe_http import parse_allow
@@ -144,5 +145,5 @@ def image_options(
         allow=tuple(allow or ()),
         offline=offline,
         min_fetched=min_fetched or 0.0,
-        **({"timeout_s": timeout_s} if timeout_s is not None else {}),
+        timeout_s=TIMEOUT_S if timeout_s is None else timeout_s,
     )
