@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import Location, SourceError
-from culturebench.inputs import DuplicateKey, unique_pairs
+from culturebench.inputs import DuplicateKey, csv_reader, unique_pairs
 from culturebench.text import cell_problem
 
 #: Workbooks are zip files; their XML parts are capped when uncompressed (the real upstream
@@ -110,7 +110,7 @@ def read_csv(path: Path, required: list[str], *, name: str | None = None) -> lis
     _check_readable(path, name)
     try:  # utf-8-sig: a byte-order mark (what Excel writes) is read, not part of the header
         with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle)
+            reader = csv_reader(handle)
             try:
                 header = [h.strip() for h in next(reader)]
             except StopIteration:
@@ -196,6 +196,8 @@ def read_jsonl_table(path: Path, *, name: str | None = None) -> list[SourceRow]:
                     ) from None
                 except RecursionError:
                     raise SourceError(Location(name, line_no), "JSON nested too deeply") from None
+                except ValueError as exc:  # int() refuses a number of more than 4,300 digits
+                    raise SourceError(Location(name, line_no), f"not readable JSON: {_short(exc)}") from None
                 if not isinstance(value, dict):
                     raise SourceError(Location(name, line_no), "each line must be a JSON object")
                 for key, item in value.items():

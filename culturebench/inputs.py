@@ -15,6 +15,10 @@ silently dropped or replaced:
   name, a value in a column without a header, or a row with more values than the header has
   columns is an error (``csv.DictReader`` would silently keep the last of two equal
   columns and file extra values under ``None``);
+* CSV: a cell of any length is read (Python's ``csv`` refuses cells over 131,072 characters
+  unless told otherwise; every CSV reader goes through :func:`csv_reader`, which lifts that
+  limit): a long recorded answer is scored on its first 20,000 characters and counted, not
+  refused as malformed;
 * JSON: a key repeated in one object is an error naming its line (``json`` keeps the last
   value), and so is nesting too deep for the parser (``RecursionError``).
 
@@ -29,6 +33,7 @@ API (all raise ``SourceError``):
 
 * :func:`read_text` -> ``str``
 * :func:`decode_text` -> ``str`` (the same checks on bytes already read)
+* :func:`csv_reader` -> ``csv.reader`` with no practical cell-length limit
 * :func:`read_csv_rows` -> ``[(row, [cells])]``, the header included (no header checks)
 * :func:`check_header` (duplicate / empty / missing columns)
 * :func:`read_csv_records` -> ``[(row, {column: value})]``, the header checked
@@ -43,16 +48,24 @@ import codecs
 import csv
 import io
 import json
+import re
 import stat
+import sys
 from collections.abc import Iterable, Sequence
 from json.decoder import scanstring
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from culturebench.errors import Location, SourceError
 
+if TYPE_CHECKING:
+    from _csv import Reader
+
 __all__ = [
+    "CSV_FIELD_LIMIT",
     "check_header",
+    "csv_dict_reader",
+    "csv_reader",
     "decode_text",
     "loads_json_strict",
     "read_csv_records",
@@ -140,6 +153,31 @@ def decode_text(data: bytes, name: str) -> str:
 
 
 # ----------------------------------------------------------------------------------- CSV
+#: The longest CSV cell read, in characters: as long as the C ``long`` behind
+#: ``csv.field_size_limit`` allows (Python's default, 131,072, refused a long recorded answer,
+#: even in a column nothing reads, as "malformed CSV"). A file is read whole anyway, so its
+#: size, not this, is what bounds memory; long answers are cut for scoring later
+#: (``MAX_SCORED_CHARS``, counted in ``outputs_cut_for_scoring``).
+CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
+
+
+def csv_reader(lines: Iterable[str], **options: Any) -> Reader:
+    """``csv.reader(lines, **options)`` with the cell-length limit lifted to
+    :data:`CSV_FIELD_LIMIT`: the one way culturebench reads CSV (the limit is process-wide
+    state of the ``csv`` module, set here before every read)."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    return csv.reader(lines, **options)
+
+
+def csv_dict_reader(lines: Iterable[str], **options: Any) -> csv.DictReader[str]:
+    """``csv.DictReader`` with the limit of :func:`csv_reader` (for a dataset's own shipped
+    tables; files a user gives go through :func:`read_csv_records`, which checks the header)."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    return csv.DictReader(lines, **options)
+
+
 def read_csv_rows(
     path: str | Path, *, what: str = "a CSV file", name: str | None = None
 ) -> list[tuple[int, list[str]]]:
@@ -152,7 +190,7 @@ def read_csv_rows(
     text = read_text(path, what=what, name=label)
     if not text.strip():
         raise SourceError(Location(label), "empty file: no header row")
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv_reader(io.StringIO(text, newline=""))
     out: list[tuple[int, list[str]]] = []
     row = 0
     while True:
@@ -342,6 +380,12 @@ def loads_json_strict(text: str, where: str | Location) -> Any:
         depth, index = _deepest(text)
         raise SourceError(
             Location(file, line_of(index)), f"JSON nested too deeply to read ({depth} levels)"
+        ) from None
+    except ValueError as exc:  # int() refuses a number of more than 4,300 digits
+        long = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text)
+        why = str(exc).split(";")[0]
+        raise SourceError(
+            Location(file, line_of(long.start()) if long else base), f"a number too long to read ({why})"
         ) from None
 
 

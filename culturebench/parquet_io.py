@@ -83,7 +83,35 @@ def write_split(table: pa.Table, folder: Path, config: str, split: str) -> list[
     return records
 
 
+def read_table_checked(path: Path, name: str | None = None) -> pa.Table:
+    """One Parquet file as a table; a file that is missing, not Parquet, truncated or corrupt
+    is a :class:`~culturebench.errors.SourceError` naming it (``name``, default its path)."""
+    from culturebench.errors import Location, SourceError
+
+    label = name or str(path)
+    try:
+        return pq.read_table(path)
+    except FileNotFoundError:
+        raise SourceError(Location(label), "no such file") from None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise SourceError(Location(label), f"not a readable Parquet file: {why}") from None
+
+
 def read_split(folder: Path, files: Sequence[str]) -> pa.Table:
-    """Read and concatenate the Parquet files of one split."""
-    tables = [pq.read_table(folder / f) for f in files]
-    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    """Read and concatenate the Parquet files of one split (``files`` relative to ``folder``);
+    :class:`~culturebench.errors.SourceError` naming the file that cannot be read, or the
+    second of two files whose columns differ."""
+    from culturebench.errors import Location, SourceError
+
+    tables = [read_table_checked(folder / f, f) for f in files]
+    if len(tables) == 1:
+        return tables[0]
+    try:
+        return pa.concat_tables(tables)
+    except pa.ArrowException:
+        first = tables[0].schema
+        other = next((i for i, t in enumerate(tables) if not t.schema.equals(first)), len(tables) - 1)
+        raise SourceError(
+            Location(files[other]), f"its columns differ from {files[0]}'s: the split's files do not match"
+        ) from None

@@ -43,12 +43,18 @@ class RecordedJudgment:
 def _load_cache(path: Path) -> dict[str, str]:
     cache: dict[str, str] = {}
     if path.is_file():
-        for line in path.read_text(encoding="utf-8").split("\n"):  # not splitlines(): U+2028
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        for line in text.split("\n"):  # not splitlines(): U+2028
             try:
                 entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line of a killed run
-            cache[entry["key"]] = entry["output"]
+            except (ValueError, RecursionError):
+                continue  # a torn last line of a killed run (or a damaged one): asked again
+            if (
+                isinstance(entry, dict)
+                and isinstance(entry.get("key"), str)
+                and isinstance(entry.get("output"), str)
+            ):
+                cache[entry["key"]] = entry["output"]
     return cache
 
 

@@ -111,8 +111,11 @@ def parse_sample_lines(
             continue
         try:
             sample = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        except (ValueError, RecursionError) as exc:  # ValueError: also a number of 4,301+ digits
+            if isinstance(exc, json.JSONDecodeError):
+                why = exc.msg
+            else:
+                why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
             raise error(f"{where}, line {number}: {not_json(why, number == len(lines))}") from None
         if not isinstance(sample, dict) or not isinstance(sample.get("id"), str):
             raise error(f"{where}, line {number}: not a sample (no string 'id')")

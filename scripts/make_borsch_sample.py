@@ -17,6 +17,8 @@ from pathlib import Path
 
 from openpyxl import Workbook, load_workbook
 
+from culturebench.inputs import csv_dict_reader
+
 OUT = Path("datasets/borsch/sample")
 FIXED_TIME = dt.datetime(2025, 1, 1)
 EXTRA_RU = {900, 1, 2, 3}  # 900: empty country token
@@ -56,7 +58,7 @@ def main(src: Path) -> None:
     save(OUT / "UK_DATA.xlsx", uk[0], [r for r in uk[1:] if r[0] in uk_ids])
     save(OUT / "PARALLEL_RU_UK.xlsx", par[0], chosen)
     with open(src / "images_manifest.csv", encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
+        reader = csv_dict_reader(handle)
         keep = [r for r in reader if int(r["dish_id"]) in (ru_ids if r["language"] == "ru" else uk_ids)]
         fields = reader.fieldnames
     with open(OUT / "images_manifest.csv", "w", encoding="utf-8", newline="") as handle:

@@ -423,3 +423,67 @@ def test_compiled_index_kernel_equals_the_numpy_path(monkeypatch) -> None:
     index = idx.HashIndex(dense, 2)
     qi, ii = index.query_many(hashes[:5])
     assert len(qi) == 2000 and np.array_equal(np.bincount(qi), [400] * 5)
+
+
+# ------------------------------------------------------------------- a mirror that never answers
+def _accepted(connections: list, at_least: int) -> int:
+    """How many connections the silent server accepted, once it has caught up with ``at_least``
+    (its accept loop runs on its own thread; waits in short slices, 10 s at most)."""
+    import time
+
+    for _ in range(100):
+        if len(connections) >= at_least:
+            break
+        time.sleep(0.1)
+    return len(connections)
+
+
+def test_a_silent_host_costs_a_bounded_number_of_timeouts(tmp_path: Path) -> None:
+    """Issue 53: each image from a host that accepts connections and never answers waited its
+    whole deadline, one after another (about 30 minutes for a mirror of a few hundred images).
+    Now, after GIVE_UP_AFTER_TIMEOUTS timeouts in a row, the host's other images are not tried."""
+    from culturebench.images.fetch import GIVE_UP_AFTER_TIMEOUTS, FetchRequest, fetch_images
+    from tests.servers import never_answers
+
+    with never_answers() as (base, connections):
+        requests = [FetchRequest(key=f"k{i}", url=f"{base}img/{i}.png") for i in range(12)]
+        results = fetch_images(
+            requests, cache=ImageCache(tmp_path / "c"), concurrency=1, timeout_s=0.5, allow=("127.0.0.1",)
+        )
+        assert _accepted(connections, GIVE_UP_AFTER_TIMEOUTS) == GIVE_UP_AFTER_TIMEOUTS  # was 12
+    assert [results[r.key].error for r in requests] == ["timeout"] * 12
+
+
+def test_cli_build_against_a_silent_mirror_fails_in_one_line_naming_the_url(
+    image_source, tmp_path: Path
+) -> None:
+    """``--image-timeout`` bounds each download; the stage fails with one line naming the first
+    URL that timed out, after a bounded number of connections (not one per image)."""
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+    from culturebench.images.fetch import GIVE_UP_AFTER_TIMEOUTS
+    from tests.servers import never_answers
+
+    source, _served, _titles, rows = image_source(tmp_path, lambda k, row: (b"x", b"x"), lambda k: False)
+    out = tmp_path / "dist"
+    with never_answers() as (base, connections):
+        args = ["build", "borsch", "--source", str(source), "--out", str(out), "--images"]
+        args += [
+            "--image-mirror",
+            base,
+            "--allow",
+            "127.0.0.1",
+            "--commons-api",
+            "none",
+            "--image-timeout",
+            "1",
+        ]
+        result = CliRunner().invoke(app, args)
+        concurrency = ImageOptions().concurrency
+        assert _accepted(connections, concurrency) <= concurrency + GIVE_UP_AFTER_TIMEOUTS < len(rows)
+    assert result.exit_code != 0, result.output
+    lines = [line for line in result.output.splitlines() if base in line]
+    assert len(lines) == 1, result.output
+    assert "timeout" in lines[0] and "within 1 s" in lines[0] and "--image-timeout" in lines[0], lines[0]
+    assert "Traceback" not in result.output and not (out / "borsch").exists()

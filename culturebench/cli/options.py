@@ -26,6 +26,7 @@ from culturebench.cli.shared_flags import (
     GuidanceOption,
     ImageMirrorOption,
     ImagesOption,
+    ImageTimeoutOption,
     MaxNewTokensOption,
     MinImagesFetchedOption,
     ModelRevisionOption,
@@ -312,9 +313,12 @@ def _image_stage(
     commons_api: str | None = None,
     allow: list[str] | None = None,
     min_images_fetched: float | None = None,
+    image_timeout: float | None = None,
 ) -> Any:
     return or_exit(
-        lambda: image_options(images, image_mirror, offline_images, commons_api, allow, min_images_fetched)
+        lambda: image_options(
+            images, image_mirror, offline_images, commons_api, allow, min_images_fetched, image_timeout
+        )
     )
 
 
@@ -328,6 +332,7 @@ with_image_stage = option_group(
         "commons_api": (CommonsApiOption, None),
         "allow": (AllowOption, None),
         "min_images_fetched": (MinImagesFetchedOption, None),
+        "image_timeout": (ImageTimeoutOption, None),
     },
 )
 """The image stage's options of ``build`` and ``release`` (``image_stage``: the

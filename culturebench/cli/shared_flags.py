@@ -98,6 +98,19 @@ MinImagesFetchedOption = Annotated[
 ]
 
 
+ImageTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--image-timeout",
+        min=0.1,
+        max=3600.0,
+        callback=finite_number,
+        help="Seconds each image download may take, redirects included (default 30); a host that "
+        "answers none of 3 downloads in a row is not asked for the rest.",
+    ),
+]
+
+
 def image_options(
     images: bool,
     mirror: str | None,
@@ -105,18 +118,21 @@ def image_options(
     commons_api: str | None,
     allow: list[str] | None,
     min_fetched: float | None = None,
+    timeout_s: float | None = None,
 ) -> Any:
     """The image stage's options from the command line (None when ``--images`` is absent);
     a flag that needs ``--images`` without it is a usage error."""
     from culturebench.errors import UsageError
+    from culturebench.images.fetch import TIMEOUT_S
     from culturebench.images.licenses import COMMONS_API
     from culturebench.images.stage import ImageOptions, is_web_url
     from culturebench.safe_http import parse_allow
 
     if not images:
-        if mirror or offline or commons_api or min_fetched is not None:
+        if mirror or offline or commons_api or min_fetched is not None or timeout_s is not None:
             raise UsageError(
-                "--image-mirror, --offline-images, --commons-api and --min-images-fetched need --images"
+                "--image-mirror, --offline-images, --commons-api, --min-images-fetched and "
+                "--image-timeout need --images"
             )
         return None
     parse_allow(allow or ())
@@ -129,4 +145,5 @@ def image_options(
         allow=tuple(allow or ()),
         offline=offline,
         min_fetched=min_fetched or 0.0,
+        timeout_s=TIMEOUT_S if timeout_s is None else timeout_s,
     )

@@ -12,12 +12,19 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from culturebench.hashing import sha256_bytes
 from culturebench.images.decode import MAX_BYTES
 
 MAX_REDIRECTS = 10
 CONNECT_TIMEOUT_S = 10.0  # a host that does not accept the connection fails sooner than a slow read
+#: Each download's wall-clock deadline, redirects included (``--image-timeout``).
+TIMEOUT_S = 30.0
+#: Downloads from one host that time out in a row (no answer from it in between) before its
+#: remaining downloads fail as ``timeout`` without being tried: a mirror that accepts
+#: connections and never answers costs about one timeout (at most this many), not one per image.
+GIVE_UP_AFTER_TIMEOUTS = 3
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -75,7 +82,7 @@ def fetch_images(
     *,
     cache: ImageCache,
     concurrency: int = 8,
-    timeout_s: float = 30.0,
+    timeout_s: float = TIMEOUT_S,
     max_bytes: int = MAX_BYTES,
     allow: tuple[str, ...] = (),
     offline: bool = False,
@@ -85,11 +92,14 @@ def fetch_images(
 
     Downloads go through :func:`culturebench.safe_http.guarded_session`, the URL checker's
     guard: every redirect hop connects only to a checked public (or ``allow``-ed) address,
-    each connection attempt is bounded by ``CONNECT_TIMEOUT_S`` and each download has a
-    wall-clock deadline of ``timeout_s``. Downloads run on :func:`run_stoppable`'s threads,
-    so SIGTERM and Ctrl-C stop the stage at once even while some are blocked (the cache only
-    ever holds complete, checksum-named files, so the next run resumes). ``progress(done,
-    total)`` counts completed downloads (0 first).
+    each connection attempt is bounded by ``CONNECT_TIMEOUT_S`` (or ``timeout_s`` when shorter),
+    each read and each whole download (redirects included) by ``timeout_s``. Once
+    :data:`GIVE_UP_AFTER_TIMEOUTS` downloads from one host have timed out in a row, its other
+    downloads fail as ``timeout`` at once, so a host that never answers costs at most
+    ``GIVE_UP_AFTER_TIMEOUTS * timeout_s`` seconds, however many images it serves. Downloads
+    run on :func:`run_stoppable`'s threads, so SIGTERM and Ctrl-C stop the stage at once even
+    while some are blocked (the cache only ever holds complete, checksum-named files, so the
+    next run resumes). ``progress(done, total)`` counts completed downloads (0 first).
     """
     import requests as http
 
@@ -97,6 +107,8 @@ def fetch_images(
 
     local = threading.local()
     connect_s = min(CONNECT_TIMEOUT_S, timeout_s)
+    lock = threading.Lock()
+    timeouts: dict[str, int] = {}  # per host: downloads timed out in a row
 
     def session():
         if not hasattr(local, "session"):
@@ -116,6 +128,16 @@ def fetch_images(
             return verified(req, data)
         if offline:
             return FetchResult(req.key, None, None, "unavailable")
+        host = urlsplit(req.url).netloc.lower()
+        with lock:
+            if timeouts.get(host, 0) >= GIVE_UP_AFTER_TIMEOUTS:  # not answering: not tried
+                return FetchResult(req.key, None, None, "timeout")
+        result = download(req)
+        with lock:
+            timeouts[host] = timeouts.get(host, 0) + 1 if result.error == "timeout" else 0
+        return result
+
+    def download(req: FetchRequest) -> FetchResult:
         try:
             check_url(req.url)
             with Deadline(timeout_s) as deadline:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from culturebench.buildlog import BuildLog
 from culturebench.errors import BuildError
 from culturebench.images.decode import ImageError
-from culturebench.images.fetch import FetchRequest, ImageCache, default_cache, fetch_images
+from culturebench.images.fetch import TIMEOUT_S, FetchRequest, ImageCache, default_cache, fetch_images
 from culturebench.images.licenses import UNKNOWN, CommonsClient, LicenseInfo, allowed, commons_title
 from culturebench.images.phash import hash_image_bytes
 from culturebench.images.policy import ImagePolicy
@@ -24,7 +24,8 @@ from culturebench.images.policy import ImagePolicy
 
 @dataclass(frozen=True)
 class ImageOptions:
-    """How a build fetches images (CLI: ``--images --image-mirror --commons-api --allow``)."""
+    """How a build fetches images (CLI: ``--images --image-mirror --commons-api --allow
+    --image-timeout``)."""
 
     mirror: str | None = None  # base URL serving the upstream paths (else each record's URL)
     commons_api: str | None = None  # Commons API URL (None: no licence lookups)
@@ -35,6 +36,9 @@ class ImageOptions:
     # the share of distinct images that must be fetched and decoded (``--min-images-fetched``);
     # a stage that fetched none of its images fails whatever this is
     min_fetched: float = 0.0
+    # each download's deadline in seconds (``--image-timeout``); a host that never answers
+    # costs at most GIVE_UP_AFTER_TIMEOUTS times this (culturebench.images.fetch)
+    timeout_s: float = TIMEOUT_S
 
 
 def with_sample_images(options: ImageOptions, sample_folder: Path) -> ImageOptions:
@@ -117,10 +121,12 @@ def run_image_stage(
         FetchRequest(key=url, url=fetch_location(group[0], options.mirror), sha256=group[0].get("sha256"))
         for url, group in by_key.items()
     ]
+    sources = {request.key: request.url for request in requests}
     fetched = fetch_images(
         requests,
         cache=options.cache or default_cache(),
         concurrency=options.concurrency,
+        timeout_s=options.timeout_s,
         max_bytes=policy.max_bytes,
         allow=options.allow,
         offline=options.offline,
@@ -128,11 +134,13 @@ def run_image_stage(
     )
     decoded: dict[str, tuple[bytes, dict[str, Any]]] = {}
     reasons: Counter[str] = Counter()
+    first: dict[str, str] = {}  # per failure reason, the first URL it was downloaded from
     for url, result in fetched.items():
         group = by_key[url]
         if result.error:
             _fail(group, result.error, log)
             reasons[result.error] += 1
+            first.setdefault(result.error, sources[url])
             continue
         try:
             facts = hash_image_bytes(result.data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
@@ -145,7 +153,7 @@ def run_image_stage(
             reasons["undecodable"] += 1
             continue
         decoded[url] = (result.data, {**facts, "sha256": result.sha256, "size_bytes": len(result.data)})
-    check_fetched(len(decoded), len(by_key), reasons, options)
+    check_fetched(len(decoded), len(by_key), reasons, options, first)
     licences = _licences(by_key, decoded, options, log)
     for url, (data, facts) in decoded.items():
         info = licences.get(url)
@@ -162,14 +170,29 @@ def run_image_stage(
     return _statistics(records)
 
 
-def check_fetched(fetched: int, total: int, reasons: Counter[str], options: ImageOptions) -> None:
+def check_fetched(
+    fetched: int,
+    total: int,
+    reasons: Counter[str],
+    options: ImageOptions,
+    first: dict[str, str] | None = None,
+) -> None:
     """Raise :class:`ImageStageFailed` when none of ``total`` distinct images was fetched and
     decoded, or fewer than ``options.min_fetched`` of them (a share, 0 to 1): a stage whose
-    images were all unreachable must not replace a release with failed rows."""
+    images were all unreachable must not replace a release with failed rows. ``first``: per
+    failure reason, the first URL that failed so (the message names the commonest one's)."""
     if not total or (fetched and fetched >= options.min_fetched * total):
         return
     share = fetched / total
     why = ", ".join(f"{reason} {count:,}" for reason, count in reasons.most_common(3))
+    top = reasons.most_common(1)[0][0] if reasons else None
+    if top is not None and first and top in first:
+        detail = (
+            f" (no complete answer within {options.timeout_s:g} s, --image-timeout)"
+            if top == "timeout"
+            else ""
+        )
+        why += f"; first {top}: {first[top]}{detail}"
     need = (
         f" (--min-images-fetched {options.min_fetched:g} needs {options.min_fetched:.0%})" if fetched else ""
     )

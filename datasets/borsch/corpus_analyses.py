@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError, Location, SourceError
+from culturebench.inputs import csv_dict_reader
 
 CATEGORIES = ("Scraping Errors", "Irrelevant Location", "Word Polysemy", "Inaccurate Origin", "Misc.")
 
@@ -319,7 +320,7 @@ def tabulate_annotations(paths: Sequence[Path]) -> dict[str, Any]:
     for path in paths:
         if not Path(path).is_file():
             raise SourceError(Location(str(path)), "no such file")
-        reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""))
+        reader = csv_dict_reader(io.StringIO(_csv_text(path), newline=""))
         rows = 0
         try:
             for column in ("language", "category"):

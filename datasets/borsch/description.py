@@ -25,7 +25,6 @@ stages whose inputs changed.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ from culturebench.datasets.borsch.tasks import CONFIG_LANGUAGES, POST_SOVIET, _B
 from culturebench.errors import CultureBenchError, Location, SourceError, UsageError
 from culturebench.eval.backends.base import Request
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest, row_images
+from culturebench.inputs import csv_dict_reader
 from culturebench.jsonsafe import json_text
 
 DISH_WORD = {"ru": "блюдо", "uk": "страва"}  # what a redacted dish name becomes
@@ -412,7 +412,7 @@ def read_scores(folder: Path) -> dict[tuple[str, str], dict[str, Any]]:
                 "score_mean": float(r["score_mean"]),
                 "score_max": float(r["score_max"]),
             }
-            for r in csv.DictReader(handle)
+            for r in csv_dict_reader(handle)
         }
 
 
@@ -424,7 +424,7 @@ def read_human_ratings(path: Path) -> dict[tuple[str, str], float]:
         raise SourceError(Location(str(path)), "no such file")
     out: dict[tuple[str, str], float] = {}
     with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
+        reader = csv_dict_reader(handle)
         missing = [c for c in ("dish_id", "language", "rating") if c not in (reader.fieldnames or [])]
         if missing:
             raise SourceError(

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from culturebench.errors import Location, SourceError
+from culturebench.inputs import csv_reader
 
 
 def _read_matrix(path: Path) -> tuple[list[str], np.ndarray]:
@@ -35,7 +36,7 @@ def _read_matrix(path: Path) -> tuple[list[str], np.ndarray]:
     if not path.is_file():
         raise SourceError(Location(str(path)), "no such file")
     with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
+        rows = list(csv_reader(handle))
     names, values = [], []
     for number, row in enumerate(rows[1:], start=2):
         try:

@@ -15,7 +15,6 @@ VQA probes of the generated images (App. F) and CLIP descriptor scores (App. G.1
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from collections import Counter, defaultdict
@@ -28,6 +27,7 @@ from culturebench.errors import CultureBenchError, Location, SourceError, UsageE
 from culturebench.eval.backends.base import Request
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest
 from culturebench.hashing import sha256_file
+from culturebench.inputs import csv_dict_reader
 from culturebench.yamlio import load_yaml
 
 FOLDER = Path(__file__).resolve().parent
@@ -60,13 +60,13 @@ def read_suite(name: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     with open(path, encoding="utf-8-sig", newline="") as handle:
         if "columns" in entry:  # one column of dish names per country
-            for number, row in enumerate(csv.DictReader(handle), start=2):
+            for number, row in enumerate(csv_dict_reader(handle), start=2):
                 for country in entry["columns"]:
                     dish = (row.get(country) or "").strip()
                     if dish:
                         out.append({"country": country, "dish": dish, "region": country, "line": number})
         else:
-            for number, row in enumerate(csv.DictReader(handle), start=2):
+            for number, row in enumerate(csv_dict_reader(handle), start=2):
                 dish = (row.get(entry["name_column"]) or "").strip()
                 if dish:
                     region = (row.get(entry["region_column"]) or "").strip()

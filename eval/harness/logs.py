@@ -219,8 +219,10 @@ def read_lm_eval(path: Path) -> HarnessLog:
 
     name, _, stamp = path.stem[len("samples_") :].rpartition("_")
     results = _lm_eval_results(path, stamp)
-    config = (results.get("configs") or {}).get(name) or {}
-    pin_info = (config.get("metadata") or {}).get("culturebench") or {}
+    where = str(results.get("_file"))
+    config = _object(_object(results.get("configs"), where, "configs").get(name), where, f"configs.{name}")
+    metadata = _object(config.get("metadata"), where, f"configs.{name}.metadata")
+    pin_info = _object(metadata.get("culturebench"), where, f"configs.{name}.metadata.culturebench")
     dataset, task = _task_of(path, pin_info.get("dataset"), pin_info.get("task"), name)
     seeds, seeds_from = _lm_eval_seeds(config, results)
     generations = []
@@ -241,12 +243,15 @@ def read_lm_eval(path: Path) -> HarnessLog:
         request, seed_text = split_job_id(doc["id"])
         seed = _lm_eval_seed(seed_text, seeds, seeds_from, Location(path.name, number, "doc.id"), doc["id"])
         generations.append(Generation(request, seed, output, path.name, number))
-    model_args = (results.get("config") or {}).get("model_args")
+    run_config = _object(results.get("config"), where, "config")
+    model_args = run_config.get("model_args")
     model = {
         "backend": LM_EVAL,
         "model": _lm_eval_model(results, path),
         "model_args": _model_args(model_args),
-        "sampling": _lm_eval_sampling(config.get("generation_kwargs") or {}),
+        "sampling": _lm_eval_sampling(
+            _object(config.get("generation_kwargs"), where, f"configs.{name}.generation_kwargs")
+        ),
         "versions": {
             "lm_eval": str(results.get("lm_eval_version", "")),
             "transformers": str(results.get("transformers_version", "")),
@@ -255,7 +260,7 @@ def read_lm_eval(path: Path) -> HarnessLog:
             "name": "lm_eval",
             "version": results.get("lm_eval_version"),
             "task": name,
-            "model_type": (results.get("config") or {}).get("model"),
+            "model_type": run_config.get("model"),
             "generation_kwargs": config.get("generation_kwargs"),
             "chat_template": bool(results.get("chat_template")),
             "samples": path.name,
@@ -302,6 +307,16 @@ def lm_eval_answer(record: dict[str, Any], where: Location) -> str:
     raise SourceError(Location(where.file, where.row, "resps"), "no answer (no filtered_resps or resps)")
 
 
+def _object(value: Any, file: str, field: str) -> dict[str, Any]:
+    """``value`` when it is a JSON object, ``{}`` when it is absent (null); else an error naming
+    ``file`` and ``field`` (a results file edited or of another tool)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SourceError(Location(file, None, field), f"expected an object, got {_json_type(value)}")
+    return value
+
+
 def _json_type(value: Any) -> str:
     """What JSON type ``value`` is, for an error."""
     if value is None:
@@ -319,7 +334,7 @@ def _lm_eval_seeds(config: dict[str, Any], results: dict[str, Any]) -> tuple[lis
     """The seeds the exported task asked (``metadata.culturebench.seeds`` of its config in
     ``results_<time>.json``) and where that comes from, for errors; ``(None, "")`` when no
     results file says (then every seed the ids carry is read as it is)."""
-    info = (config.get("metadata") or {}).get("culturebench")
+    info = _object(config.get("metadata"), str(results.get("_file")), "metadata").get("culturebench")
     if not (isinstance(info, dict) and "seeds" in info):
         return None, ""
     seeds = info["seeds"]
@@ -361,14 +376,15 @@ def _lm_eval_results(samples: Path, stamp: str) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SourceError(Location(path.name), f"not JSON: {exc}") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # ValueError: also 4,301+ digits
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+        raise SourceError(Location(path.name), f"not JSON: {why}") from None
     return {**data, "_file": path.name} if isinstance(data, dict) else {}
 
 
 def _lm_eval_model(results: dict[str, Any], samples: Path) -> str:
     """The model an lm-eval run used: ``pretrained=`` of its model_args, else its folder name."""
-    args = _model_args((results.get("config") or {}).get("model_args"))
+    args = _model_args(_object(results.get("config"), str(results.get("_file")), "config").get("model_args"))
     return str(args.get("pretrained") or results.get("model_name") or samples.parent.name.replace("__", "/"))
 
 

@@ -259,6 +259,44 @@ def test_non_text_outputs_are_the_models_failure(borsch_release, scripted_backen
     assert "outputs that are not text (scored as failures): 3" in report
 
 
+def test_csv_cells_beyond_pythons_limit_are_read_and_long_answers_cut(
+    borsch_release, scripted_backend, tmp_path: Path
+) -> None:
+    """Issue 53: a CSV cell over 131,072 characters (Python's csv default), in a column nothing
+    reads or in the answer column, was refused as "malformed CSV". Now the file is read, the
+    long answer scored on its first MAX_SCORED_CHARS characters and counted."""
+    import csv
+
+    from culturebench.eval.run_folder import read_samples
+    from culturebench.eval.runner import run_eval
+    from culturebench.eval.tasks.base import MAX_SCORED_CHARS
+
+    live = tmp_path / "live"
+    run_eval(
+        "borsch", "origin-qa", scripted_backend("Россия"), live, local=str(borsch_release.folder), limit=1
+    )
+    ids = [s["id"] for s in read_samples(live / "samples.jsonl")][:2]
+    long_answer = ("Россия " * 40_000)[:200_000]
+    gens = tmp_path / "g.csv"
+    with gens.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "output", "notes"])
+        writer.writerow([ids[0], "Россия", "x" * 200_000])  # the long cell in a column nothing reads
+        writer.writerow([ids[1], long_answer, ""])
+    code, output = cli(
+        "eval", "score", "borsch", "--task", "origin-qa", "--generations", gens,
+        "--local", borsch_release.folder, "--out", tmp_path / "s",
+    )  # fmt: skip
+    assert code == 0, output
+    scored = {s["id"]: s for s in read_samples(tmp_path / "s" / "samples.jsonl")}
+    assert set(scored) == set(ids)
+    assert "scored_chars" not in scored[ids[0]]
+    assert scored[ids[1]]["scored_chars"] == MAX_SCORED_CHARS
+    assert scored[ids[1]]["output"] == long_answer  # the whole output is kept, only scoring is cut
+    results = json.loads((tmp_path / "s" / "results.json").read_text(encoding="utf-8"))
+    assert results["outputs_cut_for_scoring"] == 1
+
+
 def test_a_run_of_nothing_exits_non_zero(borsch_release, tmp_path: Path, tiny_vlm: Path) -> None:
     """BORSCH VQA on a release without embedded images: every row is skipped."""
     code, output = cli(

@@ -22,6 +22,8 @@ import hashlib
 import random
 from pathlib import Path
 
+from culturebench.inputs import csv_dict_reader
+
 HERE = Path(__file__).resolve().parent
 UPSTREAM_MANIFEST = HERE.parent / "images_manifest.csv"  # the full upstream list, shipped
 COLUMNS = [
@@ -67,10 +69,10 @@ def _colour(rng: random.Random) -> tuple[int, int, int]:
 def main() -> None:
     upstream = {}
     with open(UPSTREAM_MANIFEST, encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
+        for row in csv_dict_reader(handle):
             upstream[row["path"]] = row["sha256"]
     with open(HERE / "images_manifest.csv", encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        rows = list(csv_dict_reader(handle))
     drawn: dict[str, tuple[str, int]] = {}  # upstream sha256 -> (our sha256, size)
     out = []
     for row in rows:
