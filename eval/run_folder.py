@@ -170,6 +170,12 @@ def _current_name(dataset: Any, task: Any) -> Any:
     return canonical_name(dataset, task) if isinstance(dataset, str) and isinstance(task, str) else task
 
 
+def holds_samples(folder: Path) -> bool:
+    """Whether ``folder`` (a run folder or a reproduction of several) holds an answer of a
+    model: a non-empty ``samples.jsonl`` anywhere in it (what a resume would keep)."""
+    return any(p.is_file() and p.stat().st_size > 0 for p in Path(folder).rglob(SAMPLES))
+
+
 def check_out_dir(out: Path) -> None:
     """Refuse an output path that is a file, a release folder, or inside a release, run or
     corpus-count folder (:func:`culturebench.outputs.check_parents`: a run would add files

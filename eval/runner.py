@@ -38,6 +38,7 @@ from culturebench.eval.run_folder import (
     count_cached,
     describe_shard,
     git_sha,
+    holds_samples,
     identity,
     output_counts,
     read_json_object,
@@ -54,7 +55,7 @@ from culturebench.eval.tasks import AnalysisTask, TaskRequest, get_task
 from culturebench.eval.tasks.base import job_id
 from culturebench.hashing import sha256_text
 from culturebench.jsonsafe import json_text
-from culturebench.outputs import writer_lock
+from culturebench.outputs import kept_only_if_used, writer_lock
 
 
 def run_eval(
@@ -106,7 +107,9 @@ def run_eval(
         )
     out = Path(out_dir)
     check_run_dir(out)
-    with writer_lock(out):  # one writer per run folder: a second run into --out stops here
+    # one writer per run folder: a second run into --out stops here; a first attempt that gets
+    # no answer (an endpoint that refuses connections) leaves no folder behind
+    with writer_lock(out), kept_only_if_used(out, holds_samples):
         choice: RowChoice | None = None
         if task.needs_dataset:
             ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)

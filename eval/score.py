@@ -712,7 +712,9 @@ def score_tasks(
 
             for p in prepared:
                 if not p.task.supports_judge():
-                    raise UsageError(f"task {p.task_name!r} has no LLM matcher (--matcher llm; nothing written)")
+                    raise UsageError(
+                        f"task {p.task_name!r} has no LLM matcher (--matcher llm; nothing written)"
+                    )
         done: dict[str, Results] = {}
         with staging_dir(out) as staged, no_room_named(out, kept="nothing was changed there"):
             for p in prepared:
