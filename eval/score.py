@@ -547,7 +547,8 @@ def write_scoring(
 
     task, used = prepared.task, prepared.files
     out = Path(out_dir)
-    check_score_dir(out)
+    if final is None:  # a staging folder (holding the earlier judge caches) was checked as --out
+        check_score_dir(out)
     run_info: RunInfo = {
         **task_identity(prepared.ref, prepared.task_name, task),
         "mode": "score",

@@ -47,7 +47,8 @@ def _cli(args: list[str]):
 def inputs(wwd_release, servers, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Generations files (good, one blank judgment, a malformed seed), earlier outputs of each
     command (a score of two tasks, of one task, a paper report, an lm-eval export), run folders
-    whose samples.jsonl is malformed or whose results.json is cut short, and a port on 127.0.0.1 with nothing listening."""
+    whose samples.jsonl is malformed or whose results.json is cut short, and a port on 127.0.0.1
+    with nothing listening."""
     base = tmp_path_factory.mktemp("refusals")
     local = str(wwd_release.folder)
     good, blank, malformed = base / "good.csv", base / "blank.csv", base / "malformed.csv"
@@ -57,7 +58,8 @@ def inputs(wwd_release, servers, tmp_path_factory: pytest.TempPathFactory) -> di
     score = ["eval", "score", "wwd", "--generations", str(good), "--layout", "wwd-probing", "--local", local]
     earlier = {"every-task": base / "every", "single-task": base / "single"}
     for args in (
-        [*score, "--task", "description", "--task", "country", "--matcher", "recorded", "--out", str(base / "every")],
+        [*score, "--task", "description", "--task", "country", "--matcher", "recorded", "--out",
+         str(base / "every")],
         [*score, "--task", "country", "--out", str(base / "single")],
         [*score, "--task", "country", "--out", str(base / "run")],
         ["eval", "paper", "wwd", str(base / "run"), "--local", local, "--out", str(base / "paper")],
@@ -97,6 +99,7 @@ def _cases(i: dict) -> dict[str, list[str]]:
     ]
     model = ["--backend", "openai", "--model", "m", "--base-url", i["dead"]]
     two = ["--task", "description", "--task", "country"]
+    reproduce = ["eval", "reproduce", "wwd", *local, *model]
     return {
         "eval score/blank judgment": [*score, *two, "--generations", i["blank"], "--matcher", "recorded"],
         "eval score/dead judge": [
@@ -104,15 +107,17 @@ def _cases(i: dict) -> dict[str, list[str]]:
         ],
         "eval score/task without a matcher": [*score, *two, "--generations", i["good"], *judge],
         "eval score/malformed generations": [*score, *two, "--generations", i["malformed"]],
-        "eval score/missing task": [*score, "--task", "description", "--task", "nope", "--generations", i["good"]],
+        "eval score/missing task": [*score, "--task", "description", "--task", "nope",
+                                    "--generations", i["good"]],
         "eval run/dead endpoint": ["eval", "run", "wwd", "--task", "country", "--limit", "2", *local, *model],
         "eval run/missing task": ["eval", "run", "wwd", "--task", "nope", *local, *model],
-        "eval reproduce/dead endpoint": ["eval", "reproduce", "wwd", "--only", "country", "--limit", "1", *local, *model],
-        "eval reproduce/missing task": ["eval", "reproduce", "wwd", "--only", "nope", "--limit", "1", *local, *model],
+        "eval reproduce/dead endpoint": [*reproduce, "--only", "country", "--limit", "1"],
+        "eval reproduce/missing task": [*reproduce, "--only", "nope", "--limit", "1"],
         "eval merge/malformed samples": ["eval", "merge", i["broken"], i["broken"]],
         "eval paper/malformed results": ["eval", "paper", "wwd", i["cut"], *local, "--overwrite"],
         "eval results/malformed samples": ["eval", "results", i["broken"], "--overwrite"],
-        "export lm-eval/missing task": ["export", "lm-eval", "wwd", "--task", "country", "--task", "nope", *local],
+        "export lm-eval/missing task": ["export", "lm-eval", "wwd", "--task", "country", "--task", "nope",
+                                        *local],
     }  # fmt: skip
 
 
