@@ -273,13 +273,16 @@ def eval_reproduce_cmd(
         raise typer.Exit(EXIT_BAD_INPUT)
     backend = engine.make()
     names = [c.name for c in cells]
-    from culturebench.eval.run_folder import holds_samples
-    from culturebench.outputs import kept_only_if_used, writer_lock
+    from culturebench.eval.run_folder import holds_work
+    from culturebench.eval.runner import RUN_RECORDS
+    from culturebench.outputs import MARKER, kept_only_if_used, writer_lock
+
+    records = (*RUN_RECORDS, rep.REPRODUCE, MARKER)  # what a reproduction writes before its first answer
 
     with contextlib.ExitStack() as held:
         or_exit(lambda: held.enter_context(writer_lock(out)))
         # a first attempt that gets no answer at all leaves --out as it was (absent stays absent)
-        held.enter_context(kept_only_if_used(out, holds_samples))
+        held.enter_context(kept_only_if_used(out, lambda f: holds_work(f, records)))
         # a model that cannot load fails before reproduce.json is written (nothing loads for a rerun)
         or_exit(
             lambda: rep.write_record(

@@ -167,3 +167,28 @@ def test_a_score_replaces_an_earlier_score_whole(inputs: dict, tmp_path: Path) -
     run = json.loads((out / "country" / "run.json").read_text(encoding="utf-8"))
     assert run["matcher"]["judge_cache"] == str(out / "country" / "judgments_recorded.jsonl")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging or lock left
+
+
+@pytest.mark.parametrize(
+    ("written", "kept"),
+    [
+        ({"run.json": "{}", "samples.jsonl": ""}, False),  # no answer yet: nothing to resume
+        ({"run.json": "{}", "samples.jsonl": '{"id": "a"}\n'}, True),  # an answer: resumed later
+        ({"run.json": "{}", "batches.json": "{}"}, True),  # a submitted (paid) batch: polled later
+    ],
+    ids=["no-answer", "an-answer", "a-batch"],
+)
+def test_a_failed_first_run_keeps_only_what_a_resume_needs(tmp_path: Path, written: dict, kept: bool) -> None:
+    """The rollback of a first attempt (eval run, eval reproduce) removes the folder only when
+    nothing in it is worth resuming; an interrupted batch or any answer stays."""
+    from culturebench.eval.run_folder import holds_work
+    from culturebench.eval.runner import RUN_RECORDS
+    from culturebench.outputs import kept_only_if_used
+
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt), kept_only_if_used(out, lambda f: holds_work(f, RUN_RECORDS)):
+        (out / "cell").mkdir(parents=True)
+        for name, text in written.items():
+            (out / "cell" / name).write_text(text, encoding="utf-8")
+        raise KeyboardInterrupt
+    assert out.exists() is kept
