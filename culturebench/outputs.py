@@ -15,6 +15,17 @@
 
 The output itself is staged next to its final path and renamed into place
 (:mod:`culturebench.atomic`), so nothing half-written is ever visible.
+
+* **A refusal writes nothing, anywhere.** A command that writes several folders (``eval
+  score`` of several tasks, ``eval merge``, ``eval paper``, ``eval results``, ``export
+  lm-eval``) checks every input first and builds its whole output in one staging folder
+  (:func:`staged_output`, or the same pieces: :func:`writer_lock`,
+  :func:`culturebench.atomic.staging_dir`, :func:`culturebench.atomic.publish_dir`); a
+  refusal at any step, however late, leaves the output path byte for byte as it was, and a
+  success replaces an earlier output of the command whole (never two layouts side by side).
+  Outputs that resume (run folders, reproductions) are filled in place; a first attempt that
+  fails before anything worth resuming was written is removed again
+  (:func:`kept_only_if_used`).
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -331,6 +342,35 @@ def resumable_output(
         if not (path / MARKER).is_file():
             write_marker(path, kind, **info)
         yield path
+
+
+@contextlib.contextmanager
+def kept_only_if_used(path: str | Path, used: Callable[[Path], bool]) -> Iterator[None]:
+    """For an output that fills in place and resumes (a run folder, a reproduction): when
+    ``path`` was absent or empty at the start and the block fails before it holds anything
+    worth resuming (``used(path)`` false, e.g. no answer came back from a model whose
+    endpoint refuses connections), what the block wrote is removed again, so a failed first
+    attempt leaves ``path`` as it was (absent stays absent). Call it under ``path``'s
+    :func:`writer_lock`: no other writer can have added anything meanwhile."""
+    import shutil
+
+    path = Path(path)
+    existed = path.is_dir()
+    fresh = not path.exists() or (existed and not any(path.iterdir()))
+    try:
+        yield
+    except BaseException:
+        if fresh and path.is_dir() and not path.is_symlink() and not used(path):
+            for child in list(path.iterdir()):
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        child.unlink()
+            if not existed:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+        raise
 
 
 def clean_leftovers(path: str | Path) -> None:

@@ -124,7 +124,7 @@ def run_judge(
         example = next(iter(answers.get(0, {}).values()), "")
         raise CultureBenchError(
             f"the judge {backend.describe().get('model')} answered none of {len(rescored)} samples in the "
-            f"asked form (first answer: {example[:80]!r}); nothing scored (answers cached in {path})"
+            f"asked form (first answer: {example[:80]!r}); nothing scored, nothing written"
         )
     summary = {
         "matcher": "llm",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
@@ -171,6 +171,20 @@ def _current_name(dataset: Any, task: Any) -> Any:
     from culturebench.eval.tasks import canonical_name
 
     return canonical_name(dataset, task) if isinstance(dataset, str) and isinstance(task, str) else task
+
+
+def holds_work(folder: Path, records: Collection[str]) -> bool:
+    """Whether ``folder`` (a run folder, or a reproduction of several) holds anything a resume
+    would keep: an answer (a non-empty ``samples.jsonl``), or any file besides the ``records``
+    its command writes at the start (``run.json``, ``shard.json``, ...), e.g. a submitted
+    batch's ``batches.json`` or an image."""
+    for path in Path(folder).rglob("*"):
+        if path.is_dir() and not path.is_symlink():
+            continue
+        if path.name in records or (path.name == SAMPLES and path.is_file() and not path.stat().st_size):
+            continue
+        return True
+    return False
 
 
 def check_out_dir(out: Path) -> None:

@@ -38,6 +38,7 @@ from culturebench.eval.run_folder import (
     count_cached,
     describe_shard,
     git_sha,
+    holds_work,
     identity,
     output_counts,
     read_json_object,
@@ -49,12 +50,12 @@ from culturebench.eval.run_folder import (
     write_json,
 )
 from culturebench.eval.run_report import write_report
-from culturebench.eval.shards import Shard, shard_jobs, unit_of, write_shard_file
+from culturebench.eval.shards import SHARD_FILE, Shard, shard_jobs, unit_of, write_shard_file
 from culturebench.eval.tasks import AnalysisTask, TaskRequest, get_task
 from culturebench.eval.tasks.base import job_id
 from culturebench.hashing import sha256_text
 from culturebench.jsonsafe import json_text
-from culturebench.outputs import writer_lock
+from culturebench.outputs import kept_only_if_used, writer_lock
 
 
 def run_eval(
@@ -106,7 +107,9 @@ def run_eval(
         )
     out = Path(out_dir)
     check_run_dir(out)
-    with writer_lock(out):  # one writer per run folder: a second run into --out stops here
+    # one writer per run folder: a second run into --out stops here; a first attempt that gets
+    # no answer (an endpoint that refuses connections) leaves no folder behind
+    with writer_lock(out), kept_only_if_used(out, lambda f: holds_work(f, RUN_RECORDS)):
         choice: RowChoice | None = None
         if task.needs_dataset:
             ref = resolve_dataset(dataset, revision=revision, local=local, repo=repo)
@@ -173,6 +176,9 @@ def finish_run(
         raise CultureBenchError(f"{task.dataset}/{task.name}: {problem}; the run's files are kept in {out}")
     return results
 
+
+# what a run writes before its first answer: a failed first attempt with only these leaves nothing
+RUN_RECORDS = (RUN, SHARD_FILE)
 
 # the libraries whose versions a run's provenance records (the backend records its own)
 PACKAGES = ("culturebench", "datasets", "huggingface_hub", "pyarrow", "pymorphy3", "babel", "rapidfuzz")

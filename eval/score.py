@@ -495,11 +495,13 @@ def _judgment_columns(task: Any, layout: str | None, shape: dict[str, Any] | Non
 
 
 def check_score_dir(out: Path) -> None:
-    """``out`` may be new, empty, or an earlier ``eval score`` of any task (replaced, its judge
-    cache reused); an ``eval run`` folder (its samples are a model's generations) or a
-    folder of anything else is refused."""
+    """``out`` may be new, empty, or an earlier ``eval score`` of any task or tasks (replaced
+    whole, its judge caches reused); an ``eval run`` folder (its samples are a model's
+    generations), a symbolic link, or a folder of anything else is refused."""
     from culturebench.eval.run_folder import RUN, check_out_dir
+    from culturebench.outputs import check_folder_path
 
+    check_folder_path(out)
     check_out_dir(out)
     if not out.is_dir() or not any(out.iterdir()):
         return
@@ -531,11 +533,13 @@ def write_scoring(
     judge: Any = None,
     reader: Any = None,
     progress: Callable[[int, int], None] | None = None,
+    final: Path | None = None,
 ) -> Results:
     """Score ``prepared`` into ``out_dir``: ``run.json``, ``samples.jsonl``, ``results.json``
     and ``report.md`` (each written atomically; an earlier score there is replaced). ``reader``,
     a backend, reads the answers again as the answer reader
-    (:mod:`culturebench.eval.answers.model_reader`)."""
+    (:mod:`culturebench.eval.answers.model_reader`). ``final``: the folder ``out_dir`` is
+    published as, when it is a staging folder (the provenance names the final paths)."""
     from culturebench.atomic import write_text_atomic
     from culturebench.eval.judge import RECORDED
     from culturebench.eval.run_folder import RESULTS, RUN, SAMPLES, output_counts, task_identity, write_json
@@ -543,7 +547,8 @@ def write_scoring(
 
     task, used = prepared.task, prepared.files
     out = Path(out_dir)
-    check_score_dir(out)
+    if final is None:  # a staging folder (holding the earlier judge caches) was checked as --out
+        check_score_dir(out)
     run_info: RunInfo = {
         **task_identity(prepared.ref, prepared.task_name, task),
         "mode": "score",
@@ -571,6 +576,7 @@ def write_scoring(
         ]
         # refuses (missing judgments) before anything is written
         samples, run_info["matcher"] = replay_judgments(task, samples, recorded, out)
+        _record_final(run_info["matcher"], final)
         extra["judge_missing"] = run_info["matcher"]["judge_missing"]
         extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
     elif judge is not None and judge != RECORDED:
@@ -578,6 +584,7 @@ def write_scoring(
 
         out.mkdir(parents=True, exist_ok=True)  # the judge's cache lives in the run folder
         samples, run_info["matcher"] = run_judge(task, samples, judge, out)
+        _record_final(run_info["matcher"], final)
         extra["judge_unparsed"] = run_info["matcher"]["judge_unparsed"]
     if reader is not None:
         from culturebench.eval.answers.model_reader import read_with_model
@@ -608,6 +615,12 @@ def write_scoring(
     return results
 
 
+def _record_final(matcher: dict[str, Any], final: Path | None) -> None:
+    """The judge cache named where the output is published, not in its staging folder."""
+    if final is not None and matcher.get("judge_cache"):
+        matcher["judge_cache"] = str(final / Path(matcher["judge_cache"]).name)
+
+
 def score_generations(
     dataset: str,
     task_name: str,
@@ -624,18 +637,13 @@ def score_generations(
     """Score the recorded outputs of ``task_name`` in ``files``; write ``run.json``,
     ``samples.jsonl``, ``results.json`` and ``report.md`` to ``out_dir``.
     ``judge``: a backend that scores with the task's LLM matcher (``--matcher llm``), or
-    ``"recorded"`` to replay the judge answers recorded beside the outputs."""
-    from culturebench.eval.judge import RECORDED
-    from culturebench.outputs import writer_lock
-
-    out = Path(out_dir)
-    check_score_dir(out)
-    with writer_lock(out):
-        prepared = prepare_scoring(
-            dataset, task_name, files, layout=layout, revision=revision, local=local, repo=repo,
-            task_options=task_options, recorded_judgments=judge == RECORDED,
-        )  # fmt: skip
-        return write_scoring(prepared, out, judge=judge)
+    ``"recorded"`` to replay the judge answers recorded beside the outputs. Written as
+    :func:`score_tasks` writes: nothing at ``out_dir`` changes unless the whole score succeeds."""
+    done = score_tasks(
+        dataset, [task_name], files, out_dir, judge=judge, layout=layout, revision=revision, local=local,
+        repo=repo, task_options=task_options,
+    )  # fmt: skip
+    return done[task_name]
 
 
 def _recorded_model(name: str | None, used: Sequence[Path]) -> dict[str, Any]:
@@ -675,19 +683,24 @@ def score_tasks(
     judge: Any = None,
     reader: Any = None,
     progress: Callable[[str, int, int], None] | None = None,
+    summary: Callable[[dict[str, Results], Path], object] | None = None,
     **options: Any,
 ) -> dict[str, Results]:
     """``eval score`` of several tasks: every task's outputs are read and checked first (a
     fault in the last task writes nothing), then each is scored into ``out/<task>`` (one
-    task: ``out`` itself). ``out`` is locked for the whole command."""
+    task: ``out`` itself), and ``summary(results_by_task, folder)`` writes the dataset's
+    summary files. The whole output is built in a staging folder beside ``out`` and renamed
+    onto it at the end (:mod:`culturebench.outputs`): a refusal or failure at any step (a
+    missing recorded judgment, a judge that cannot be reached) leaves ``out`` as it was, and
+    an earlier ``eval score`` there, of any task or tasks, is replaced whole, never mixed with
+    the new one (its judge and reader caches are reused). ``out`` is locked for the whole
+    command."""
+    from culturebench.atomic import no_room_named, publish_dir, staging_dir
     from culturebench.eval.judge import RECORDED
     from culturebench.outputs import write_marker, writer_lock
 
     out = Path(out)
-    folders = {name: out / name if len(names) > 1 else out for name in names}
     check_score_dir(out)
-    for folder in folders.values():
-        check_score_dir(folder)
     with writer_lock(out):
         refs: dict[Any, Any] = {}
         recorded = judge == RECORDED
@@ -695,15 +708,54 @@ def score_tasks(
             prepare_scoring(dataset, name, files, refs=refs, recorded_judgments=recorded, **options)
             for name in names
         ]
+        if judge is not None and not recorded:  # every task can be judged before any judge call
+            from culturebench.errors import UsageError
+
+            for p in prepared:
+                if not p.task.supports_judge():
+                    raise UsageError(
+                        f"task {p.task_name!r} has no LLM matcher (--matcher llm; nothing written)"
+                    )
         done: dict[str, Results] = {}
-        for p in prepared:
-            step = (lambda d, t, name=p.task_name: progress(name, d, t)) if progress else None
-            done[p.task_name] = write_scoring(
-                p, folders[p.task_name], judge=judge, reader=reader, progress=step
-            )
-        if len(names) > 1:
-            write_marker(out, SCORE_SET, dataset=dataset)
+        with staging_dir(out) as staged, no_room_named(out, kept="nothing was changed there"):
+            for p in prepared:
+                where = Path(p.task_name) if len(names) > 1 else Path()
+                _reuse_caches(out, p.task_name, staged / where)
+                step = (lambda d, t, name=p.task_name: progress(name, d, t)) if progress else None
+                done[p.task_name] = write_scoring(
+                    p, staged / where, judge=judge, reader=reader, progress=step, final=out / where
+                )
+            if len(names) > 1:
+                write_marker(staged, SCORE_SET, dataset=dataset)
+                if summary is not None:
+                    summary(done, staged)
+            check_score_dir(out)  # still an earlier score (or nothing) now the work is done
+            publish_dir(staged, out, overwrite=out.exists())
     return done
+
+
+def _reuse_caches(out: Path, task_name: str, staged: Path) -> None:
+    """Copy the judge's and the answer reader's answers of ``task_name`` from the earlier
+    score at ``out`` (one task, or one folder per task) into its staged folder, so a rescore
+    asks no prompt twice; the earlier folder itself is only read."""
+    import shutil
+
+    from culturebench.eval.answers.model_reader import CACHE
+    from culturebench.eval.judge import JUDGMENTS
+    from culturebench.eval.run_folder import RUN
+
+    for earlier in (out / task_name, out):
+        try:
+            info = json.loads((earlier / RUN).read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(info, dict) or info.get("mode") != "score" or info.get("task") != task_name:
+            continue
+        for name in (JUDGMENTS, CACHE):
+            if (earlier / name).is_file() and not (earlier / name).is_symlink():
+                staged.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(earlier / name, staged / name)
+        return
 
 
 def _version() -> str:

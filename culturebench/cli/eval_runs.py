@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -272,22 +273,35 @@ def eval_reproduce_cmd(
         raise typer.Exit(EXIT_BAD_INPUT)
     backend = engine.make()
     names = [c.name for c in cells]
-    # a model that cannot load fails before reproduce.json is written (nothing loads for a rerun)
-    or_exit(
-        lambda: rep.write_record(out, dataset, engine.model, names, part, check=check, prepare=backend.load)
-    )
-    with progress_bar() as bar:
+    from culturebench.eval.run_folder import holds_work
+    from culturebench.eval.runner import RUN_RECORDS
+    from culturebench.outputs import MARKER, kept_only_if_used, writer_lock
 
-        def on_cell(cell):
-            job = bar.add_task(f"{dataset}/{cell.name}", total=None)
-            return lambda done, total: bar.update(job, completed=done, total=total)
+    records = (*RUN_RECORDS, rep.REPRODUCE, MARKER)  # what a reproduction writes before its first answer
 
+    with contextlib.ExitStack() as held:
+        or_exit(lambda: held.enter_context(writer_lock(out)))
+        # a first attempt that gets no answer at all leaves --out as it was (absent stays absent)
+        held.enter_context(kept_only_if_used(out, lambda f: holds_work(f, records)))
+        # a model that cannot load fails before reproduce.json is written (nothing loads for a rerun)
         or_exit(
-            lambda: rep.run_cells(
-                grid, cells, backend, out, source=source.as_kwargs(), limit=limit,
-                batch_size=engine.batch_size, shard=part, on_cell=on_cell, first=first, response_cache=cache,
+            lambda: rep.write_record(
+                out, dataset, engine.model, names, part, check=check, prepare=backend.load
             )
-        )  # fmt: skip
+        )
+        with progress_bar() as bar:
+
+            def on_cell(cell):
+                job = bar.add_task(f"{dataset}/{cell.name}", total=None)
+                return lambda done, total: bar.update(job, completed=done, total=total)
+
+            or_exit(
+                lambda: rep.run_cells(
+                    grid, cells, backend, out, source=source.as_kwargs(), limit=limit,
+                    batch_size=engine.batch_size, shard=part, on_cell=on_cell, first=first,
+                    response_cache=cache,
+                )
+            )  # fmt: skip
     if part:
         console.print(
             f"shard {part} of {len(cells)} cells in {out}; when every shard is done: "

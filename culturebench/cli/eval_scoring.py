@@ -154,6 +154,13 @@ def eval_score_cmd(
         if not names:
             err_console.print(f"[red]error:[/] no given file answers any task of {dataset}")
             raise typer.Exit(EXIT_BAD_INPUT)
+    hooks = registry.get(dataset).report()
+    written: list[Path] = []
+
+    def summary(results: dict[str, Any], folder: Path) -> None:  # into the staged output
+        if hooks is not None and hasattr(hooks, "summary_files"):
+            written.extend(out / Path(p).relative_to(folder) for p in hooks.summary_files(results, folder))
+
     with progress_bar() as bar:
         jobs: dict[str, int] = {}
 
@@ -165,7 +172,7 @@ def eval_score_cmd(
         done = or_exit(
             lambda: score_tasks(
                 dataset, names, generations, out, layout=layout, **source.as_kwargs(), task_options=options,
-                judge=judge, reader=reader, progress=show, model_name=model,
+                judge=judge, reader=reader, progress=show, summary=summary, model_name=model,
             )
         )  # fmt: skip
     for name, results in done.items():
@@ -176,10 +183,8 @@ def eval_score_cmd(
                 f"  {results['duplicate_generations']} identical duplicates across files scored once"
             )
         print_headlines(f"{dataset}/{name}", results["metrics"])
-    hooks = registry.get(dataset).report()
-    if len(names) > 1 and hooks is not None and hasattr(hooks, "summary_files"):
-        for path in hooks.summary_files(done, out):
-            console.print(f"wrote {path}")
+    for path in written:
+        console.print(f"wrote {path}")
 
 
 def _answer_reader(spec: str, args: list[str]) -> Any:
