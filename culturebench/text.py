@@ -150,13 +150,35 @@ _PIPE = re.compile(r"(\\*)\|")  # a pipe with the backslashes right before it
 _NEWLINE = re.compile(r"\s*(?:\r\n|\r|\n)\s*")
 
 
+_BACKTICK = re.compile(r"(\\*)`")
+
+
 def md_cell(value: Any) -> str:
-    """Text for one cell of a Markdown table (GitHub-flavoured): a pipe is escaped as ``\\|``
-    (backslashes right before it doubled, so they stay text and the pipe stays escaped) and a
-    line break becomes a space, so that a label such as ``origin-vqa | name`` stays one cell.
-    Every table row this package writes goes through it (run reports, ``eval paper``)."""
-    text = _NEWLINE.sub(" ", str(value).strip())
+    """Text for one cell of a Markdown table (GitHub-flavoured), or a name written into a
+    Markdown line (a model, a task, a label): a pipe and a backtick are escaped with a
+    backslash (backslashes right before either doubled, so they stay text and the mark stays
+    escaped), ``<`` and ``>`` become ``&lt;`` and ``&gt;`` (no HTML from a name reaches the
+    page), and a line break becomes a space, so that a label such as ``origin-vqa | name``
+    stays one cell and a name one line. Every table row and name this package writes into
+    Markdown goes through it (run reports, ``eval paper``, ``eval compare``, URL checks)."""
+    text = _NEWLINE.sub(" ", str(value).strip()).replace("<", "&lt;").replace(">", "&gt;")
+    text = _BACKTICK.sub(lambda m: m.group(1) * 2 + "\\`", text)
     return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", text)
+
+
+def web_url(value: Any) -> str | None:
+    """``value`` when it is an ``http`` or ``https`` URL with a host, else None: the one test
+    of every writer that turns a URL from data into a link (the site's pages; anything else,
+    ``javascript:`` or ``data:`` or ``file:``, is shown as text, never as a link)."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str) or value != value.strip() or any(ord(c) < 32 for c in value):
+        return None
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return None
+    return value if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
 def md_row(cells: Sequence[Any]) -> str:

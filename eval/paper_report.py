@@ -1004,8 +1004,12 @@ def _cell(value: float | None, digits: int = 2) -> str:
 
 
 def _run_text(run: Mapping[str, Any]) -> str:
+    """A run as the report's "Runs:" line names it (names escaped, :func:`md_cell`)."""
+    from culturebench.text import md_cell
+
     label = run.get("label") or run["model"]
-    return f"`{run['task']}` ({run['model']}" + (f", as {label}" if label != run["model"] else "") + ")"
+    shown = f" ({md_cell(run['model'])}" + (f", as {md_cell(label)}" if label != run["model"] else "") + ")"
+    return f"{md_cell(run['task'])}{shown}"
 
 
 def _table_cell(column: Column, row: str, digits: int) -> str:
@@ -1048,12 +1052,12 @@ def render_table(table: Table) -> list[str]:
 def render(report: dict[str, Any], items: Sequence[Item]) -> str:
     """The report as Markdown: a status table, then each item with its rows (cells escaped by
     :func:`~culturebench.text.md_cell`)."""
-    from culturebench.text import md_row
+    from culturebench.text import md_cell, md_row
 
     lines = [
-        f"# {report['dataset']}: the paper's tables and figures",
+        f"# {md_cell(report['dataset'])}: the paper's tables and figures",
         "",
-        f"Paper: {report.get('paper') or '-'}",
+        f"Paper: {md_cell(report.get('paper') or '-')}",
         "",
     ]
     if report.get("coverage"):
@@ -1072,7 +1076,7 @@ def render(report: dict[str, Any], items: Sequence[Item]) -> str:
     lines += ["", f"In all: {counts}.", ""]
     for item in items:
         lines += [
-            f"## {item.ref}: {item.title}",
+            f"## {md_cell(item.ref)}: {md_cell(item.title)}",
             "",
             f"Status: **{item.status}**"
             + (f" ({item.equal_text} at the printed precision)" if item.equal_text else "")

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from culturebench.eval.tasks.base import Task
 
 from culturebench.eval.coverage import coverage_lines, coverage_of, sampling_of
-from culturebench.text import md_row
+from culturebench.text import md_cell, md_row
 
 MAX_BREAKDOWN_ROWS = 60
 
@@ -261,11 +261,12 @@ def _header(results: Mapping[str, Any]) -> list[str]:
         pin = "no dataset release (published files)"
     else:
         sha = ds.get("commit_sha") or f"manifest sha256 {ds.get('manifest_sha256')}"
-        pin = f"{ds.get('location')} @ {sha} (version {ds.get('version')})"
+        pin = md_cell(f"{ds.get('location')} @ {sha} (version {ds.get('version')})")
     model = prov.get("model")
-    title = f"## {ds['dataset']} / {prov['task']}"
+    # names from the run's files: escaped, so a name holding HTML or a line break stays text
+    title = f"## {md_cell(ds['dataset'])} / {md_cell(prov['task'])}"
     if model:
-        title += f" / {model.get('model')} ({model.get('backend')})"
+        title += f" / {md_cell(model.get('model'))} ({md_cell(model.get('backend'))})"
     coverage = coverage_of(results)
     lines = [title, "", "### Coverage", "", *coverage_lines(coverage), "", "### Provenance", ""]
     lines.append(f"- dataset: {pin}")
@@ -358,7 +359,7 @@ def reading_section(results: Mapping[str, Any]) -> list[str]:
     if isinstance(reader, Mapping):
         agreement = reader.get("agreement_with_rules")
         shown = "n/a" if agreement is None else f"{agreement:.1%}"
-        model = (reader.get("model") or {}).get("model")
+        model = md_cell((reader.get("model") or {}).get("model"))
         how = "constrained JSON" if reader.get("constrained") else "JSON asked, not constrained"
         said = (
             f"a model, {model} ({how}): "

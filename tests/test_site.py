@@ -452,3 +452,202 @@ def test_no_output_inside_a_paper_report_or_a_site(runs, site: Path, tmp_path: P
         done = CliRunner().invoke(app, ["site", str(runs["borsch-a"]), "--out", str(target)])
         assert done.exit_code == 2 and "is inside the" in done.output, done.output
         assert not target.exists()
+
+
+# ------------------------------------------------------------------ the site runs nothing it did not write
+def _hrefs(folder: Path) -> list[str]:
+    """Every ``href`` and ``src`` of every page of a built site."""
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.extend(v or "" for k, v in attrs if k in ("href", "src"))
+
+    for page in sorted(folder.rglob("*.html")):
+        Links().feed(page.read_text(encoding="utf-8"))
+    return found
+
+
+def test_release_image_urls_link_only_over_http(borsch_release, tmp_path: Path) -> None:
+    """Probe case: a release row's image URL `javascript:...` (or `data:`) was a clickable link
+    on the release review. Now only http(s) URLs are links; the others are shown as text."""
+    import shutil
+    from urllib.parse import urlsplit
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from culturebench.site.build import build_site
+
+    release = Path(shutil.copytree(borsch_release.folder, tmp_path / "release"))
+    # the review shows the first config with images
+    path = next(p for p in sorted(release.glob("data/*/*.parquet")) if "images" in pq.read_schema(p).names)
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    first = next(r for r in rows if len(r["images"] or []) >= 2)
+    first["images"][0]["url"] = "javascript:alert(document.domain)"
+    first["images"][1]["url"] = "data:text/html,<script>alert(1)</script>"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    build_site([release], tmp_path / "site")
+    page = next((tmp_path / "site" / "releases").glob("*.html")).read_text(encoding="utf-8")
+    links = _hrefs(tmp_path / "site")
+    assert all(urlsplit(link).scheme in ("", "http", "https") for link in links), links
+    assert any(link.startswith("https://") for link in links)  # the real sources stay links
+    assert "javascript:alert(document.domain)" in page  # shown, as text
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+
+
+def test_every_page_has_the_policy_and_no_inline_script(site: Path) -> None:
+    """Every page carries the Content-Security-Policy (only the site's own scripts, styles and
+    images) and has no inline script for it to allow (the samples page's was moved to site.js)."""
+
+    from html.parser import HTMLParser
+
+    from culturebench.site.safety import CSP
+
+    class Head(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.policies: list[str | None] = []
+            self.inline: list[str] = []
+            self.handlers: list[str] = []
+            self._script = False
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            named = dict(attrs)
+            if tag == "meta" and named.get("http-equiv") == "Content-Security-Policy":
+                self.policies.append(named.get("content"))
+            self._script = tag == "script" and not named.get("src")
+            self.handlers += [k for k, _v in attrs if k.startswith("on")]
+
+        def handle_data(self, data: str) -> None:
+            if self._script and data.strip():
+                self.inline.append(data)
+
+        def handle_endtag(self, tag: str) -> None:
+            self._script = False
+
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 10
+    for page in pages:
+        head = Head()
+        head.feed(page.read_text(encoding="utf-8"))
+        assert head.policies == [CSP], page
+        assert head.inline == [] and head.handlers == [], page  # every script is a file
+
+
+@pytest.mark.parametrize("transport", ["file", "http"])
+def test_the_policy_stops_what_the_site_did_not_write(
+    site: Path, browser, tmp_path: Path, transport: str
+) -> None:
+    """A page with an inline script and an image from elsewhere injected (as a name or text from
+    data would be, were it not escaped): in the browser, neither runs nor loads."""
+    import shutil
+
+    from culturebench.site.serve import site_server
+
+    probe = tmp_path / "probe"
+    shutil.copytree(site / "assets", probe / "assets")
+    text = (site / "index.html").read_text(encoding="utf-8")
+    (probe / "index.html").write_text(text, encoding="utf-8")  # the injection below, once a port is known
+    other = tmp_path / "elsewhere"  # another origin (another port), which would answer the image
+    other.mkdir()
+    (other / "index.html").write_text("<!doctype html>", encoding="utf-8")
+    (other / "x.png").write_bytes(b"not really a png")
+    context = browser.new_context()
+    loaded: list[str] = []
+    context.on("requestfinished", lambda r: loaded.append(r.url))
+    with site_server(probe) as index, site_server(other) as elsewhere:
+        image = elsewhere.replace("index.html", "x.png")
+        injected = f'<script>document.title = "ran"</script><img src="{image}">'
+        (probe / "index.html").write_text(text.replace("<main", injected + "<main", 1), encoding="utf-8")
+        page = context.new_page()
+        refused: list[str] = []
+        page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+        page.goto(index if transport == "http" else (probe / "index.html").resolve().as_uri())
+        page.wait_for_load_state("load")
+        assert page.title() != "ran"
+        assert not any(url.endswith("/x.png") for url in loaded), loaded
+        assert len(refused) >= 2, refused  # the script and the image, each refused
+        assert page.locator("#leaderboard tbody tr").count() > 0  # the site's own script ran
+    context.close()
+
+
+def test_serve_sends_the_policy(site: Path) -> None:
+    import urllib.request
+
+    from culturebench.site.safety import CSP
+    from culturebench.site.serve import site_server
+
+    with site_server(site) as index, urllib.request.urlopen(index) as answer:
+        assert answer.headers["Content-Security-Policy"].startswith(CSP)
+        assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"]
+
+
+def test_a_samples_file_linked_outside_the_run_is_not_followed(runs, tmp_path: Path) -> None:
+    """Probe case: a run's samples.jsonl that is a link to a file outside the run was copied
+    into the site. Now the run is passed over with the reason (alone: one line, exit 2)."""
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    secret = tmp_path / "elsewhere" / "secret.jsonl"
+    secret.parent.mkdir()
+    secret.write_text('{"id": "x", "prompt": "SECRET-7f3a", "output": "SECRET-7f3a"}\n', encoding="utf-8")
+    parent = tmp_path / "runs"
+    run = _copy_run(runs, parent, "linked")
+    (run / "samples.jsonl").unlink()
+    (run / "samples.jsonl").symlink_to(secret)
+    done = CliRunner().invoke(app, ["site", str(run), "--out", str(tmp_path / "alone")])
+    lines = [line for line in done.output.splitlines() if line.strip()]
+    assert done.exit_code == 2 and len(lines) == 1, done.output
+    assert "samples.jsonl is a link to outside the folder" in " ".join(done.output.split())
+    assert not (tmp_path / "alone").exists()
+
+    _copy_run(runs, parent, "clean")
+    done = CliRunner().invoke(app, ["site", str(parent), "--out", str(tmp_path / "site")])
+    assert done.exit_code == 0, done.output
+    assert "not shown:" in done.output and "link to outside" in " ".join(done.output.split())
+    built = [p for p in (tmp_path / "site").rglob("*") if p.is_file()]
+    assert not any(b"SECRET-7f3a" in p.read_bytes() for p in built)
+    assert "link to outside the folder" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_no_absolute_path_in_any_file_of_the_site(
+    runs, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Probe case: each run's results.json was copied as is, so this machine's paths reached a
+    site that `--to-space` publishes. A run whose results.json names the repository, a
+    temporary folder and the home folder (and an unfinished run, named on the index), built
+    from absolute paths: no file of the site holds any of them."""
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    repo = Path(__file__).resolve().parents[1]
+    home = Path.home()
+    base = tmp_path_factory.getbasetemp().resolve()
+    parent = (tmp_path / "runs").resolve()
+    run = _copy_run(runs, parent)
+    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    prov = results["provenance"]
+    prov["dataset"]["location"] = str(repo / "dist" / "borsch" / "1.0.0")
+    prov["generations"] = [{"file": str(home / "outputs" / "answers.csv")}, {"file": str(run / "in.csv")}]
+    prov["note"] = f"read from {tmp_path.resolve()}/inputs/answers.csv and file://{home}/x/y.csv"
+    results.setdefault("coverage", {})["release"] = {"location": str(repo / "dist")}
+    (run / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    (parent / "unfinished").mkdir()
+    (parent / "unfinished" / "run.json").write_text("{}", encoding="utf-8")
+    done = CliRunner().invoke(app, ["site", str(parent), "--out", str(tmp_path / "site")])
+    assert done.exit_code == 0, done.output
+    built = [p for p in (tmp_path / "site").rglob("*") if p.is_file()]
+    assert len(built) > 5
+    for needle in (str(repo), str(base), f"{home}/"):
+        held = [str(p.relative_to(tmp_path)) for p in built if needle.encode() in p.read_bytes()]
+        assert held == [], f"{needle} in {held}"
+    copied = json.loads(next((tmp_path / "site" / "data").glob("*/results.json")).read_text(encoding="utf-8"))
+    assert copied["provenance"]["generations"] == [{"file": "answers.csv"}, {"file": "in.csv"}]
+    assert copied["metrics"] == results["metrics"]  # the numbers untouched
+    assert "unfinished" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")

@@ -20,6 +20,7 @@ from culturebench.cli.options import (
     DEFAULT_SOURCE,
     DatasetSource,
     EngineChoice,
+    model_name,
     with_dataset_source,
 )
 from culturebench.cli.output import (
@@ -118,6 +119,8 @@ def eval_score_cmd(
         or [name for name, cls in tasks.items() if cls.output_kind == "text" and cls.needs_dataset]
     )
     options = or_exit(lambda: parse_task_options(option or []))
+    model = or_exit(lambda: model_name(model))
+    judge_model = or_exit(lambda: model_name(judge_model, "--judge-model"))
     judge = None
     if matcher not in ("deterministic", "llm", "recorded"):
         err_console.print(f"[red]error:[/] --matcher {matcher!r}: deterministic, llm or recorded")

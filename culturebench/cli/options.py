@@ -293,7 +293,16 @@ def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:
     }
 
 
+def model_name(value: str | None, flag: str = "--model") -> str | None:
+    """A model given on the command line, or None when it was not given; an empty or blank
+    name is a usage error (one line, exit 2), never a run recorded under no name."""
+    if value is not None and not value.strip():
+        raise UsageError(f"{flag} {value!r}: an empty model name; give a Hub id or a local folder")
+    return value
+
+
 def _engine(**values: Any) -> EngineChoice:
+    values["model"] = model_name(values.get("model"))
     for key in ("model_arg", "model_args"):
         values[key] = tuple(values.get(key) or ())
     return EngineChoice(**values)
@@ -347,6 +356,7 @@ __all__ = [
     "LocalOption",
     "RepoOption",
     "RevisionOption",
+    "model_name",
     "option_group",
     "with_dataset_source",
     "with_engine",

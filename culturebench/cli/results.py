@@ -76,6 +76,8 @@ def eval_results_cmd(
         _bad_input(f"--to-repo {to_repo!r}: expected ORG/MODEL")
     if not (math.isfinite(timeout) and timeout > 0):
         _bad_input(f"--timeout {timeout:g}: a number of seconds above 0")
+    if model_id is not None and not model_id.strip():
+        _bad_input(f"--model-id {model_id!r}: an empty model name; give DEVELOPER/MODEL")
     export = or_exit(
         lambda: export_results(
             runs,

@@ -2,7 +2,9 @@
 :mod:`.release`), render the pages from the Jinja2 templates beside this module, copy the
 assets, and publish the folder atomically (staged beside ``--out``, renamed into place; an
 earlier site there is replaced only with ``overwrite``). Same inputs, same bytes: no clock, no
-absolute paths and no random ids reach a page."""
+absolute paths and no random ids reach a page. Every value a template prints has its absolute
+paths cut to their last part, each copied ``results.json`` has its paths made relative
+(:mod:`.safety`), and every page carries the site's Content-Security-Policy."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from culturebench.site import charts
 from culturebench.site.format import count, number, sort_key
 from culturebench.site.inputs import find_inputs, read_json
 from culturebench.site.release import ReleaseView, attach_url_check, read_release
+from culturebench.site.safety import CSP, copy_json, copy_jsonl, portable, portable_text
 from culturebench.site.samples import Thumbnails, row_images, sample_rows, write_data
 from culturebench.site.views import (
     RunView,
@@ -78,6 +81,9 @@ def build_site(
 class _Site:
     def __init__(self, root: Path, say: Callable[[str], None]) -> None:
         from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+        from markupsafe import Markup
+
+        from culturebench.text import web_url
 
         self.root = root
         self.say = say
@@ -89,8 +95,14 @@ class _Site:
             trim_blocks=True,
             lstrip_blocks=True,
             keep_trailing_newline=True,
+            # no absolute path reaches a page (a message naming a folder, provenance); the
+            # charts' SVG (Markup, made here) has none
+            finalize=lambda v: v if isinstance(v, Markup) or not isinstance(v, str) else portable_text(v),
         )
-        self.env.filters.update(number=number, count=count, sort_key=sort_key, tojson_sorted=_json)
+        self.env.filters.update(
+            number=number, count=count, sort_key=sort_key, tojson_sorted=_json, web_url=web_url
+        )
+        self.env.globals["csp"] = CSP
         self.runs: list[RunView] = []
         self.papers: list[dict[str, Any]] = []
         self.releases: list[ReleaseView] = []
@@ -179,9 +191,9 @@ class _Site:
     def run_pages(self, view: RunView, pairs: list[tuple[RunView, RunView]]) -> int:
         data = self.root / "data" / view.slug
         data.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(view.folder / "results.json", data / "results.json")
+        copy_json(view.folder / "results.json", data / "results.json", view.folder)
         if view.samples_file.is_file():
-            shutil.copyfile(view.samples_file, data / "samples.jsonl")
+            copy_jsonl(view.samples_file, data / "samples.jsonl", view.folder)
         images, note = row_images(view, self.thumbs)
         rows, counts = sample_rows(view, images)
         if not view.languages:  # recorded outputs (`eval score`) name none: the samples do
@@ -197,7 +209,7 @@ class _Site:
             samples=len(rows),
             pairs=[b if a is view else a for a, b in pairs],
             papers=[p for p in self.papers if p.get("dataset") == view.dataset],
-            coverage=view.results.get("coverage") or {},
+            coverage=portable(view.results.get("coverage") or {}, view.folder),
         )
         self.page(
             f"samples/{view.slug}.html",

@@ -3,7 +3,12 @@
 runs too), an ``eval paper`` output (``paper_report.json``), a release folder
 (``manifest.json`` beside ``data/``) or a URL-check report (``history.json``). Any other
 folder is searched below, so ``culturebench site out/ dist/`` finds everything under them.
-A given folder that holds none of these is an error naming it."""
+A given folder that holds none of these is an error naming it.
+
+Links are never followed out of an input: a folder below a given one that is a link to
+outside it, and an input any of whose files or folders is a link to outside it (a
+``samples.jsonl`` pointing at another user's file), are passed over with the reason, listed
+under "Not shown" like an unfinished run."""
 
 from __future__ import annotations
 
@@ -73,7 +78,7 @@ def find_inputs(folders: Sequence[str | Path]) -> Found:
         if path.resolve() in seen:  # given twice (or through a link): once is enough
             continue
         before, passed = found.total, len(found.passed_over)
-        _walk(path, 0, found, seen)
+        _walk(path, 0, found, seen, path)
         if found.total == before:
             raise UsageError(
                 f"{path}: no finished run, eval paper output, release or URL-check report in it"
@@ -82,12 +87,20 @@ def find_inputs(folders: Sequence[str | Path]) -> Found:
     return found
 
 
-def _walk(folder: Path, depth: int, found: Found, seen: set[Path]) -> None:
+def _walk(folder: Path, depth: int, found: Found, seen: set[Path], given: Path) -> None:
+    from culturebench.site.safety import inside, link_out
+
+    if folder != given and folder.is_symlink() and not inside(given, folder):
+        found.passed_over.append(f"{folder}: a link to outside {given} (not followed)")
+        return
     real = folder.resolve()
     if real in seen:
         return
     seen.add(real)
     what = kind(folder)
+    if what in ("run", "paper", "release", "url-check") and (link := link_out(folder)) is not None:
+        found.passed_over.append(f"{folder}: {link} is a link to outside the folder (not followed)")
+        return
     if what == "run":
         found.runs.append(folder)
         return
@@ -116,7 +129,7 @@ def _walk(folder: Path, depth: int, found: Found, seen: set[Path]) -> None:
         raise UsageError(f"{folder}: cannot be read ({exc.strerror or exc})") from None
     for child in children:
         if child.name not in NOT_INPUTS:
-            _walk(child, depth + 1, found, seen)
+            _walk(child, depth + 1, found, seen, given)
 
 
 def read_json(path: Path) -> Any:

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from culturebench.errors import CultureBenchError
 from culturebench.site.inputs import read_json
+from culturebench.site.safety import inside
 from culturebench.site.samples import Thumbnails
 
 MAX_ROWS = 300  # rows shown with their images (the review's first page; the count says so)
@@ -79,7 +81,14 @@ def read_release(folder: Path, thumbs: Thumbnails) -> ReleaseView:
         count = 0
         for split in (info.get("splits") or {}).values():
             count += int(split.get("num_rows") or 0)
-            files.setdefault(config, []).extend(folder / f["path"] for f in split.get("files") or [])
+            for entry in split.get("files") or []:
+                path = folder / str(entry["path"])
+                if not inside(folder, path):  # `../x` or an absolute path: never read
+                    raise CultureBenchError(
+                        f"{folder / 'manifest.json'}: config {config!r}: file {entry['path']!r} "
+                        "is outside the release folder (not read)"
+                    )
+                files.setdefault(config, []).append(path)
         configs.append((config, count))
     with_images = [c for c, paths in files.items() if paths and "images" in pq.read_schema(paths[0]).names]
     shown = with_images[0] if with_images else (configs[0][0] if configs else "")

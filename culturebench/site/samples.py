@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.jsonsafe import json_text
+from culturebench.site.safety import portable
 from culturebench.site.views import SAMPLE_GROUP_FIELDS, RunView
 
 SCORE_FIELDS = ("correct", "score", "accuracy", "jaccard")
@@ -97,6 +98,7 @@ def sample_rows(
             state = status(sample, score, read_key)
             counts[state] = counts.get(state, 0) + 1
             extra = {k: v for k, v in sorted(sample.items()) if k not in STANDARD and k != read_key}
+            extra = portable(extra, view.folder, in_text=False)  # a path-valued field: relative
             thumbs = images(str(sample.get("row_id"))) if images and sample.get("n_images") else []
             output = sample.get("output")
             rows.append(

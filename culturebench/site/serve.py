@@ -1,5 +1,6 @@
 """A local preview of a built site: its folder served read-only on 127.0.0.1 (never on other
-interfaces), until Ctrl-C. The site needs no server; this only saves opening the file."""
+interfaces), until Ctrl-C, with the site's Content-Security-Policy as a header. The site needs
+no server; this only saves opening the file."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ from culturebench.errors import UsageError
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    """The site's files, each answer with the site's Content-Security-Policy (the pages carry it
+    too, as a ``<meta>``; the header adds ``frame-ancestors``, which a ``<meta>`` cannot)."""
+
+    def end_headers(self) -> None:
+        from culturebench.site.safety import CSP_HEADER
+
+        self.send_header("Content-Security-Policy", CSP_HEADER)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        super().end_headers()
+
     def log_message(self, format: str, *args: object) -> None:
         pass
 

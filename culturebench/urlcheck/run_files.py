@@ -135,7 +135,7 @@ def render_markdown(report: dict[str, Any], *, limit: int | None = None) -> str:
         ]
     if summary["by_problem"]:
         lines += ["| problem | URLs |", "| --- | ---: |"]
-        lines += [md_row([f"`{p}`", n]) for p, n in summary["by_problem"].items()]
+        lines += [md_row([p, n]) for p, n in summary["by_problem"].items()]
         lines.append("")
     size = sum(len(line) + 1 for line in lines)
     budget = None if limit is None else limit - _NOTE_RESERVE

@@ -160,4 +160,10 @@
   window.culturebench = { samples: samples };
   sortable();
   leaderboardFilters();
+  // The samples page loads its data script after this one: start once the page is parsed (no
+  // inline script: the Content-Security-Policy allows only the site's own files).
+  document.addEventListener("DOMContentLoaded", function () {
+    var table = document.getElementById("samples");
+    if (table && table.getAttribute("data-jsonl")) { samples(table.getAttribute("data-jsonl")); }
+  });
 })();
