@@ -422,7 +422,7 @@ def test_an_output_file_answering_a_request_twice_or_one_never_sent_is_refused(
     chat, batch_api, tmp_path: Path, extra: dict, pattern: str
 ) -> None:
     with batch_api.fake_batch_api(_with_extra_line(batch_api.forward_to(chat.url), extra)) as api:
-        thread, failed = _run_thread(_client(api.url, "m", batch_max_wait="60"), tmp_path)
+        thread, failed = _run_thread(_client(api.url, "m"), tmp_path)
         thread.join(120)
     _one_line(failed, r"^batch batch_\d+ " + pattern)
 
@@ -445,7 +445,7 @@ def test_a_malformed_batch_object_is_one_line_naming_the_field(
 ) -> None:
     with batch_api.fake_batch_api(batch_api.forward_to(chat.url)) as api:
         api.tamper = lambda batch: {**batch, **change}
-        thread, failed = _run_thread(_client(api.url, "m", batch_max_wait="60"), tmp_path)
+        thread, failed = _run_thread(_client(api.url, "m"), tmp_path)
         thread.join(120)
     _one_line(failed, r"^provider batch batch_\d+, " + field)
 
