@@ -143,12 +143,14 @@ def _answer(line: schema.OutputLine) -> tuple[str | None, str | None]:
     response = line.response
     status = response.status_code if response is not None else None
     body = response.body if response is not None else None
-    if line.error or status != 200 or not isinstance(body, dict):
-        why = line.error.message if isinstance(line.error, schema.LineError) else line.error
+    error = line.error
+    failed = bool(error.code or error.message) if isinstance(error, schema.LineError) else bool(error)
+    if failed or status != 200 or not isinstance(body, dict):
+        why = error.message if isinstance(error, schema.LineError) else error
         if not why and isinstance(body, dict):
             said = _lenient(body, schema.ErrorBody)
-            error = said.error if said is not None else None
-            why = error.message if isinstance(error, schema.LineError) else error
+            inner = said.error if said is not None else None
+            why = inner.message if isinstance(inner, schema.LineError) else inner
         return None, f"HTTP {status}: {why}" if status else str(why or "no response")
     chat = _lenient(body, schema.ChatBody)
     if chat is None or not chat.choices:
@@ -317,7 +319,7 @@ class BatchRun:
         fields = {
             **_state(batch),
             "expires_at": batch.expires_at if batch.expires_at is not None else created + window,
-            "status": batch.status if batch.status in schema.STATUSES else None,  # (refused after it is recorded)
+            "status": batch.status if batch.status in schema.STATUSES else None,  # (refused once recorded)
             **more,
         }
         return LedgerEntry(

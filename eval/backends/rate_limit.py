@@ -13,6 +13,9 @@ servers that follow it send ``x-ratelimit-remaining-requests``/``-tokens`` and
   provider has to refuse anything;
 * after a run of answers without a 429 the requests in flight grow by one, back up to the
   configured concurrency (additive increase, multiplicative decrease).
+
+A header value that is no finite number (``nan``, ``inf``, ``1e999``) is ignored, as if the
+answer had not sent it; a wait or reset longer than :data:`MAX_PAUSE_S` is cut to it.
 """
 
 from __future__ import annotations
