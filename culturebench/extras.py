@@ -6,7 +6,7 @@ from __future__ import annotations
 # import name -> the extra of pyproject.toml that installs it
 EXTRA_OF = {
     **dict.fromkeys(("torch", "transformers", "tokenizers", "rapidfuzz", "pymorphy3", "matplotlib",
-                     "krippendorff", "diffusers", "gguf"), "eval"),
+                     "krippendorff", "diffusers", "gguf", "msgspec"), "eval"),
     **dict.fromkeys(("ahocorasick_rs", "dask", "distributed", "zstandard", "isal", "numba"), "corpus"),
     **dict.fromkeys(("inspect_ai", "lm_eval", "jsonschema", "fastjsonschema"), "interop"),
     "vllm": "gpu",

@@ -16,15 +16,19 @@ provider's rate limits. Every figure is an estimate and ``plan.json`` records wh
   APIs: 50% off) and returns within its completion window (24 hours), so it is counted in money
   and not in time;
 * the time at a rate limit is the larger of generations / ``rpm`` and tokens / ``tpm``.
+
+Prices must be finite and at least 0, rates finite and above 0
+(:mod:`culturebench.checked_numbers`); a price so large that a cost or the total overflows
+(``--price 1e308,1``) is one line, never ``Infinity`` in ``plan.json``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from culturebench.checked_numbers import checked_number, finite_float, finite_total
 from culturebench.errors import UsageError
 
 DEFAULT_BATCH_DISCOUNT = 0.5
@@ -41,16 +45,14 @@ class Price:
     @classmethod
     def parse(cls, text: str, batch_discount: float = DEFAULT_BATCH_DISCOUNT) -> Price:
         """``2.50,10`` (input, output per million tokens)."""
-        parts = [p.strip() for p in text.split(",")]
-        try:
-            values = [float(p) for p in parts]
-        except ValueError:
-            values = []
-        if len(values) != 2 or not all(math.isfinite(v) and v >= 0 for v in values):
-            raise UsageError(f"--price {text!r}: INPUT_PER_M,OUTPUT_PER_M in dollars, e.g. 2.50,10")
-        if not (0 <= batch_discount < 1):
-            raise UsageError(f"--batch-discount {batch_discount}: a share from 0 to below 1, e.g. 0.5")
-        return cls(values[0], values[1], batch_discount)
+        values = [finite_float(p) for p in text.split(",")]
+        if len(values) != 2 or not all(v is not None and v >= 0 for v in values):
+            raise UsageError(
+                f"--price {text!r}: INPUT_PER_M,OUTPUT_PER_M in dollars, finite and from 0, e.g. 2.50,10"
+            )
+        share = "a share from 0 to 0.99, e.g. 0.5"
+        discount = checked_number(batch_discount, "--batch-discount", minimum=0, maximum=0.99, what=share)
+        return cls(float(values[0] or 0), float(values[1] or 0), discount)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,11 @@ class RateLimit:
 
     rpm: float | None = None
     tpm: float | None = None
+
+    def __post_init__(self) -> None:
+        for flag, value in (("--rpm", self.rpm), ("--tpm", self.tpm)):
+            if value is not None:
+                checked_number(value, flag, above=0, what="a finite number above 0")
 
     def minutes(self, requests: float, tokens: float) -> float | None:
         parts = []
@@ -88,13 +95,16 @@ def cell_cost(
             + generations * int(cell.get("max_new_tokens") or 0) * price.output_per_m
         ) / 1e6
         cached = (sent_prompt * price.input_per_m + sent_output * price.output_per_m) / 1e6
+        where = f"--price {price.input_per_m:g},{price.output_per_m:g}: cell {cell.get('cell')}"
         out.update(
-            cost_usd=round(full, 2),
-            cost_usd_with_cache=round(cached, 2),
+            cost_usd=round(finite_total(full, where), 2),
+            cost_usd_with_cache=round(finite_total(cached, where), 2),
             cost_usd_batch_with_cache=round(cached * (1 - price.batch_discount), 2),
         )
     if limit is not None:
         minutes = limit.minutes(generations - hits, sent_prompt + sent_output)
+        if minutes is not None:
+            finite_total(minutes, f"--rpm/--tpm: cell {cell.get('cell')}")
         out["hours_at_rate_limit"] = round(minutes / 60, 2) if minutes is not None else None
     return out
 
@@ -205,5 +215,5 @@ def totals(costs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in keys:
         values = [c[key] for c in costs if c.get(key) is not None]
-        out[key] = round(sum(values), 2) if values else None
+        out[key] = round(finite_total(sum(values), f"the plan's total {key}"), 2) if values else None
     return out

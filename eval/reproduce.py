@@ -20,7 +20,6 @@ both are written atomically, and a new folder appears only whole (:func:`write_i
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -80,7 +79,8 @@ class Throughput:
         """The throughput ``given`` on the command line (checked: positive and finite), else the
         ``backend``'s entry of the benchmark's ``saved`` file (checked the same way; an entry that
         is not ``{"tokens_per_s": N, ...}`` is an error naming the file and key), else none.
-        ``saved_given``: the file was named on the command line, so a missing one is an error."""
+        ``saved_given``: the file was named on the command line, so a missing one, or one without
+        an entry for ``backend``, is an error."""
         if given is not None:
             return cls(check_rate(given, "--throughput"), "given (--throughput)")
         if saved is None:
@@ -92,6 +92,12 @@ class Throughput:
 
             data = read_json_object(saved, "a throughput file")
             entry = data.get(backend)
+            if entry is None and saved_given:  # named on the command line: it must hold the backend
+                held = ", ".join(sorted(str(k) for k in data)) or "none"
+                raise UsageError(
+                    f"--throughput-file {saved}: no entry for backend {backend} (its entries: {held}); "
+                    f"measure it with benchmarks/bench_eval_throughput.py --save, or give --throughput"
+                )
             if entry is not None:
                 if not isinstance(entry, dict):
                     raise UsageError(
@@ -109,11 +115,9 @@ class Throughput:
 def check_rate(value: Any, where: str) -> float:
     """A throughput (tokens per second): a positive, finite number; ``where`` names the option
     or the file and key in the one-line error, followed by the value."""
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not number or not math.isfinite(value) or value <= 0:
-        shown = str(value) if isinstance(value, float) else json.dumps(value)
-        raise UsageError(f"{where} {shown}: expected a positive, finite number of tokens per second")
-    return float(value)
+    from culturebench.checked_numbers import checked_number
+
+    return checked_number(value, where, above=0, what="a positive, finite number of tokens per second")
 
 
 MAX_IMAGE_TOKENS = 1_000_000  # far above any model's tokens per image; a larger value is a typo

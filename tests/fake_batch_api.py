@@ -11,7 +11,9 @@ bytes. :func:`forward_to` sends each line's body to a real OpenAI-compatible ser
 (``transformers serve``); :func:`vllm_run_batch` runs ``vllm run-batch`` on the file, as a
 provider would. The fake adds only the bookkeeping: statuses (``validating``,
 ``in_progress``, ``completed``, ``expired``), request counts, and ``hold``, an event that keeps
-batches ``in_progress`` until the test sets it (to kill a client while it polls).
+batches ``in_progress`` until the test sets it (to kill a client while it polls). To play a
+provider that misbehaves, ``tamper`` rewrites the batch object ``GET /v1/batches/{id}`` answers
+(an unknown status, malformed ``request_counts``, a past ``expires_at``).
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ class _BatchHandler(_Handler):
                     "completion_window": request["completion_window"],
                     "status": "validating",
                     "created_at": int(time.time()),
+                    "expires_at": int(time.time()) + 86400,
                     "metadata": request.get("metadata") or {},
                     "output_file_id": None,
                     "error_file_id": None,
@@ -142,6 +145,8 @@ class _BatchHandler(_Handler):
             if path.startswith("/v1/batches/"):
                 api.polls += 1
                 batch = api.batches.get(path.rsplit("/", 1)[1])
+                if batch and api.tamper is not None:
+                    batch = api.tamper(dict(batch))
                 return (
                     self._json(200, batch)
                     if batch
@@ -202,13 +207,14 @@ def fake_batch_api(executor: Executor, *, held: bool = False) -> Iterator:
     """The fake on a free loopback port; ``api.url`` is its ``/v1`` base. ``api.uploads``,
     ``api.creates`` and ``api.polls`` count calls; ``api.fail_once`` (custom ids) fail their
     first batch; ``api.expire_after = N`` expires the first batch after N lines; with ``held``
-    batches stay ``in_progress`` until ``api.hold.set()``."""
+    batches stay ``in_progress`` until ``api.hold.set()``; ``api.tamper`` (a function of the batch
+    object) rewrites what ``GET /v1/batches/{id}`` answers."""
     hold = threading.Event()
     if not held:
         hold.set()
     with running(
         _BatchHandler, executor=executor, files={}, batches={}, ids=itertools.count(1), lock=threading.Lock(),
-        uploads=0, creates=0, polls=0, hold=hold, fail_once=set(), expire_after=None,
+        uploads=0, creates=0, polls=0, hold=hold, fail_once=set(), expire_after=None, tamper=None,
     ) as api:  # fmt: skip
         api.url = f"http://127.0.0.1:{api.server_address[1]}/v1"  # type: ignore[attr-defined]
         try:

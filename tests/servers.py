@@ -880,6 +880,35 @@ def rate_limited_chat(rps: int, *, latency_s: float = 0.05, retry_after: bool = 
         yield server
 
 
+class _ScriptedChat(_Handler):
+    """An OpenAI-compatible chat endpoint (a hand-written stand-in: it answers a fixed text)
+    that first plays back ``server.script``: (status, Retry-After) pairs, one per request, e.g.
+    ``(503, "nan")``, then answers every request."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        server = self.server
+        with server.lock:  # type: ignore[attr-defined]
+            server.calls += 1  # type: ignore[attr-defined]
+            step = server.script.pop(0) if server.script else None  # type: ignore[attr-defined]
+        if step is not None:
+            status, retry_after = step
+            body = json.dumps({"error": {"message": "scripted"}}).encode()
+            self._send(status, body, "application/json", {"Retry-After": retry_after})
+            return
+        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "Україна"}}]}).encode()
+        self._send(200, body, "application/json")
+
+
+@contextmanager
+def scripted_chat(script: list[tuple[int, str]]) -> Iterator[_Server]:
+    """:class:`_ScriptedChat` on a free loopback port; ``server.url`` is its ``/v1`` base,
+    ``server.calls`` the requests it was sent."""
+    with running(_ScriptedChat, script=list(script), calls=0, lock=threading.Lock()) as server:
+        server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
+        yield server
+
+
 @contextmanager
 def transformers_serve(model: Path, log_dir: Path) -> Iterator[str]:
     """`transformers serve` (a real OpenAI-compatible server) with ``model`` on a free loopback

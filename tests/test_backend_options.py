@@ -59,6 +59,11 @@ def test_values_are_typed_by_the_backends_declaration() -> None:
         ("vllm", [("trust_remote_code", "maybe")], "expects true or false"),
         ("transformers", [("max_memory", "70GiB")], "expects JSON"),
         ("vllm", [("gpu_memory_utilization", "true")], "expects a number"),
+        ("openai", [("batch_window", "soon")], "batch_window=soon: openai expects a duration such as 24h"),
+        ("openai", [("batch_window", "0h")], "batch_window=0h: openai expects a duration such as 24h"),
+        ("openai", [("batch_max_wait", "nan")], "batch_max_wait=nan: openai expects a finite number >= 0"),
+        ("openai", [("batch_max_wait", "-1")], "batch_max_wait=-1: openai expects a finite number >= 0"),
+        ("openai", [("batch_poll", "inf")], "batch_poll=inf: openai expects a finite number >= 0"),
     ],
 )
 def test_a_bad_key_or_value_is_one_line_naming_the_valid_keys(backend: str, pairs, message: str) -> None:

@@ -5,6 +5,7 @@ and the BORSCH plan against counts made here from its own requests."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -82,3 +83,61 @@ def test_borsch_plan_in_money(borsch_release, tmp_path: Path) -> None:
     assert total["cost_usd"] == pytest.approx(sum(c.get("cost_usd") or 0 for c in plan["cells"]), abs=0.02)
     assert plan["money_assumes"]["estimate"] is True
     assert plan["money_assumes"]["price_usd_per_million_tokens"] == {"input": 2.5, "output": 10.0}
+
+
+def test_a_price_so_large_the_cost_overflows_is_one_line() -> None:
+    """``--price 1e308,1`` is a finite price, but the plan's cost overflows to infinity
+    (before, ``Infinity`` was written into plan.json)."""
+    from culturebench.errors import UsageError
+    from culturebench.eval.plan_cost import totals
+
+    cell = {"cell": "c", "generations": 1_000, "prompt_tokens_planned": 200_000_000, "max_new_tokens": 100}
+    with pytest.raises(UsageError, match=r"^--price 1e\+308,1: cell c: the result is too large to count"):
+        cell_cost(cell, Price.parse("1e308,1"), None, hits=0)
+    with pytest.raises(UsageError, match=r"^the plan's total cost_usd: the result is too large to count"):
+        totals([{"cost_usd": 1e308}, {"cost_usd": 1e308}])
+
+
+@pytest.mark.parametrize(
+    ("rpm", "tpm"), [(math.inf, None), (None, math.nan), (0, None), (None, -5), (True, None)]
+)
+def test_a_rate_must_be_finite_and_above_zero(rpm, tpm) -> None:
+    from culturebench.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^--[rt]pm .*: expected a finite number above 0$"):
+        RateLimit(rpm=rpm, tpm=tpm)
+
+
+def test_a_throughput_file_given_without_the_backend_is_one_line(tmp_path: Path) -> None:
+    """A throughput file named with --throughput-file must have an entry for the backend
+    (before, it was silently ignored); the default file, when it lacks one, still is."""
+    from culturebench.errors import UsageError
+    from culturebench.eval.reproduce import Throughput
+
+    saved = tmp_path / "throughput.json"
+    saved.write_text(json.dumps({"vllm": {"tokens_per_s": 5000, "model": "m"}}), encoding="utf-8")
+    with pytest.raises(
+        UsageError, match=rf"^--throughput-file {saved}: no entry for backend openai \(its entries: vllm\)"
+    ):
+        Throughput.choose(None, saved, "openai", saved_given=True)
+    assert Throughput.choose(None, saved, "openai").tokens_per_s is None  # the default file: none
+    assert Throughput.choose(None, saved, "vllm", saved_given=True).tokens_per_s == 5000
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--rpm", "inf"], "--rpm inf: expected a finite number above 0"),
+        (["--tpm", "1e999"], "--tpm inf: expected a finite number above 0"),
+        (["--price", "1e308,1e308"], "the result is too large to count"),
+    ],
+)
+def test_the_plan_refuses_rates_and_prices_it_cannot_count_in_one_line(
+    borsch_release, tmp_path: Path, extra: list[str], message: str
+) -> None:
+    out = tmp_path / "plan"
+    args = ["eval", "reproduce", "borsch", "--plan", "--local", str(borsch_release.folder), "--out", str(out)]
+    done = CliRunner().invoke(app, [*args, *extra])
+    assert done.exit_code == 2, done.output
+    assert message in done.output and "Traceback" not in done.output
+    assert not (out / "plan.json").exists()

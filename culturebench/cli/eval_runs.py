@@ -243,7 +243,7 @@ def eval_reproduce_cmd(
         )
     )
     cost = or_exit(lambda: Price.parse(price, batch_discount)) if price else None
-    limits = RateLimit(rpm, tpm) if rpm or tpm else None
+    limits = or_exit(lambda: RateLimit(rpm, tpm)) if rpm is not None or tpm is not None else None
     requests_of: dict[str, list] = {}
     with progress_bar() as bar:
         job = bar.add_task("counting the work", total=len(cells))
@@ -259,7 +259,9 @@ def eval_reproduce_cmd(
     document = rep.plan_document(dataset, plans, rate, engine.model, image_tokens)
     in_money = cost is not None or limits is not None
     if in_money:
-        money_section(cells, document, requests_of, cost, limits, _cache_holds(engine, cache))
+        or_exit(
+            lambda: money_section(cells, document, requests_of, cost, limits, _cache_holds(engine, cache))
+        )
     print_plan_table(document, grid)
     if in_money:
         print_plan_money(document)

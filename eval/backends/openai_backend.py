@@ -181,11 +181,22 @@ class EndpointClient:
             return list(pool.map(function, items))
 
 
+def _window_check(value: str) -> int:
+    """``batch_window``: a completion window such as ``24h`` (ValueError saying what else)."""
+    from culturebench.eval.backends.batch_schema import window_seconds
+
+    return window_seconds(value)
+
+
 BATCH_OPTIONS = (
     Opt("batch", "bool", False, "Send the run through the provider's Batch API (about half the price, "
         "answers within batch_window); a killed run resumes polling its batches."),
-    Opt("batch_window", "str", "24h", "The batches' completion window."),
+    Opt("batch_window", "str", "24h", "The batches' completion window (a duration: 24h, 7d).",
+        check=_window_check),
     Opt("batch_poll", "float", 30.0, "Seconds between two polls of a batch.", minimum=0.0, maximum=3600),
+    Opt("batch_max_wait", "float", None, "Seconds a call waits for its batches at most, then ends in one "
+        "line (a rerun resumes them); default: until the end of their completion window.",
+        minimum=0.0, maximum=30 * 86400),
     Opt("batch_max_requests", "int", 50_000, "Requests per batch file (OpenAI's limit); more are split.",
         minimum=1, maximum=10_000_000),
     Opt("batch_max_bytes", "int", 200 * 1024 * 1024, "Bytes per batch file (OpenAI's limit); more are split.",
@@ -224,6 +235,7 @@ class OpenAIBackend(EndpointClient, Backend):
         batch: bool = False,
         batch_window: str = "24h",
         batch_poll: float = 30.0,
+        batch_max_wait: float | None = None,
         batch_max_requests: int = 50_000,
         batch_max_bytes: int = 200 * 1024 * 1024,
         batch_rounds: int = 3,
@@ -232,6 +244,9 @@ class OpenAIBackend(EndpointClient, Backend):
         self.batch = batch
         self.batch_window = batch_window
         self.batch_poll = batch_poll
+        self.batch_max_wait = batch_max_wait
+        if batch:  # (also when given as arguments, not --model-arg)
+            _check_batch_options(self.name, batch_window, batch_poll, batch_max_wait)
         self.batch_max_requests = batch_max_requests
         self.batch_max_bytes = batch_max_bytes
         self.batch_rounds = batch_rounds
@@ -293,6 +308,19 @@ class OpenAIBackend(EndpointClient, Backend):
 
     def versions(self) -> dict[str, str]:
         return package_versions(["culturebench", "requests"])
+
+
+def _check_batch_options(backend: str, window: Any, poll: Any, max_wait: Any) -> None:
+    """The batch options as :func:`~culturebench.eval.backends.options.parse_model_args` checks
+    them (a window of ``none`` included), for a backend made with arguments."""
+    from culturebench.errors import UsageError
+    from culturebench.eval.backends.options import parse_model_args
+
+    try:
+        _window_check(window)
+    except ValueError as exc:
+        raise UsageError(f"--model-arg batch_window={window}: {backend} expects {exc}") from None
+    parse_model_args(backend, BATCH_OPTIONS, [("batch_poll", poll), ("batch_max_wait", max_wait)])
 
 
 def _unreachable(exc: BaseException) -> str | None:

@@ -16,6 +16,15 @@ Every batch is recorded in the run folder's ``batches.json`` as soon as it exist
 sha256 of its input. A killed process, rerun, finds its pending requests' parts there (or, if
 it was killed between creating a batch and recording it, among the provider's recent batches
 by that sha256) and resumes polling them instead of paying for them again.
+
+Every wait ends: a batch still running past the end of its completion window (the batch's
+``expires_at``, else its ``created_at`` plus its ``completion_window``) by more than
+:data:`EXPIRY_GRACE_S`, or a call that has waited ``batch_max_wait`` seconds, ends in one line;
+the batches stay recorded, so a rerun resumes polling them. A status the Batch API does not
+define ends the call in one line naming it. Everything the provider answers, and
+``batches.json``, is read through the schemas of
+:mod:`~culturebench.eval.backends.batch_schema`; an output file that answers a request twice,
+or answers one the batch was not sent, is refused naming the ids.
 """
 
 from __future__ import annotations
@@ -24,12 +33,14 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError
+from culturebench.eval.backends import batch_schema as schema
+from culturebench.eval.backends.batch_schema import BatchObject, LedgerEntry
 from culturebench.hashing import sha256_bytes
 from culturebench.safe_http import redact
 
@@ -39,7 +50,10 @@ FINAL = ("completed", "failed", "expired", "cancelled")
 # a batch that ran nothing (the provider refused its file), or that the provider no longer
 # knows (its batch or output file answers 404: "lost"); an expired or cancelled one is read
 # again on a rerun (its answered lines are paid for), and its unanswered lines re-sent
-REFUSED = ("failed", "lost")
+REFUSED = ("failed", schema.LOST)
+# how long past the end of its completion window a batch may still run: OpenAI moves such a
+# batch to "expired" eventually, not at once (and "cancelling" takes up to 10 minutes)
+EXPIRY_GRACE_S = 3600
 
 
 class BatchError(CultureBenchError):
@@ -94,74 +108,108 @@ def split_parts(lines: Sequence[tuple[str, bytes]], max_requests: int, max_bytes
     return parts
 
 
-def read_output(text: str, source: str) -> dict[str, tuple[str | None, str | None]]:
+def read_output(
+    text: str, source: str, expected: Collection[str] | None = None
+) -> dict[str, tuple[str | None, str | None]]:
     """The answers in a batch output (or error) file: ``custom_id`` -> (answer, None), or
     (None, why) for a line that failed. A line that is not a Batch output line is an error
-    naming ``source`` and the line."""
+    naming ``source``, the line and the field; so is a file that answers a ``custom_id``
+    twice, or one not in ``expected`` (the ids the batch was sent), naming the ids."""
     found: dict[str, tuple[str | None, str | None]] = {}
+    twice: list[str] = []
     for number, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
-        try:
-            line = json.loads(raw)
-            custom_id = str(line["custom_id"])
-        except (ValueError, KeyError, TypeError):
-            raise BatchError(
-                f"{source}, line {number}: not a batch output line (no JSON with custom_id)"
-            ) from None
-        response = line.get("response") or {}
-        error = line.get("error")
-        status = response.get("status_code") if isinstance(response, dict) else None
-        body = response.get("body") if isinstance(response, dict) else None
-        if error or status != 200 or not isinstance(body, dict):
-            why = error.get("message") if isinstance(error, dict) else error
-            if not why and isinstance(body, dict) and isinstance(body.get("error"), dict):
-                why = body["error"].get("message")
-            found[custom_id] = (None, f"HTTP {status}: {why}" if status else str(why or "no response"))
-            continue
-        try:
-            content = body["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            found[custom_id] = (None, "answer has no choices[0].message.content")
-            continue
-        found[custom_id] = (str(content or "").strip(), None)
+        line = schema.decode(raw, schema.OutputLine, f"{source}, line {number}", _not_an_output_line)
+        if line.custom_id in found:
+            twice.append(line.custom_id)
+        found[line.custom_id] = _answer(line)
+    if twice:
+        raise BatchError(f"{source}: {_ids(twice)} answered more than once; the output is refused")
+    unknown = [i for i in found if expected is not None and i not in expected]
+    if unknown:
+        raise BatchError(
+            f"{source}: {_ids(unknown)} answered, but not sent in this batch; the output is refused"
+        )
     return found
+
+
+def _not_an_output_line(line: str) -> BatchError:
+    return BatchError(f"{line} (not a batch output line)")
+
+
+def _answer(line: schema.OutputLine) -> tuple[str | None, str | None]:
+    """(answer, None) for a line answered with a chat completion, else (None, why)."""
+    response = line.response
+    status = response.status_code if response is not None else None
+    body = response.body if response is not None else None
+    error = line.error
+    failed = bool(error.code or error.message) if isinstance(error, schema.LineError) else bool(error)
+    if failed or status != 200 or not isinstance(body, dict):
+        why = error.message if isinstance(error, schema.LineError) else error
+        if not why and isinstance(body, dict):
+            said = _lenient(body, schema.ErrorBody)
+            inner = said.error if said is not None else None
+            why = inner.message if isinstance(inner, schema.LineError) else inner
+        return None, f"HTTP {status}: {why}" if status else str(why or "no response")
+    chat = _lenient(body, schema.ChatBody)
+    if chat is None or not chat.choices:
+        return None, "answer has no choices[0].message.content"
+    return (chat.choices[0].message.content or "").strip(), None
+
+
+def _lenient(value: Any, kind: type[schema.T]) -> schema.T | None:
+    """``value`` read as ``kind``, or None (an answer's body: a body of another shape is a
+    failed line, sent again, not a broken file)."""
+    try:
+        return schema.convert(value, kind, "", BatchError)
+    except BatchError:
+        return None
+
+
+def _ids(ids: Sequence[str]) -> str:
+    """``custom_id a, b`` (the first five, each once, and how many more)."""
+    unique = list(dict.fromkeys(ids))
+    more = f" and {len(unique) - 5} more" if len(unique) > 5 else ""
+    return "custom_id " + ", ".join(json.dumps(i, ensure_ascii=False) for i in unique[:5]) + more
 
 
 class Ledger:
     """The run folder's ``batches.json``: every batch made for the run (part sha256, batch id,
-    input file id, requests, last status and counts), written atomically on every change.
-    Without a folder it lives in memory (a backend used outside a run)."""
+    input file id, requests, the end of its completion window, last status and counts),
+    written atomically on every change. Without a folder it lives in memory (a backend used
+    outside a run). A file that is not such a record (hand-edited, damaged) is one line naming
+    it and the field."""
 
     def __init__(self, folder: Path | None) -> None:
         self.path = folder / LEDGER if folder is not None else None
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[LedgerEntry] = []
         self._lock = threading.Lock()
         if self.path is not None and self.path.exists():
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-                self.entries = list(data["batches"])
-            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-                why = "not a batch record (JSON with a 'batches' list)"
-                raise BatchError(f"{self.path}: {why}; move it away to start over") from None
 
-    def live(self, sha256: str) -> dict[str, Any] | None:
+            def refused(line: str) -> BatchError:
+                return BatchError(f"{line}; not a batch record: fix it, or move it away to start over")
+
+            self.entries = schema.read_ledger(self.path, refused)
+
+    def live(self, sha256: str) -> LedgerEntry | None:
         """The newest batch of this input that may still answer, or has answered (in part)."""
         for entry in reversed(self.entries):
-            if entry.get("input_sha256") == sha256 and entry.get("status") not in REFUSED:
+            if entry.input_sha256 == sha256 and entry.status not in REFUSED:
                 return entry
         return None
 
-    def add(self, entry: dict[str, Any]) -> None:
+    def add(self, entry: LedgerEntry) -> None:
         with self._lock:
             self.entries.append(entry)
             self._save()
 
-    def update(self, entry: dict[str, Any], **fields: Any) -> None:
+    def update(self, entry: LedgerEntry, **fields: Any) -> None:
         with self._lock:
-            if all(entry.get(k) == v for k, v in fields.items()):
+            if all(getattr(entry, k) == v for k, v in fields.items()):
                 return
-            entry.update(fields)
+            for key, value in fields.items():
+                setattr(entry, key, value)
             self._save()
 
     def _save(self) -> None:
@@ -169,9 +217,8 @@ class Ledger:
             return
         from culturebench.atomic import write_text_atomic
 
-        text = json.dumps({"batches": self.entries}, indent=2, sort_keys=True) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.path, text)
+        write_text_atomic(self.path, schema.ledger_text(self.entries))
 
 
 class BatchRun:
@@ -223,14 +270,14 @@ class BatchRun:
         parts = split_parts(lines, client.batch_max_requests, client.batch_max_bytes)
         made = len(self.ledger.entries)
         entries = [self._batch_of(part, index, len(parts)) for index, part in enumerate(parts, 1)]
-        created = any(not e.get("found_at_provider") for e in self.ledger.entries[made:])
+        created = any(not e.found_at_provider for e in self.ledger.entries[made:])
         self._poll(entries)
         found: dict[str, tuple[str | None, str | None]] = {}
-        for entry in entries:
-            found.update(self._results(entry))
+        for entry, part in zip(entries, parts, strict=True):
+            found.update(self._results(entry, part.ids))
         return found, created
 
-    def _batch_of(self, part: Part, index: int, count: int) -> dict[str, Any]:
+    def _batch_of(self, part: Part, index: int, count: int) -> LedgerEntry:
         """The batch that answers ``part``: the one recorded for it (resumed), one the provider
         holds with its sha256 (a process killed before it recorded it), or a new one. An input
         already read in this call (its lines failed) is sent again as a new batch."""
@@ -238,42 +285,65 @@ class BatchRun:
         self._read.add(part.sha256)
         entry = None if again else self.ledger.live(part.sha256)
         if entry is not None:
-            self.say(f"batch {index}/{count}: resuming {entry['batch_id']} ({entry['requests']} requests)")
+            self.say(f"batch {index}/{count}: resuming {entry.batch_id} ({entry.requests} requests)")
             return entry
-        entry = None if again else self._find_remote(part.sha256)
-        if entry is not None:
-            entry["found_at_provider"] = True  # (made by a process killed before it recorded it)
-            self.say(f"batch {index}/{count}: found {entry['batch_id']} at the provider, resuming it")
-        else:
-            file_id = self._upload(part)
-            batch = self.client.call(
-                "POST",
-                "batches",
-                f"batch part {part.sha256[:12]}",
-                json={
-                    "input_file_id": file_id,
-                    "endpoint": ENDPOINT,
-                    "completion_window": self.client.batch_window,
-                    "metadata": {"culturebench_input_sha256": part.sha256},
-                },
-            )
-            entry = _entry(batch, part.sha256, len(part.ids), file_id)
-            self.say(f"batch {index}/{count}: created {entry['batch_id']} ({len(part.ids)} requests)")
-        self.ledger.add(entry)
+        batch = None if again else self._find_remote(part.sha256)
+        if batch is not None:
+            entry = self._entry(batch, part, None, found_at_provider=True)
+            self.say(f"batch {index}/{count}: found {entry.batch_id} at the provider, resuming it")
+            self.ledger.add(entry)
+            return entry
+        file_id = self._upload(part)
+        answer = self.client.call(
+            "POST",
+            "batches",
+            f"batch part {part.sha256[:12]}",
+            json={
+                "input_file_id": file_id,
+                "endpoint": ENDPOINT,
+                "completion_window": self.client.batch_window,
+                "metadata": {"culturebench_input_sha256": part.sha256},
+            },
+        )
+        batch = schema.convert(answer, BatchObject, f"{redact(self.client.base_url)}/batches", BatchError)
+        entry = self._entry(batch, part, file_id)
+        self.say(f"batch {index}/{count}: created {entry.batch_id} ({len(part.ids)} requests)")
+        self.ledger.add(entry)  # recorded before anything else can fail: never paid twice
+        self._status(batch)
         return entry
 
-    def _find_remote(self, sha256: str) -> dict[str, Any] | None:
+    def _entry(self, batch: BatchObject, part: Part, file_id: str | None, **more: Any) -> LedgerEntry:
+        """The record of a new (or found) batch of ``part``."""
+        created = batch.created_at if batch.created_at is not None else int(time.time())
+        window = schema.window_seconds(batch.completion_window or self.client.batch_window)
+        fields = {
+            **_state(batch),
+            "expires_at": batch.expires_at if batch.expires_at is not None else created + window,
+            "status": batch.status if batch.status in schema.STATUSES else None,  # (refused once recorded)
+            **more,
+        }
+        return LedgerEntry(
+            input_sha256=part.sha256,
+            batch_id=batch.id,
+            input_file_id=file_id or batch.input_file_id,
+            requests=len(part.ids),
+            created_at=created,
+            **fields,
+        )
+
+    def _find_remote(self, sha256: str) -> BatchObject | None:
         """A batch of this input among the provider's recent ones (``GET /batches``), or None
         (also when the provider does not list batches)."""
         try:
             listing = self.client.call("GET", "batches", "list batches", params={"limit": 100})
         except CultureBenchError:
             return None
-        batches = listing.get("data") if isinstance(listing, dict) else None
-        for batch in batches if isinstance(batches, list) else []:
-            metadata = batch.get("metadata") or {}
-            if metadata.get("culturebench_input_sha256") == sha256 and batch.get("status") not in REFUSED:
-                return _entry(batch, sha256, int((batch.get("request_counts") or {}).get("total") or 0), None)
+        source = f"{redact(self.client.base_url)}/batches"
+        for batch in schema.convert(listing, schema.BatchList, source, BatchError).data:
+            ours = (batch.metadata or {}).get("culturebench_input_sha256") == sha256
+            if ours and batch.status not in REFUSED:
+                self._status(batch)
+                return batch
         return None
 
     def _upload(self, part: Part) -> str:
@@ -284,26 +354,27 @@ class BatchRun:
             files={"file": (f"culturebench-{part.sha256[:12]}.jsonl", part.data, "application/jsonl")},
             data={"purpose": "batch"},
         )
-        file_id = answer.get("id") if isinstance(answer, dict) else None
-        if not file_id:
-            raise BatchError(f"{redact(self.client.base_url)}/files: the upload's answer has no file id")
-        return str(file_id)
+        source = f"{redact(self.client.base_url)}/files"
+        return schema.convert(answer, schema.FileObject, source, BatchError).id
 
-    def _poll(self, entries: list[dict[str, Any]]) -> None:
+    def _poll(self, entries: list[LedgerEntry]) -> None:
         """Poll every unfinished batch until all are final, saying progress and an ETA when
-        they change."""
+        they change; a batch past its completion window (and :data:`EXPIRY_GRACE_S`), or
+        ``batch_max_wait`` seconds of waiting, ends the call in one line (the batches stay
+        recorded: a rerun resumes polling them)."""
         started = time.monotonic()
+        max_wait = self.client.batch_max_wait
         first_done: int | None = None
         shown = ""
         while True:
             for entry in entries:
-                if entry.get("status") in FINAL:
+                if entry.status in FINAL:
                     continue
-                batch = self._get(entry, f"batches/{entry['batch_id']}")
+                batch = self._batch(entry)
                 self.ledger.update(entry, **_state(batch))
-            total = sum(int(e.get("requests") or 0) for e in entries)
-            done = sum(int(e.get("completed") or 0) + int(e.get("failed") or 0) for e in entries)
-            running = [e for e in entries if e.get("status") not in FINAL]
+            total = sum(e.requests for e in entries)
+            done = sum(e.completed + e.failed for e in entries)
+            running = [e for e in entries if e.status not in FINAL]
             if first_done is None:
                 first_done = done
             line = (
@@ -314,70 +385,115 @@ class BatchRun:
                 shown = line
             if not running:
                 return
-            time.sleep(self.client.batch_poll)
+            left = self._time_left(running, done, total)
+            if max_wait is not None:
+                waited = time.monotonic() - started
+                if waited >= max_wait:
+                    raise BatchError(
+                        f"batch: waited batch_max_wait={max_wait:g}s, {done}/{total} requests answered; "
+                        f"{_still(running)} recorded in {self.ledger.path or 'memory'}: rerun to resume "
+                        "polling them (nothing is paid again)"
+                    )
+                left = min(left, max_wait - waited)
+            time.sleep(max(0.0, min(self.client.batch_poll, left)))
 
-    def _get(self, entry: dict[str, Any], path: str, *, text: bool = False) -> Any:
+    def _time_left(self, running: list[LedgerEntry], done: int, total: int) -> float:
+        """Seconds until the first running batch is past the end of its completion window by
+        :data:`EXPIRY_GRACE_S`; a batch already past it ends the call in one line."""
+        from culturebench.durations import duration_text
+
+        window = schema.window_seconds(self.client.batch_window)  # (a record that has no end of its own)
+        now = time.time()
+        ends = [(e.expires_at if e.expires_at is not None else e.created_at + window, e) for e in running]
+        end, first = min(ends, key=lambda pair: pair[0])
+        if now > end + EXPIRY_GRACE_S:
+            raise BatchError(
+                f"batch {first.batch_id}: still {first.status} {duration_text(now - end)} after the end of "
+                f"its completion window (the provider should have ended it); {done}/{total} requests "
+                f"answered; {_still(running)} recorded in {self.ledger.path or 'memory'}: rerun to poll again"
+            )
+        return end + EXPIRY_GRACE_S - now
+
+    def _batch(self, entry: LedgerEntry) -> BatchObject:
+        """The provider's batch of ``entry`` (``GET /batches/{id}``), read and checked; a status
+        the Batch API does not define ends the call in one line (the record keeps the last
+        status it had, so a rerun polls again)."""
+        source = f"provider batch {entry.batch_id}"
+        batch = schema.convert(self._get(entry, f"batches/{entry.batch_id}"), BatchObject, source, BatchError)
+        if batch.id != entry.batch_id:
+            raise BatchError(f"{source}, field id: the answer is batch {batch.id}")
+        self._status(batch)
+        return batch
+
+    def _status(self, batch: BatchObject) -> str:
+        def refused(line: str) -> BatchError:
+            where = self.ledger.path or "memory"
+            return BatchError(f"{line}; batch mode cannot follow it (the batch is recorded in {where})")
+
+        return schema.check_status(batch, f"provider batch {batch.id}", refused)
+
+    def _get(self, entry: LedgerEntry, path: str, *, text: bool = False) -> Any:
         """``GET path`` for a recorded batch; a 404 (the provider no longer has the batch or
         its output: deleted, or past its retention) marks the batch lost, so that the rerun
         sends its requests again, and says so in one line."""
         try:
-            return self.client.call("GET", path, f"batch {entry['batch_id']}", text=text)
+            return self.client.call("GET", path, f"batch {entry.batch_id}", text=text)
         except CultureBenchError as exc:  # the client's EndpointError carries the HTTP status
             if getattr(exc, "status", None) != 404:
                 raise
-            self.ledger.update(entry, status="lost")
+            self.ledger.update(entry, status=schema.LOST)
             raise BatchError(
-                f"batch {entry['batch_id']}: the provider has no {path.split('/')[0][:-1]} at "
+                f"batch {entry.batch_id}: the provider has no {path.split('/')[0][:-1]} at "
                 f"{path!r} (HTTP 404); marked lost in {self.ledger.path or 'memory'}: rerun to send "
                 "its requests again"
             ) from None
 
-    def _results(self, entry: dict[str, Any]) -> dict[str, tuple[str | None, str | None]]:
-        """The answers of a finished batch (its output and error files)."""
-        status = entry.get("status")
+    def _results(self, entry: LedgerEntry, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """The answers of a finished batch (its output and error files) to the requests ``ids``
+        it was sent; a request answered in both files is refused like one answered twice."""
         found: dict[str, tuple[str | None, str | None]] = {}
         for key in ("output_file_id", "error_file_id"):
-            file_id = entry.get(key)
+            file_id = getattr(entry, key)
             if file_id:
                 text = self._get(entry, f"files/{file_id}/content", text=True)
-                found.update(read_output(text, f"batch {entry['batch_id']} {key} {file_id}"))
-        if status == "failed" and not found:  # the provider refused the file: nothing ran
+                source = f"batch {entry.batch_id} {key} {file_id}"
+                answers = read_output(text, source, set(ids))
+                twice = [i for i in answers if i in found]
+                if twice:
+                    raise BatchError(
+                        f"{source}: {_ids(twice)} also answered in the output file; the output is refused"
+                    )
+                found.update(answers)
+        if entry.status == "failed" and not found:  # the provider refused the file: nothing ran
             raise BatchError(
-                f"batch {entry['batch_id']} failed: {entry.get('errors') or 'no reason given'} "
+                f"batch {entry.batch_id} failed: {entry.errors or 'no reason given'} "
                 f"(recorded in {self.ledger.path or 'memory'})"
             )
         return found
 
 
-def _entry(batch: Any, sha256: str, requests: int, file_id: str | None) -> dict[str, Any]:
-    if not isinstance(batch, dict) or not batch.get("id"):
-        raise BatchError("the batch endpoint's answer has no batch id")
-    return {
-        "input_sha256": sha256,
-        "batch_id": str(batch["id"]),
-        "input_file_id": file_id or batch.get("input_file_id"),
-        "requests": requests,
-        "created_at": int(batch.get("created_at") or time.time()),
-        **_state(batch),
+def _state(batch: BatchObject) -> dict[str, Any]:
+    """What the ledger keeps of a batch's current state (its status already checked)."""
+    counts = batch.request_counts or schema.RequestCounts()
+    state: dict[str, Any] = {
+        "status": batch.status,
+        "completed": counts.completed,
+        "failed": counts.failed,
+        "output_file_id": batch.output_file_id,
+        "error_file_id": batch.error_file_id,
     }
-
-
-def _state(batch: Any) -> dict[str, Any]:
-    """What the ledger keeps of a batch's current state."""
-    if not isinstance(batch, dict):
-        raise BatchError("the batch endpoint's answer is not a batch object")
-    counts = batch.get("request_counts") or {}
-    state = {
-        "status": str(batch.get("status") or "unknown"),
-        "completed": int(counts.get("completed") or 0),
-        "failed": int(counts.get("failed") or 0),
-        "output_file_id": batch.get("output_file_id"),
-        "error_file_id": batch.get("error_file_id"),
-    }
-    errors = (batch.get("errors") or {}).get("data") if isinstance(batch.get("errors"), dict) else None
-    if errors:
-        state["errors"] = "; ".join(str(e.get("message", e)) for e in errors[:3] if isinstance(e, dict))
+    if batch.expires_at is not None:
+        state["expires_at"] = batch.expires_at
+    reasons = batch.reasons()
+    if reasons:
+        state["errors"] = reasons
     return state
+
+
+def _still(running: Sequence[LedgerEntry]) -> str:
+    """``2 batch(es) still running (batch_1 in_progress, batch_2 validating),``."""
+    shown = ", ".join(f"{e.batch_id} {e.status}" for e in running[:3]) + (", ..." if len(running) > 3 else "")
+    return f"{len(running)} batch(es) still running ({shown}),"
 
 
 def _eta(gained: int, remaining: int, elapsed_s: float) -> str:

@@ -38,6 +38,8 @@ class BackendOption:
     maximum: float | None = None
     variable: bool = False  # the NAME of an environment variable (api_key_env), never a key
     requires: str | None = None  # another option this one only makes sense with (device_map)
+    # a further check of the value: returns normally, or raises ValueError saying what is expected
+    check: Callable[[Any], Any] | None = None
 
     def parse(self, text: Any) -> Any:
         """The typed value of ``text`` (a value already of the right type passes)."""
@@ -86,6 +88,8 @@ class BackendOption:
             checked_variable_name(f"--model-arg {self.name}", value)
         if self.choices and value is not None and value not in self.choices:
             raise ValueError("one of " + ", ".join(self.choices))
+        if self.check is not None and value is not None:
+            self.check(value)
         return value
 
     def accepted(self) -> str:

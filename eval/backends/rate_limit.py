@@ -13,6 +13,9 @@ servers that follow it send ``x-ratelimit-remaining-requests``/``-tokens`` and
   provider has to refuse anything;
 * after a run of answers without a 429 the requests in flight grow by one, back up to the
   configured concurrency (additive increase, multiplicative decrease).
+
+A header value that is no finite number (``nan``, ``inf``, ``1e999``) is ignored, as if the
+answer had not sent it; a wait or reset longer than :data:`MAX_PAUSE_S` is cut to it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import threading
 import time
 from collections.abc import Mapping
 
+from culturebench.checked_numbers import finite_float
 from culturebench.retry_after import retry_after_seconds
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -30,18 +34,18 @@ MAX_PAUSE_S = 60.0  # a longer wait is cut here (the next answer says again)
 
 
 def duration_seconds(value: str | None) -> float | None:
-    """``6m0s`` -> 360.0, ``20ms`` -> 0.02, ``1.5`` -> 1.5; None for anything else."""
+    """``6m0s`` -> 360.0, ``20ms`` -> 0.02, ``1.5`` -> 1.5; None for anything else, NaN and
+    infinity included (a negative number is 0)."""
     if not value:
         return None
     text = value.strip()
-    try:
-        return max(float(text), 0.0)
-    except ValueError:
-        pass
+    seconds = finite_float(text)
+    if seconds is not None:
+        return max(seconds, 0.0)
     parts = _DURATION.findall(text)
     if not parts or "".join(n + u for n, u in parts) != text.replace(" ", ""):
         return None
-    return sum(float(n) * _UNITS[u] for n, u in parts)
+    return finite_float(sum(float(n) * _UNITS[u] for n, u in parts))
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -52,11 +56,7 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def _remaining(headers: Mapping[str, str], what: str) -> float | None:
-    value = _header(headers, f"x-ratelimit-remaining-{what}")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    return finite_float(_header(headers, f"x-ratelimit-remaining-{what}"))
 
 
 class AdaptiveLimit:
@@ -119,7 +119,7 @@ class AdaptiveLimit:
             reset = duration_seconds(_header(headers, "x-ratelimit-reset-requests"))
             if left is not None and reset is not None:  # what may still be sent in this window
                 self.budget = left - max(self.in_flight - 1, 0)
-                self.budget_until = time.monotonic() + reset
+                self.budget_until = time.monotonic() + min(reset, MAX_PAUSE_S)
         exhausted = [
             duration_seconds(_header(headers, f"x-ratelimit-reset-{what}")) or 0.0
             for what in ("requests", "tokens")
