@@ -119,7 +119,7 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Results:
     skipped = shards[0][2].get("skipped_rows", {})
     ordered = [placed[i] for i in range(total)]
     for sample, _ in ordered:  # a shard written before issue 53 flagged its cache's answers
-        sample.pop("cached", None)  # type: ignore[misc]
+        cast(dict[str, Any], sample).pop("cached", None)
     with writer_lock(out), staging_dir(out) as staged:
         write_json(staged / RUN, whole)
         with open(staged / SAMPLES, "w", encoding="utf-8") as handle:
