@@ -54,7 +54,6 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Results:
         SAMPLES,
         check_images,
         check_run_dir,
-        count_cached,
         identity,
         read_samples,
         run_key,
@@ -70,7 +69,7 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Results:
     check_merge_out(out, paths)
     shards = [(path, *_read_shard(path)) for path in paths]
     first_path, first_run = shards[0][0], shards[0][1]
-    # the one-process run.json (its cache hits are counted again over the merged samples)
+    # the one-process run.json (without the cache hits a shard recorded before issue 53)
     whole = cast(RunInfo, {k: v for k, v in first_run.items() if k not in ("shard", "cache")})
     want = identity(first_run)
     by_index: dict[int, Path] = {}
@@ -119,9 +118,8 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Results:
     check_merge_out(out, paths)  # again: unchanged while the shards were read?
     skipped = shards[0][2].get("skipped_rows", {})
     ordered = [placed[i] for i in range(total)]
-    if any("cache" in run for _path, run, _results, _table in shards):
-        whole["cache"] = {}
-    count_cached(whole, [sample for sample, _ in ordered])  # the merged run's hits, not a shard's
+    for sample, _ in ordered:  # a shard written before issue 53 flagged its cache's answers
+        cast(dict[str, Any], sample).pop("cached", None)
     with writer_lock(out), staging_dir(out) as staged:
         write_json(staged / RUN, whole)
         with open(staged / SAMPLES, "w", encoding="utf-8") as handle:

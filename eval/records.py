@@ -67,8 +67,6 @@ class RunInfo(TypedDict, total=False):
     sampling_per_seed: dict[str, dict[str, Any]]
     coverage: dict[str, Any]
     shard: ShardPart
-    # the response cache (eval/response_cache.py): samples it answered, of all
-    cache: dict[str, int]
     # an analysis task: the pinned inputs it read
     inputs: dict[str, Any]
     # eval score: the recorded outputs it scored
@@ -102,7 +100,6 @@ class Sample(TypedDict, total=False):
     invalid_output: str  # the JSON type of an output that was not text
     scored_chars: int  # a very long output was scored on this many characters
     image_sha256: str  # text-to-image runs: the stored PNG's hash (``output`` is its path)
-    cached: bool  # the answer came from the response cache (eval/response_cache.py)
     row_id: str
 
 

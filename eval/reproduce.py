@@ -343,10 +343,12 @@ def run_cells(
     on_cell: Callable[[Cell], Callable[[int, int], None] | None] | None = None,
     first: bool = False,
     response_cache: bool = True,
+    on_cache: Callable[[Any], None] | None = None,
 ) -> list[Path]:
     """Run (or resume) each cell into ``out/<cell>`` with the cell's sampling settings (each
     run's coverage records them, where they come from and which are assumed); returns the cell
-    folders. The backend loads once and serves every cell."""
+    folders. The backend loads once and serves every cell. ``on_cache``: told each cell's
+    :class:`~culturebench.eval.response_cache.CacheCount` (when the cache is on)."""
     from culturebench.eval.runner import run_eval
 
     folders = {c.name: out / c.name for c in grid.cells}
@@ -374,6 +376,7 @@ def run_cells(
                 first=first,
                 sampling_source=cell.sampling_source(grid.path.name),
                 response_cache=response_cache,
+                on_cache=on_cache,
             )
             done.append(folders[cell.name])
     finally:

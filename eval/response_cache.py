@@ -15,6 +15,12 @@ timeout: several processes, e.g. the shards of one reproduction, write to it at 
 location is ``$CULTUREBENCH_RESPONSE_CACHE`` (``off`` disables it), else under
 :func:`culturebench.cache_dirs.cache_root`. Only text answers are cached: an answer that is
 not text is the model's failure, asked again next time.
+
+The cache is invisible in a run's files: ``samples.jsonl`` and ``results.json`` are the same
+bytes whether an answer came from the model or from here (a warm rerun, a merge of warm shards
+and a cold run agree byte for byte); how many answers it gave is told on the terminal only.
+A file at the cache's path that is not this cache (another SQLite database, any other file,
+a path under a file) is refused with one line naming it; it is never written into.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from culturebench.errors import CultureBenchError
 from culturebench.hashing import sha256_bytes, sha256_text
 
 ENV = "CULTUREBENCH_RESPONSE_CACHE"
@@ -35,6 +42,9 @@ FILE = "responses.sqlite"
 FORMAT = 1  # part of every key: a change of what a key covers starts a new cache
 # what a backend's describe() records that does not change its answers
 NOT_IDENTITY = ("versions", "runtime", "sampling")  # (the sampling is keyed separately, per seed)
+# the one table a cache holds, and its columns in order
+TABLE = "responses"
+COLUMNS = ("key", "model", "output", "created", "used")
 
 
 def default_path() -> Path | None:
@@ -90,6 +100,49 @@ class CacheStats:
     newest: float | None
 
 
+@dataclass
+class CacheCount:
+    """What the cache did for one run: of the answers generated now, how many it gave
+    (``hits``) and how many were asked of the model (``sent``). Told on the terminal, never
+    written into the run's files."""
+
+    hits: int = 0
+    sent: int = 0
+
+    def add(self, hits: int, answers: int) -> None:
+        self.hits += hits
+        self.sent += answers - hits
+
+    def line(self) -> str:
+        """``response cache: 120 of 120 answers reused, 0 asked of the model``."""
+        return (
+            f"response cache: {self.hits:,} of {self.hits + self.sent:,} answers reused, "
+            f"{self.sent:,} asked of the model"
+        )
+
+
+class CacheError(CultureBenchError):
+    """The response cache's path holds something else, or its database fails."""
+
+
+def _refused(path: Path, why: str) -> CacheError:
+    return CacheError(
+        f"response cache {path}: {why}; point ${ENV} at another folder, or set {ENV}=off to run without it"
+    )
+
+
+def check_location(path: Path) -> None:
+    """Refuse a cache path that cannot hold the cache: one under a file (a parent that is
+    not a folder), or a folder where the database file goes."""
+    for parent in path.parents:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise _refused(path, f"{parent} is a file, not a folder")
+            break
+    if path.is_dir():
+        raise _refused(path, "is a folder, not the cache's database file")
+
+
 class ResponseCache:
     """The cache at ``path`` (its folder is created on first use)."""
 
@@ -99,17 +152,27 @@ class ResponseCache:
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
-            from culturebench.errors import CultureBenchError
-
+            check_location(self.path)
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 db = _setup(self.path)
+            except sqlite3.DatabaseError as exc:
+                if "not a database" in str(exc):
+                    raise _refused(self.path, "is not an SQLite database (not this cache)") from None
+                raise _refused(self.path, f"cannot be opened ({exc})") from None
             except (OSError, sqlite3.Error) as exc:
-                raise CultureBenchError(
-                    f"response cache {self.path}: cannot be opened ({exc}); set {ENV}=off to run without it"
-                ) from None
+                raise _refused(self.path, f"cannot be opened ({exc})") from None
             self._db = db
         return self._db
+
+    def check(self) -> None:
+        """Open the cache now (a run does so before it writes anything): a path that cannot
+        hold it, or a file that is not this cache, raises :class:`CacheError` naming it."""
+        self._connect()
+
+    def _failed(self, exc: BaseException) -> CacheError:
+        """A database error while reading or writing the cache, as one line naming it."""
+        return _refused(self.path, f"cannot be used ({type(exc).__name__}: {exc})")
 
     def get_many(self, keys: Sequence[str]) -> dict[str, str]:
         """The cached answers of ``keys`` that have one (their last use is updated)."""
@@ -118,14 +181,19 @@ class ResponseCache:
         db = self._connect()
         found: dict[str, str] = {}
         unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for key, output in db.execute(f"SELECT key, output FROM responses WHERE key IN ({marks})", part):
-                found[key] = output
-        if found:
-            now = time.time()
-            db.executemany("UPDATE responses SET used = ? WHERE key = ?", [(now, k) for k in found])
+        try:
+            for start in range(0, len(unique), 500):
+                part = unique[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for key, output in db.execute(
+                    f"SELECT key, output FROM responses WHERE key IN ({marks})", part
+                ):
+                    found[key] = output
+            if found:
+                now = time.time()
+                db.executemany("UPDATE responses SET used = ? WHERE key = ?", [(now, k) for k in found])
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from None
         return found
 
     def put_many(self, entries: Sequence[tuple[str, str, str]]) -> None:
@@ -135,24 +203,32 @@ class ResponseCache:
             return
         now = time.time()
         db = self._connect()
-        db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(
-                "INSERT OR IGNORE INTO responses (key, model, output, created, used) VALUES (?, ?, ?, ?, ?)",
-                [(key, model, output, now, now) for key, model, output in entries],
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    "INSERT OR IGNORE INTO responses (key, model, output, created, used) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [(key, model, output, now, now) for key, model, output in entries],
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from None
 
     def stats(self) -> CacheStats:
+        check_location(self.path)
         if not self.path.is_file():
             return CacheStats(self.path, 0, 0, 0, None, None)
         db = self._connect()
-        entries, models, oldest, newest = db.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT model), MIN(used), MAX(used) FROM responses"
-        ).fetchone()
+        try:
+            entries, models, oldest, newest = db.execute(
+                "SELECT COUNT(*), COUNT(DISTINCT model), MIN(used), MAX(used) FROM responses"
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from None
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return CacheStats(self.path, int(entries), size, int(models), oldest, newest)
 
@@ -160,30 +236,10 @@ class ResponseCache:
         """Drop entries unused for ``older_than_s`` seconds, then the least recently used until
         the file holds at most ``max_bytes``; returns how many were dropped."""
         db = self._connect()
-        dropped = 0
-        if older_than_s is not None:
-            cursor = db.execute("DELETE FROM responses WHERE used < ?", (time.time() - older_than_s,))
-            dropped += cursor.rowcount
-        if max_bytes is not None:
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            while True:
-                (pages,) = db.execute("PRAGMA page_count").fetchone()
-                (page_size,) = db.execute("PRAGMA page_size").fetchone()
-                (free,) = db.execute("PRAGMA freelist_count").fetchone()
-                if (pages - free) * page_size <= max_bytes:
-                    break
-                (count,) = db.execute("SELECT COUNT(*) FROM responses").fetchone()
-                if not count:
-                    break
-                batch = max(1, count // 10)
-                cursor = db.execute(
-                    "DELETE FROM responses WHERE key IN (SELECT key FROM responses ORDER BY used LIMIT ?)",
-                    (batch,),
-                )
-                dropped += cursor.rowcount
-        db.execute("VACUUM")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the space comes back from the log too
-        return dropped
+        try:
+            return _prune(db, max_bytes, older_than_s)
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from None
 
     def close(self) -> None:
         if self._db is not None:
@@ -191,15 +247,69 @@ class ResponseCache:
             self._db = None
 
 
+def _prune(db: sqlite3.Connection, max_bytes: int | None, older_than_s: float | None) -> int:
+    """:meth:`ResponseCache.prune` on an open database."""
+    dropped = 0
+    if older_than_s is not None:
+        cursor = db.execute("DELETE FROM responses WHERE used < ?", (time.time() - older_than_s,))
+        dropped += cursor.rowcount
+    if max_bytes is not None:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        while True:
+            (pages,) = db.execute("PRAGMA page_count").fetchone()
+            (page_size,) = db.execute("PRAGMA page_size").fetchone()
+            (free,) = db.execute("PRAGMA freelist_count").fetchone()
+            if (pages - free) * page_size <= max_bytes:
+                break
+            (count,) = db.execute("SELECT COUNT(*) FROM responses").fetchone()
+            if not count:
+                break
+            batch = max(1, count // 10)
+            cursor = db.execute(
+                "DELETE FROM responses WHERE key IN (SELECT key FROM responses ORDER BY used LIMIT ?)",
+                (batch,),
+            )
+            dropped += cursor.rowcount
+    db.execute("VACUUM")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the space comes back from the log too
+    return dropped
+
+
+def _check_schema(db: sqlite3.Connection, path: Path) -> None:
+    """An existing database must be this cache: the one table ``responses`` with its columns
+    (a new, empty database is made one). Checked before anything is written, so another
+    program's database is never changed (not even switched to WAL)."""
+    tables = [
+        name
+        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not name.startswith("sqlite_")
+    ]
+    if not tables:
+        return
+    if tables != [TABLE]:
+        raise _refused(
+            path, f"is another SQLite database (tables: {', '.join(sorted(tables))}), not this cache"
+        )
+    columns = tuple(row[1] for row in db.execute(f"PRAGMA table_info({TABLE})"))
+    if columns != COLUMNS:
+        raise _refused(
+            path,
+            f"its table {TABLE!r} has the columns {', '.join(columns)}, "
+            f"not this cache's {', '.join(COLUMNS)}",
+        )
+
+
 def _setup(path: Path, wait_s: float = 60.0) -> sqlite3.Connection:
-    """Open (and on first use create) the database in WAL mode. Two processes that open a new
-    cache at once race for the switch to WAL, which SQLite answers "locked" without waiting
-    for the busy timeout: the loser waits and tries again, up to ``wait_s``."""
+    """Open (and on first use create) the database in WAL mode, after checking that an existing
+    one is this cache (:func:`_check_schema`). Two processes that open a new cache at once race
+    for the switch to WAL, which SQLite answers "locked" without waiting for the busy timeout:
+    the loser waits and tries again, up to ``wait_s``."""
     deadline = time.monotonic() + wait_s
     delay = 0.01
     while True:
         db = sqlite3.connect(path, timeout=wait_s, isolation_level=None)
         try:
+            _check_schema(db, path)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(
@@ -213,6 +323,9 @@ def _setup(path: Path, wait_s: float = 60.0) -> sqlite3.Connection:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
+        except BaseException:
+            db.close()
+            raise
 
 
 def open_cache(enabled: bool = True) -> ResponseCache | None:

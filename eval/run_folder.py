@@ -219,8 +219,8 @@ def identity(run_info: Mapping[str, Any]) -> dict[str, Any]:
     :mod:`culturebench.eval.coverage`), without library versions and without the
     task options that only locate an input whose content another option pins by sha256 (so a
     copied or moved pipeline folder still resumes)."""
-    # a part of a run is the run; the coverage and the response cache's hits describe the run,
-    # they do not determine it
+    # a part of a run is the run; the coverage describes the run, it does not determine it (nor
+    # did the response cache's hits, which run.json recorded before issue 53: such a run resumes)
     info = {k: v for k, v in run_info.items() if k not in ("shard", "coverage", "cache")}
     if isinstance(info.get("model"), dict):
         info["model"] = {k: v for k, v in info["model"].items() if k not in SPEED_ONLY}
@@ -310,14 +310,6 @@ def task_identity(ref: DatasetRef, task_name: str, task: Any) -> RunInfo:
     if task.location_options:
         out["location_options"] = list(task.location_options)
     return out
-
-
-def count_cached(run_info: RunInfo, samples: Sequence[Sample]) -> None:
-    """Record in ``run_info`` how many samples the response cache answered (``cache.hits``), when
-    the run used the cache (it has a ``cache`` record) or any sample came from it."""
-    hits = sum(bool(s.get("cached")) for s in samples)
-    if hits or "cache" in run_info:
-        run_info["cache"] = {"hits": hits, "samples": len(samples)}
 
 
 def output_counts(samples: Sequence[Sample]) -> OutputCounts:

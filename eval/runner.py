@@ -26,7 +26,13 @@ from culturebench.eval.coverage import coverage_of, finished, run_coverage
 from culturebench.eval.dataset_ref import DatasetRef, RowChoice, load_run_rows, resolve_dataset, source_ref
 from culturebench.eval.records import Results, RunInfo, Sample
 from culturebench.eval.request_order import in_engine_order
-from culturebench.eval.response_cache import ResponseCache, model_identity, open_cache, request_key
+from culturebench.eval.response_cache import (
+    CacheCount,
+    ResponseCache,
+    model_identity,
+    open_cache,
+    request_key,
+)
 from culturebench.eval.run_folder import (
     RESULTS,
     RUN,
@@ -35,7 +41,6 @@ from culturebench.eval.run_folder import (
     check_images,
     check_run,
     check_run_dir,
-    count_cached,
     describe_shard,
     git_sha,
     holds_work,
@@ -77,6 +82,7 @@ def run_eval(
     first: bool = False,
     sampling_source: Mapping[str, Any] | None = None,
     response_cache: bool = True,
+    on_cache: Callable[[CacheCount], None] | None = None,
 ) -> Results:
     """Run (or resume) one evaluation and return its results (also on disk).
     ``limit``: N rows spread over the task's reporting groups (:meth:`Task.group_field`,
@@ -92,8 +98,10 @@ def run_eval(
     per (request, seed) under ``images/``; an :class:`AnalysisTask` takes no backend.
     ``response_cache``: answer text requests from the response cache shared across runs where
     it holds them, and keep new answers there (:mod:`culturebench.eval.response_cache`; off
-    with False or ``$CULTUREBENCH_RESPONSE_CACHE=off``); hits are flagged ``cached`` in their
-    samples and counted in ``run.json``."""
+    with False or ``$CULTUREBENCH_RESPONSE_CACHE=off``). The cache leaves no trace in the run's
+    files (a warm run writes the bytes a cold one does); ``on_cache`` is told how many of the
+    answers generated now it gave and how many were asked of the model (the terminal shows
+    it)."""
     from culturebench.errors import UsageError
 
     task = get_task(dataset, task_name, **(task_options or {}))
@@ -141,7 +149,14 @@ def run_eval(
             run_info["shard"] = shard.to_dict()
         cacheable = backend is not None and backend.CACHEABLE and task.output_kind == "text"
         cache = open_cache(response_cache and cacheable)
-        samples = _generate(task, backend, out, run_info, requests, seeds, batch_size, progress, shard, cache)
+        if cache is not None:
+            cache.check()  # a cache path that cannot hold it fails before anything is written
+        count = CacheCount()
+        samples = _generate(
+            task, backend, out, run_info, requests, seeds, batch_size, progress, shard, cache, count
+        )
+        if cache is not None and on_cache is not None:
+            on_cache(count)
         return finish_run(task, out, run_info, samples, skipped)
 
 
@@ -240,6 +255,7 @@ def _generate(
     progress: Callable[[int, int], None] | None,
     shard: Shard | None = None,
     cache: ResponseCache | None = None,
+    count: CacheCount | None = None,
 ) -> list[Sample]:
     """Start or resume the run in ``out`` (refusing another run's folder), generate what is
     missing and return every sample in request order (seed by seed); with ``shard``, only
@@ -277,17 +293,14 @@ def _generate(
         progress(len(jobs) - len(pending), len(jobs))
     cached = (cache, model_identity(run_info.get("model") or {})) if cache is not None else None
     backend.bind_run_folder(out)
-    _generate_pending(task, backend, out, pending, key, batch_size, progress, total=len(jobs), cache=cached)
+    _generate_pending(
+        task, backend, out, pending, key, batch_size, progress, total=len(jobs), cache=cached, count=count
+    )
     order = {job_id(r.request.id, s): i for i, (r, s) in enumerate(jobs)}
     samples = sorted(
         read_samples(samples_path, run_key=key, expected_ids=ids),
         key=lambda s: order.get(s["id"], len(order)),
     )
-    if cache is not None:
-        run_info["cache"] = {}
-    if "cache" in run_info or any(s.get("cached") for s in samples):
-        count_cached(run_info, samples)
-        write_json(out / RUN, run_info)  # the hits are not the run's identity: a resume still matches
     return samples
 
 
@@ -302,6 +315,7 @@ def _generate_pending(
     *,
     total: int,
     cache: tuple[ResponseCache, dict[str, Any]] | None = None,
+    count: CacheCount | None = None,
 ) -> None:
     """Generate the ``pending`` (request, seed) jobs seed by seed, in chunks of the size the
     backend takes at once (:meth:`Backend.chunk_size`: thousands for vLLM, which schedules its
@@ -309,7 +323,8 @@ def _generate_pending(
     which batches them by length), appending each scored sample to ``samples.jsonl`` (fsync per
     chunk, so a killed run loses at most one chunk and resumes); ``progress(done, total)``
     after each chunk. With a ``cache`` (the cache and the model's identity), the requests it
-    answers are not sent (their samples say ``cached``) and new text answers are stored. The
+    answers are not sent and new text answers are stored; their samples are the bytes the
+    model's answer makes, and only ``count`` tells the two apart. The
     backend's sampling is restored afterwards. A full disk names ``samples.jsonl`` and keeps
     what was written."""
     from culturebench.atomic import no_room_named
@@ -328,7 +343,6 @@ def _generate_pending(
                     chunk = progress_chunk(chunk, batch_size, len(todo))
                 for start in range(0, len(todo), chunk):
                     batch = todo[start : start + chunk]
-                    hits = [False] * len(batch)
                     if task.output_kind == "image":
                         pngs = backend.generate_images([r.request for r in batch])
                         outputs = [
@@ -337,9 +351,11 @@ def _generate_pending(
                         ]
                     elif cache is not None:
                         outputs, hits = _generate_cached(backend, *cache, [r.request for r in batch])
+                        if count is not None:
+                            count.add(hits, len(batch))
                     else:
                         outputs = in_engine_order(backend.generate, [r.request for r in batch])
-                    for index, (item, output) in enumerate(zip(batch, outputs, strict=True)):
+                    for item, output in zip(batch, outputs, strict=True):
                         text = output[0] if isinstance(output, tuple) else output
                         sample: Sample = {
                             **task.scored_sample(item, text),
@@ -348,8 +364,6 @@ def _generate_pending(
                         }
                         if isinstance(output, tuple):
                             sample["image_sha256"] = output[1]
-                        if hits[index]:
-                            sample["cached"] = True
                         if seed is not None:
                             sample["seed"] = seed
                         handle.write(json_text(sample, sort_keys=True))
@@ -364,9 +378,9 @@ def _generate_pending(
 
 def _generate_cached(
     backend: Any, cache: ResponseCache, model: dict[str, Any], requests: Sequence[Any]
-) -> tuple[list[Any], list[bool]]:
+) -> tuple[list[Any], int]:
     """The answers to ``requests``: the cache's where it has them, the backend's for the rest
-    (one call, in order), which are then stored. Returns the answers and which were hits.
+    (one call, in order), which are then stored. Returns the answers and how many were hits.
     ``model``: the backend's identity as the run recorded it (``run.json``'s ``model``, read
     once per run: describing a local model hashes its weights)."""
     sampling = backend.sampling.to_dict()
@@ -383,8 +397,7 @@ def _generate_cached(
         if key is not None and isinstance(output, str):
             fresh.append((key, label, output))
     cache.put_many(fresh)
-    missed = set(misses)
-    return answers, [i not in missed for i in range(len(requests))]
+    return answers, len(requests) - len(misses)
 
 
 def progress_chunk(chunk: int, batch_size: int, todo: int) -> int:

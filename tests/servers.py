@@ -766,7 +766,9 @@ def fake_hub() -> Iterator[FakeHub]:
 class _CountingProxy(BaseHTTPRequestHandler):
     """Forwards every request, bytes unchanged, to the real server behind it, and counts the
     completions asked and their answers' statuses (not a fake: the answers are the upstream
-    server's)."""
+    server's). While ``hold`` is set it forwards the first ``let_through`` requests, then reads
+    each request and never answers (a stalled endpoint at the same URL), counting them in
+    ``held``, until ``hold`` is cleared."""
 
     def log_message(self, format, *args) -> None:
         pass
@@ -774,6 +776,19 @@ class _CountingProxy(BaseHTTPRequestHandler):
     def _forward(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if self.command == "POST" else None
+        server = self.server
+        if server.hold.is_set():  # type: ignore[attr-defined]
+            with server.lock:  # type: ignore[attr-defined]
+                passing = server.let_through > 0  # type: ignore[attr-defined]
+                if passing:
+                    server.let_through -= 1  # type: ignore[attr-defined]
+                else:
+                    server.held += 1  # type: ignore[attr-defined]
+            while not passing and server.hold.is_set():  # type: ignore[attr-defined]
+                time.sleep(0.05)
+            if not passing:
+                self.close_connection = True  # the client that asked has long gone: no answer
+                return
         completion = self.path.endswith("/completions")
         request = urllib.request.Request(
             self.server.upstream + self.path,  # type: ignore[attr-defined]
@@ -806,7 +821,8 @@ class _CountingProxy(BaseHTTPRequestHandler):
 def counting_proxy(upstream: str) -> Iterator[tuple[str, _Server]]:
     """A proxy on a free loopback port in front of ``upstream`` (``http://127.0.0.1:P/v1``):
     yields its base URL (same path) and the server, whose ``completions`` counts the
-    completion requests that went through and ``statuses`` lists the upstream's answers."""
+    completion requests that went through and ``statuses`` lists the upstream's answers;
+    ``hold.set()`` makes it a server that accepts and never answers until ``hold.clear()``."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(upstream)
@@ -817,8 +833,14 @@ def counting_proxy(upstream: str) -> Iterator[tuple[str, _Server]]:
         statuses=[],
         bodies=[],
         lock=threading.Lock(),
+        hold=threading.Event(),
+        held=0,
+        let_through=0,
     ) as server:
-        yield f"http://127.0.0.1:{server.server_address[1]}{parts.path}", server
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}{parts.path}", server
+        finally:
+            server.hold.clear()  # type: ignore[attr-defined]  (held requests end, the server stops)
 
 
 # ---------------------------------------------------------------- rate_limited_chat

@@ -248,3 +248,66 @@ def test_contact_sheet_is_written_or_says_why(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert sheet.is_file() and "no image records" in sheet.read_text(encoding="utf-8")
     assert "contact sheet:" in result.output and "no image records" in result.output
+
+
+# ------------------------------------------------- 4. a stoppable eval run (issue 53, item 5)
+@pytest.mark.parametrize(
+    ("command", "signum"),
+    [
+        ("run", signal.SIGTERM),
+        pytest.param("reproduce", signal.SIGINT, marks=pytest.mark.slow),  # the cell's 200 new tokens
+    ],
+    ids=["eval-run-SIGTERM", "eval-reproduce-Ctrl-C"],
+)
+def test_eval_stops_within_seconds_while_every_request_hangs_and_resumes(
+    command: str, signum: signal.Signals, served: str, tiny_model: Path, servers, tmp_path: Path
+) -> None:
+    """Every request of an `eval run` / `eval reproduce` hangs (an endpoint that accepts and
+    never answers, `--model-arg timeout=600`): SIGTERM or Ctrl-C ends the process within
+    seconds (it went on printing `0/8 (0%)` every 30 s), with one line, the signal's exit code
+    and no traceback, keeping the chunk answered before; the same command, once the endpoint
+    answers, resumes the folder and asks only what is missing."""
+    release = get_builder("borsch").build(source=str(SAMPLE), out_root=tmp_path / "dist").folder
+    out = tmp_path / "out"
+    what = ["run", "borsch", "--task", "origin-qa", "--lang", "ru"]
+    if command == "reproduce":
+        what = ["reproduce", "borsch", "--only", "origin-qa-ru"]
+    with servers.counting_proxy(served) as (url, proxy):
+        args = [*CLI, "eval", *what, "--backend", "openai", "--model", str(tiny_model), "--base-url", url]
+        args += ["--model-arg", "timeout=600", "--local", str(release), "--limit", "2", "--out", str(out)]
+        args += ["--max-new-tokens", "8"] if command == "run" else []
+        proxy.let_through = 8  # the first chunk (a tenth of 10, at least a batch of 8) is answered,
+        proxy.hold.set()  # then every request is read and never answered
+        proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env()
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not proxy.held and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            assert proxy.held, f"no request reached the endpoint: {proc.communicate()}"
+            time.sleep(0.3)  # the request threads are now blocked reading
+            proc.send_signal(signum)
+            try:
+                _stdout, stderr = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"{signum.name} did not stop `eval {command}` within 10 s")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 128 + signum, stderr
+        assert f"eval {command} stopped ({signum.name})" in stderr and "Traceback" not in stderr, stderr
+        assert "rerun the same command to resume" in stderr, stderr
+        folder = out if command == "run" else out / "origin-qa-ru"
+        kept = (folder / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+        assert proxy.completions == len(kept) == 8  # the answered chunk is on disk
+        proxy.hold.clear()
+        resumed = subprocess.run(
+            args, capture_output=True, text=True, env=cli_env(), check=False, timeout=600
+        )
+        assert resumed.returncode == 0, resumed.stderr
+    samples = (folder / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    assert samples[:8] == kept  # resumed: the kept samples stay, only the missing are asked
+    assert len(samples) == proxy.completions == 10  # 2 dishes x 5 prompts, each answered once
+    assert (folder / "results.json").is_file()

@@ -2,11 +2,16 @@
 is safe under two writing processes, bounding its size, and, end to end against a real
 OpenAI-compatible server (`transformers serve` with the tiny model, behind a proxy of ours
 that counts the completions it forwards), that a second reproduction into a new folder sends
-no request and writes the same samples apart from their ``cached`` flag."""
+no request and writes the same samples. The cache leaves no trace in a run's files: a cold
+run, a warm run and a merge of warm shards are the same bytes. A cache path that cannot be this
+cache (under a file, another database, not a database) and an absurd ``--max-size`` are one
+line, exit 2."""
 
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -116,6 +121,7 @@ def test_a_second_reproduction_into_a_new_folder_sends_nothing(
             ]
             done = CliRunner().invoke(app, args)
             assert done.exit_code == 0, done.output
+            return done.output
 
         reproduce("first")
         sent = proxy.completions
@@ -125,8 +131,9 @@ def test_a_second_reproduction_into_a_new_folder_sends_nothing(
             *("--only", "origin-qa,origin-qa-ru", "--price", "1,1", "--out", str(tmp_path / "plan")),
         ])  # fmt: skip
         assert planned.exit_code == 0, planned.output
-        reproduce("second")
+        told = reproduce("second")
         assert proxy.completions == sent  # not one request the second time
+        assert re.search(r"response cache: ([\d,]+) of \1 answers reused, 0 asked of the model", told), told
     plan = json.loads((tmp_path / "plan" / "plan.json").read_text(encoding="utf-8"))
     # the plan knew: every generation is held by the cache, so the cached cost is nothing
     assert all(c["cache_hits_expected"] == c["generations"] > 0 for c in plan["cells"]), plan["cells"]
@@ -137,14 +144,13 @@ def test_a_second_reproduction_into_a_new_folder_sends_nothing(
     first = [s for cell in cells for s in _samples(tmp_path / "first" / cell)]
     second = [s for cell in cells for s in _samples(tmp_path / "second" / cell)]
     answered = sum(status == 200 for status in proxy.statuses)  # (the backend retries a failed request)
-    assert answered == len(first) - sum(bool(s.get("cached")) for s in first) > 0, proxy.statuses
-    assert all(s.get("cached") for s in second)
-    assert [{k: v for k, v in s.items() if k != "cached"} for s in second] == [
-        {k: v for k, v in s.items() if k != "cached"} for s in first
-    ]
-    run = json.loads((tmp_path / "second" / "origin-qa-ru" / "run.json").read_text(encoding="utf-8"))
-    count = len(_samples(tmp_path / "second" / "origin-qa-ru"))
-    assert run["cache"] == {"hits": count, "samples": count}
+    # the parallel cell repeats the ru and uk dishes: the first reproduction asked each once
+    assert 0 < answered < len(first), proxy.statuses
+    assert second == first  # the same samples, whether the model or the cache answered
+    for cell in cells:
+        for name in ("samples.jsonl", "results.json", "run.json"):
+            a, b = tmp_path / "first" / cell / name, tmp_path / "second" / cell / name
+            assert a.read_bytes() == b.read_bytes(), (cell, name)
 
 
 def test_no_cache_sends_every_request(
@@ -161,5 +167,113 @@ def test_no_cache_sends_every_request(
             done = CliRunner().invoke(app, args)
             assert done.exit_code == 0, done.output
     samples = _samples(tmp_path / "b")
-    assert proxy.completions == 2 * len(samples) and not any(s.get("cached") for s in samples)
-    assert "cache" not in json.loads((tmp_path / "b" / "run.json").read_text(encoding="utf-8"))
+    assert proxy.completions == 2 * len(samples)
+
+
+FILES = ("samples.jsonl", "results.json", "run.json", "report.md")
+
+
+def test_the_cache_leaves_no_trace_in_a_run(
+    tiny_model: Path, borsch_release, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold run, the same run warm (every answer from the cache) and three warm shards
+    merged: the same bytes (a warm merge used to carry ``"cached": true`` in every sample and
+    ``hits`` in results.json where the cold run had none). Only the terminal tells them apart."""
+    monkeypatch.setenv("CULTUREBENCH_RESPONSE_CACHE", str(tmp_path / "cache"))
+    cli = CliRunner()
+    base = ["eval", "run", "borsch", "--task", "origin-qa", "--model", str(tiny_model)]
+    base += ["--max-new-tokens", "6", "--local", str(borsch_release.folder), "--limit", "3", "--lang", "ru"]
+
+    def run(name: str, *extra: str) -> str:
+        done = cli.invoke(app, [*base, *extra, "--out", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        return " ".join(done.output.split())
+
+    told = {name: run(name) for name in ("cold", "warm")}
+    told.update({f"part{k}": run(f"part{k}", "--shard", f"{k}/3") for k in (1, 2, 3)})
+    parts = [str(tmp_path / f"part{k}") for k in (1, 2, 3)]
+    merged = cli.invoke(app, ["eval", "merge", *parts, "--out", str(tmp_path / "merged")])
+    assert merged.exit_code == 0, merged.output
+    for name in FILES:
+        cold = (tmp_path / "cold" / name).read_bytes()
+        assert (tmp_path / "warm" / name).read_bytes() == cold, name
+        assert (tmp_path / "merged" / name).read_bytes() == cold, name
+    # what the cache did is told on the terminal only
+    count = len(_samples(tmp_path / "cold"))
+    assert f"response cache: 0 of {count} answers reused, {count} asked of the model" in told["cold"]
+    assert f"response cache: {count} of {count} answers reused, 0 asked of the model" in told["warm"]
+    reused = [
+        re.search(r"response cache: (\d+) of \1 answers reused, 0 asked", told[f"part{k}"]) for k in (1, 2, 3)
+    ]
+    assert sum(int(m.group(1)) for m in reused if m) == count, told
+
+
+def _foreign_database(path: Path, table: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.execute(f"CREATE TABLE {table} (x TEXT)")
+    db.execute(f"INSERT INTO {table} VALUES ('theirs')")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("other tables", "is another SQLite database (tables: notes), not this cache"),
+        ("other columns", "its table 'responses' has the columns x, not this cache's key, model"),
+        ("not a database", "is not an SQLite database"),
+        ("under a file", "is a file, not a folder"),
+    ],
+)
+def test_a_cache_path_that_is_not_this_cache_is_one_line(
+    kind: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model: Path
+) -> None:
+    """Another program's SQLite file, a file that is not a database, a path under a regular
+    file: `cache info`, `cache prune` and `eval run` say so in one line naming the path, exit 2,
+    and leave the file as it was (the foreign database is not switched to WAL nor given a
+    table); the run writes nothing."""
+    folder = tmp_path / "cache"
+    path = folder / "responses.sqlite"
+    if kind == "other tables":
+        _foreign_database(path, "notes")
+    elif kind == "other columns":
+        _foreign_database(path, "responses")
+    elif kind == "not a database":
+        folder.mkdir()
+        path.write_text("a note, not a database\n", encoding="utf-8")
+    else:
+        (tmp_path / "afile").write_text("x", encoding="utf-8")
+        folder = tmp_path / "afile" / "cache"
+        path = folder / "responses.sqlite"
+    before = path.read_bytes() if path.is_file() else None
+    monkeypatch.setenv("CULTUREBENCH_RESPONSE_CACHE", str(folder))
+    release = tmp_path / "dist"
+    from culturebench.builders import get_builder
+
+    sample = Path(__file__).resolve().parent.parent / "datasets" / "borsch" / "sample"
+    built = get_builder("borsch").build(source=str(sample), out_root=release).folder
+    run = ["eval", "run", "borsch", "--task", "origin-qa", "--model", str(tiny_model), "--local", str(built)]
+    run += ["--limit", "1", "--lang", "ru", "--max-new-tokens", "2", "--out", str(tmp_path / "run")]
+    for args in (["cache", "info"], ["cache", "prune", "--max-size", "1GB"], run):
+        done = CliRunner().invoke(app, args, terminal_width=400)
+        lines = [line for line in done.output.splitlines() if line.startswith("error:")]
+        assert done.exit_code == 2, (args, done.output)
+        assert len(lines) == 1 and f"response cache {path}: " in lines[0] and said in lines[0], done.output
+        assert "unexpected" not in done.output and "Traceback" not in done.output
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+    if before is not None:
+        assert path.read_bytes() == before
+        assert sorted(p.name for p in folder.iterdir()) == ["responses.sqlite"]  # no -wal, no -shm
+
+
+@pytest.mark.parametrize("size", ["1e400GB", "inf", "nan", "2PB", "1e999"])
+def test_max_size_must_be_a_finite_sensible_size(
+    size: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CULTUREBENCH_RESPONSE_CACHE", str(tmp_path / "cache"))
+    done = CliRunner().invoke(app, ["cache", "prune", "--max-size", size])
+    assert done.exit_code == 2 and f"--max-size {size!r}: " in done.output, done.output
+    assert "unexpected" not in done.output and len(done.output.strip().splitlines()) == 1, done.output
+    done = CliRunner().invoke(app, ["cache", "prune", "--older-than-days", "inf"])
+    assert done.exit_code == 2 and "--older-than-days" in done.output, done.output

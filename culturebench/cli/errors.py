@@ -3,6 +3,8 @@ validation, a refused release or a system error becomes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -55,6 +57,27 @@ def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
             raise typer.Exit(EXIT_REFUSED) from exc
         err_console.print(f"[red]error:[/] {escape(redact(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+
+
+@contextmanager
+def on_stop(what: str, left: str) -> Iterator[None]:
+    """Ctrl-C, or SIGTERM (``main()`` turns it into ``SystemExit(143)``), inside the block: one
+    line, ``<what> stopped (SIGTERM): <left>``, and the exit code 128 + the signal (130, 143).
+    Anything else passes through unchanged."""
+    import signal
+
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit) as exc:
+        code = 128 + signal.SIGINT if isinstance(exc, KeyboardInterrupt) else exc.code
+        if not isinstance(code, int) or code <= 128:
+            raise
+        try:
+            why = signal.Signals(code - 128).name
+        except ValueError:
+            why = f"signal {code - 128}"
+        err_console.print(f"[yellow]{escape(what)} stopped ({why}):[/] {escape(left)}", soft_wrap=True)
+        raise SystemExit(code) from None
 
 
 FileOverwriteOption = Annotated[

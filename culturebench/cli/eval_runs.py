@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -12,6 +12,7 @@ from rich.markup import escape
 from culturebench.cli.commands import CommandSet
 from culturebench.cli.errors import (
     EXIT_BAD_INPUT,
+    on_stop,
     or_exit,
 )
 from culturebench.cli.options import (
@@ -31,6 +32,9 @@ from culturebench.cli.output import (
 from culturebench.cli.parsing import names_list, parse_seeds, parse_shard, parse_task_options
 from culturebench.cli.plan_output import print_plan_money, print_plan_table
 from culturebench.cli.progress import progress_bar
+
+if TYPE_CHECKING:
+    from culturebench.eval.response_cache import CacheCount
 
 commands = CommandSet()
 
@@ -120,7 +124,8 @@ def eval_run_cmd(
         raise typer.Exit(EXIT_BAD_INPUT)
     else:
         backend = engine.make()
-    with progress_bar() as bar:
+    counted: list[CacheCount] = []
+    with on_stop("eval run", resumable(out)), progress_bar() as bar:
         job = bar.add_task(f"{dataset}/{task}", total=None)
         results = or_exit(
             lambda: run_eval(
@@ -138,8 +143,10 @@ def eval_run_cmd(
                 shard=part,
                 first=first,
                 response_cache=cache,
+                on_cache=counted.append,
             )
         )
+    print_cache_count(counted)
     what = f"{results['samples']} samples" + (f" (shard {part})" if part else "")
     print_limit(results)
     console.print(f"{what}; results: {out / 'results.json'}; report: {out / 'report.md'}")
@@ -280,6 +287,7 @@ def eval_reproduce_cmd(
     from culturebench.outputs import MARKER, kept_only_if_used, writer_lock
 
     records = (*RUN_RECORDS, rep.REPRODUCE, MARKER)  # what a reproduction writes before its first answer
+    counted: list[CacheCount] = []
 
     with contextlib.ExitStack() as held:
         or_exit(lambda: held.enter_context(writer_lock(out)))
@@ -291,7 +299,7 @@ def eval_reproduce_cmd(
                 out, dataset, engine.model, names, part, check=check, prepare=backend.load
             )
         )
-        with progress_bar() as bar:
+        with on_stop("eval reproduce", resumable(out)), progress_bar() as bar:
 
             def on_cell(cell):
                 job = bar.add_task(f"{dataset}/{cell.name}", total=None)
@@ -301,9 +309,10 @@ def eval_reproduce_cmd(
                 lambda: rep.run_cells(
                     grid, cells, backend, out, source=source.as_kwargs(), limit=limit,
                     batch_size=engine.batch_size, shard=part, on_cell=on_cell, first=first,
-                    response_cache=cache,
+                    response_cache=cache, on_cache=counted.append,
                 )
             )  # fmt: skip
+    print_cache_count(counted)
     if part:
         console.print(
             f"shard {part} of {len(cells)} cells in {out}; when every shard is done: "
@@ -311,6 +320,24 @@ def eval_reproduce_cmd(
         )
         return
     _reproduce_report(dataset, grid, out, source)
+
+
+def resumable(out: Path) -> str:
+    """What a stopped run leaves, and how to go on."""
+    return f"the samples written so far are kept in {out}; rerun the same command to resume"
+
+
+def print_cache_count(counted: list[CacheCount]) -> None:
+    """One line on what the response cache gave this command's runs (its only record: the
+    run folders are the same bytes with or without it); nothing when it was off or nothing was
+    generated (a finished run re-aggregated)."""
+    from culturebench.eval.response_cache import CacheCount
+
+    total = CacheCount()
+    for count in counted:
+        total.add(count.hits, count.hits + count.sent)
+    if total.hits + total.sent:
+        console.print(total.line())
 
 
 def _cache_holds(engine, cache: bool):

@@ -10,6 +10,7 @@ import typer
 
 from culturebench.cli.errors import or_exit
 from culturebench.cli.output import console
+from culturebench.cli.shared_flags import finite_number
 
 cache_app = typer.Typer(
     help="The response cache shared across runs: `info` shows it, `prune` bounds it.", no_args_is_help=True
@@ -22,18 +23,26 @@ def _when(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
+MAX_SIZE = 10**15  # 1 PB: far above what one SQLite file holds; more is a typo
+
+
 def _size(text: str) -> int:
-    """``500MB``, ``2GB``, ``1.5G``, ``800k`` or a number of bytes."""
+    """``500MB``, ``2GB``, ``1.5G``, ``800k`` or a number of bytes: a finite size from 0 to
+    :data:`MAX_SIZE`."""
+    import math
+
     from culturebench.errors import UsageError
 
-    units = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+    units = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "p": 10**15}
     raw = text.strip().lower().removesuffix("b").removesuffix("i")
     try:
         value = float(raw[:-1]) * units[raw[-1]] if raw and raw[-1] in units else float(raw)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise UsageError(f"--max-size {text!r}: a size such as 500MB or 2GB") from None
     if not value >= 0:
         raise UsageError(f"--max-size {text!r}: a size of 0 or more")
+    if not math.isfinite(value) or value > MAX_SIZE:
+        raise UsageError(f"--max-size {text!r}: a finite size of at most 1PB (e.g. 500MB or 2GB)")
     return int(value)
 
 
@@ -65,7 +74,8 @@ def cache_prune_cmd(
         typer.Option(help="Drop the least recently used answers until the cache is at most this size."),
     ] = None,
     older_than_days: Annotated[
-        float | None, typer.Option(min=0, help="Drop answers not used for this many days.")
+        float | None,
+        typer.Option(min=0, callback=finite_number, help="Drop answers not used for this many days."),
     ] = None,
 ) -> None:
     """Bound the cache: by age of last use, then by size (least recently used first)."""
@@ -80,7 +90,7 @@ def cache_prune_cmd(
     cache = or_exit(_cache)
     age = older_than_days * 86400 if older_than_days is not None else None
     dropped = or_exit(lambda: cache.prune(max_bytes=limit, older_than_s=age))
-    stats = cache.stats()
+    stats = or_exit(cache.stats)
     console.print(
         f"dropped {dropped:,} answers; {stats.entries:,} left, {stats.bytes / 1e6:.1f} MB ({stats.path})"
     )

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from culturebench.cli.commands import CommandSet
 from culturebench.cli.errors import (
+    on_stop,
     or_exit,
 )
 from culturebench.cli.output import (
@@ -72,8 +73,6 @@ def check_urls_cmd(
     """Check every external URL of a release; exit 1 if anything is newly broken, 6 if the
     network itself looks down (nothing recorded). SIGTERM or Ctrl-C stops it within seconds,
     writing nothing."""
-    import signal
-
     from culturebench.release.locate import locate_release
     from culturebench.safe_http import parse_allow
     from culturebench.urlcheck import CheckConfig
@@ -93,33 +92,20 @@ def check_urls_cmd(
     if sample is not None:
         seed = week_seed() if seed is None else seed
         console.print(f"sample: {sample} URLs drawn with seed {seed} (`--seed {seed}` draws the same)")
-    try:
-        with progress_bar() as bar:
-            job = bar.add_task(f"checking {folder}", total=None)
-            outcome = or_exit(
-                lambda: check_release(
-                    folder,
-                    config,
-                    report_dir=report,
-                    history_path=history,
-                    sample=sample,
-                    seed=seed,
-                    progress=lambda done, total: bar.update(job, completed=done, total=total),
-                )
+    stopped = "no report written, the history is unchanged"
+    with on_stop("check-urls", stopped), progress_bar() as bar:
+        job = bar.add_task(f"checking {folder}", total=None)
+        outcome = or_exit(
+            lambda: check_release(
+                folder,
+                config,
+                report_dir=report,
+                history_path=history,
+                sample=sample,
+                seed=seed,
+                progress=lambda done, total: bar.update(job, completed=done, total=total),
             )
-    except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C, or SIGTERM through main()'s handler
-        code = 130 if isinstance(exc, KeyboardInterrupt) else exc.code
-        if not isinstance(code, int) or code <= 128:
-            raise
-        try:
-            why = signal.Signals(code - 128).name
-        except ValueError:
-            why = f"signal {code - 128}"
-        err_console.print(
-            f"[yellow]check-urls stopped ({why}):[/] no report written, the history is unchanged",
-            soft_wrap=True,
         )
-        raise SystemExit(code) from None
     summary, diff = outcome.summary, outcome.diff
     counts = ", ".join(f"{n} {status}" for status, n in summary["by_status"].items()) or "nothing"
     problems = ", ".join(f"{p} {n}" for p, n in summary["by_problem"].items()) or "none"

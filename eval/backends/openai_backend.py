@@ -12,7 +12,6 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -176,9 +175,20 @@ class EndpointClient:
         return max(batch_size, self.concurrency * CLIENT_CHUNK_PER_SLOT)
 
     def map_concurrently(self, function: Any, items: Sequence[Any]) -> list[Any]:
-        """``function`` over ``items`` on at most ``concurrency`` threads, results in order."""
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(function, items))
+        """``function`` over ``items`` on at most ``concurrency`` threads, results in order.
+        Stoppable while requests hang: the caller waits in short slices, so SIGTERM and Ctrl-C
+        are handled at once, and the threads are abandoned rather than joined (daemon threads:
+        a read that never ends cannot hold the process; a pool's exit would wait for it).
+        The first error raised by ``function`` is raised here and no further item starts."""
+        from culturebench.images.fetch import run_stoppable
+
+        answers: list[Any] = [None] * len(items)
+        numbered = list(enumerate(items))
+        for index, answer in run_stoppable(
+            lambda pair: (pair[0], function(pair[1])), numbered, self.concurrency
+        ):
+            answers[index] = answer
+        return answers
 
 
 def _window_check(value: str) -> int:
