@@ -238,12 +238,13 @@ def checked_coverage(folder: str | Path, results: Mapping[str, Any]) -> dict[str
         return {**coverage, "checked": None, "partial": []}
     samples = read_run_samples(Path(folder))
     rows = {str(s["row_id"]) for s in samples if s.get("row_id") is not None}
-    held = {
+    seeds_held = sorted({int(s.get("seed") or 0) for s in samples if isinstance(s.get("seed"), int)})
+    counts = {
         "samples": len(samples),
         "rows": len(rows),
         "requests": len({split_job_id(s["id"])[0] for s in samples}),
-        "seeds": sorted({s["seed"] for s in samples if isinstance(s.get("seed"), int)}),
     }
+    held: dict[str, Any] = {**counts, "seeds": seeds_held}
     scored = (coverage.get("rows") or {}).get("scored")
     recorded = {
         "samples": [("samples", results.get("samples")), ("coverage.samples", coverage.get("samples"))],
@@ -251,22 +252,22 @@ def checked_coverage(folder: str | Path, results: Mapping[str, Any]) -> dict[str
     }
     for what, claims in recorded.items():
         for key, claim in claims:
-            if isinstance(claim, int) and not isinstance(claim, bool) and claim != held[what]:
+            if isinstance(claim, int) and not isinstance(claim, bool) and claim != counts[what]:
                 raise CultureBenchError(
-                    f"{path} holds {held[what]} {what}, {Path(folder) / RESULTS} says {claim} ({key}): the "
+                    f"{path} holds {counts[what]} {what}, {Path(folder) / RESULTS} says {claim} ({key}): the "
                     "run's files disagree (samples.jsonl cut short, or results.json edited); re-run or "
                     "re-score it"
                 )
     partial = []
     used = (coverage.get("rows") or {}).get("used")
-    if isinstance(used, int) and used > held["rows"]:
-        partial.append(f"{SAMPLES} answers {held['rows']} of the {used} rows used")
+    if isinstance(used, int) and used > counts["rows"]:
+        partial.append(f"{SAMPLES} answers {counts['rows']} of the {used} rows used")
     requests = coverage.get("requests")
-    if isinstance(requests, int) and requests > held["requests"]:
+    if isinstance(requests, int) and requests > counts["requests"]:
         partial.append(
-            f"{SAMPLES} answers {held['requests']} of the {requests} requests (prompts × languages)"
+            f"{SAMPLES} answers {counts['requests']} of the {requests} requests (prompts × languages)"
         )
-    seeds = [s for s in coverage.get("seeds") or [] if s not in held["seeds"]]
+    seeds = [s for s in coverage.get("seeds") or [] if s not in seeds_held]
     if seeds:
         partial.append(f"seed(s) {', '.join(map(str, seeds))} have no sample in {SAMPLES}")
     return {**coverage, "checked": held, "partial": partial}
