@@ -357,7 +357,8 @@ def compare_tables(table_a: Path, table_b: Path) -> list[dict[str, Any]]:
 def compare_printed(table: Path, dataset: str, model: str) -> tuple[list[dict[str, Any]], Printed]:
     """Our table (a summary file such as ``table_h9_paper.csv``) against the numbers the
     dataset's paper prints for ``model``, cell by cell: the difference, and whether the two are
-    equal at the printed precision (the value and, where both have one, the ±)."""
+    equal at the printed precision (the value and, where both have one, the ±). Printed cells
+    our table lacks have no row: :func:`tally` counts them (``len(printed.cells)``)."""
     from culturebench import registry
     from culturebench.errors import UsageError
 
@@ -460,8 +461,13 @@ def printed_markdown(rows: Sequence[dict[str, Any]], name: str, printed: Printed
 
 
 def tally(rows: Sequence[dict[str, Any]], printed: Printed) -> str:
-    """``"N of M cells equal at the printed precision (± K of L)"``."""
+    """``"N of M cells equal <source> at the printed precision, K without a run (their ±: J of
+    L)"``: M is every cell the paper prints, K of them absent from our table
+    (:class:`~culturebench.eval.claims.Tally`: a table cut to one row is never all equal)."""
+    from culturebench.eval.claims import Tally
+
     pm = [r["pm_equal"] for r in rows if r["pm_equal"] is not None]
     equal = sum(r["equal"] for r in rows)
-    text = f"{equal} of {len(rows)} cells equal {printed.source} at the printed precision"
+    count = Tally(len(rows), equal, len(printed.cells) - len(rows))
+    text = count.text(f" {printed.source} at the printed precision")
     return text + (f" (their ±: {sum(pm)} of {len(pm)})" if pm else "")

@@ -217,6 +217,62 @@ def coverage_of(results: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def checked_coverage(folder: str | Path, results: Mapping[str, Any]) -> dict[str, Any]:
+    """A finished run's coverage (:func:`coverage_of`), its counts checked against the run's
+    ``samples.jsonl`` (never taken from ``results.json`` alone). What the run recorded from its
+    samples (``samples``, ``rows.scored``, ``items``) must be what the file holds: otherwise a
+    :class:`CultureBenchError` naming the file and the mismatch (a file cut short, or a
+    coverage block edited). What it set out to cover (the rows used, the requests: every
+    prompt of every language, the seeds) and the file does not hold makes the run ``partial``
+    (one reason per line; :func:`coverage_lines` and ``eval paper`` say so). ``checked``: what
+    the file holds, or None for a run with no ``samples.jsonl`` (an analysis, or a run whose
+    samples are gone: its counts are then marked as not checked)."""
+    from culturebench.errors import CultureBenchError
+    from culturebench.eval.every_eval_ever import read_run_samples
+    from culturebench.eval.run_folder import RESULTS, SAMPLES
+    from culturebench.eval.tasks.base import split_job_id
+
+    coverage = coverage_of(results)
+    path = Path(folder) / SAMPLES
+    if not path.is_file():
+        return {**coverage, "checked": None, "partial": []}
+    samples = read_run_samples(Path(folder))
+    rows = {str(s["row_id"]) for s in samples if s.get("row_id") is not None}
+    seeds_held = sorted({int(s.get("seed") or 0) for s in samples if isinstance(s.get("seed"), int)})
+    counts = {
+        "samples": len(samples),
+        "rows": len(rows),
+        "requests": len({split_job_id(s["id"])[0] for s in samples}),
+    }
+    held: dict[str, Any] = {**counts, "seeds": seeds_held}
+    scored = (coverage.get("rows") or {}).get("scored")
+    recorded = {
+        "samples": [("samples", results.get("samples")), ("coverage.samples", coverage.get("samples"))],
+        "rows": [("items", results.get("items")), ("coverage.rows.scored", scored)],
+    }
+    for what, claims in recorded.items():
+        for key, claim in claims:
+            if isinstance(claim, int) and not isinstance(claim, bool) and claim != counts[what]:
+                raise CultureBenchError(
+                    f"{path} holds {counts[what]} {what}, {Path(folder) / RESULTS} says {claim} ({key}): the "
+                    "run's files disagree (samples.jsonl cut short, or results.json edited); re-run or "
+                    "re-score it"
+                )
+    partial = []
+    used = (coverage.get("rows") or {}).get("used")
+    if isinstance(used, int) and used > counts["rows"]:
+        partial.append(f"{SAMPLES} answers {counts['rows']} of the {used} rows used")
+    requests = coverage.get("requests")
+    if isinstance(requests, int) and requests > counts["requests"]:
+        partial.append(
+            f"{SAMPLES} answers {counts['requests']} of the {requests} requests (prompts × languages)"
+        )
+    seeds = [s for s in coverage.get("seeds") or [] if s not in seeds_held]
+    if seeds:
+        partial.append(f"seed(s) {', '.join(map(str, seeds))} have no sample in {SAMPLES}")
+    return {**coverage, "checked": held, "partial": partial}
+
+
 def _old_limit(limit: int) -> str:
     """A ``--limit`` recorded before rows were spread over groups: the first rows were taken."""
     return f"--limit {limit}: the first {limit} rows in release order (a run made before rows were spread)"
@@ -296,6 +352,9 @@ def coverage_lines(coverage: Mapping[str, Any]) -> list[str]:
     lines = []
     if coverage.get("reconstructed"):
         lines.append(f"- coverage {coverage['reconstructed']}")
+    lines += [f"- PARTIAL: {why}" for why in coverage.get("partial") or []]
+    if "checked" in coverage and coverage["checked"] is None:
+        lines.append("- counts as results.json states them: no samples.jsonl to check them against")
     lines += [f"- {_rows_text(coverage)}", f"- limit: {limit_text(coverage) or 'none (every row)'}"]
     lines.append(f"- {_release_text(coverage.get('release'))}")
     lines += [f"- {_seeds_text(coverage)}", f"- {_sampling_text(coverage)}", f"- {_parsers_text(coverage)}"]

@@ -22,10 +22,12 @@ hand: rows carry our number, the paper's number where it prints one, the differe
 only at 30 units or more); an item whose runs are missing says which runs it needs.
 
 "reproduced" is a finding, not a claim: whatever status an item's function gives, a computed
-item is judged by its rows (:func:`judge_status`). It is ``reproduced`` only when every cell it
-compares (a row with our number and the paper's) equals the printed value at the printed
-precision (:func:`printed_decimals`); otherwise ``computed, differs by X`` (X the largest
-difference), and the item says how many of its cells are equal. An item that claims a
+item is judged by its rows and its table (:func:`judge_status`, by the one rule of
+:mod:`culturebench.eval.claims`). It is ``reproduced`` only when EVERY cell the paper prints for
+the models it has runs of has our number beside it (:func:`printed_without_run`) and every one
+equals the printed value at the printed precision (:func:`printed_decimals`); otherwise
+``computed, differs by X`` (X the largest difference) or ``computed, printed cells without a
+run``, and the item says ``N of M cells equal, K without a run``. An item that claims a
 reproduction with no cell to compare (no run is of a model the paper prints) is ``computed,
 no printed model to compare``. The report opens with the coverage of every run it reads
 (:mod:`culturebench.eval.coverage`) and of the release it was given.
@@ -53,8 +55,9 @@ from culturebench.eval.records import Results, Sample
 from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind
 
-REPRODUCED = "reproduced"  # computed, and every compared cell equals the print at its precision
+REPRODUCED = "reproduced"  # every printed cell has our number, equal to the print at its precision
 DIFFERS = "computed, differs"  # computed and compared; some cell differs (status: "... by X")
+PARTIAL = "computed, printed cells without a run"  # the compared cells are equal; others have no run
 # claimed a comparison, but no cell has a printed number beside it: no run is of a model the
 # paper prints (NO_PRINTED), or the paper prints no number for this item's runs (NO_PRINTED_NUMBER)
 NO_PRINTED = "computed, no printed model to compare"
@@ -64,7 +67,8 @@ MISSING = "missing inputs"  # the runs it needs were not given
 NOT_A_RESULT = "not a result"  # an example, a prompt, a diagram, an interface
 NOT_REPRODUCIBLE = "not reproducible"  # needs data that is not published
 STATUSES = (
-    REPRODUCED, DIFFERS, NO_PRINTED, NO_PRINTED_NUMBER, COMPUTED, MISSING, NOT_A_RESULT, NOT_REPRODUCIBLE
+    REPRODUCED, DIFFERS, PARTIAL, NO_PRINTED, NO_PRINTED_NUMBER, COMPUTED, MISSING, NOT_A_RESULT,
+    NOT_REPRODUCIBLE,
 )  # fmt: skip
 
 
@@ -98,17 +102,22 @@ class Item:
     note: str = ""
     figures: list[str] = field(default_factory=list)
     table: Table | None = None  # the models side by side (printed and ours)
-    # set by :func:`judge_status`: cells compared with the print, and how many are equal
+    # set by :func:`judge_status`: printed cells compared with ours, how many are equal, and how
+    # many printed cells have no number of ours (:func:`printed_without_run`)
     cells_compared: int | None = None
     cells_equal: int | None = None
     largest_difference: float | None = None
+    cells_without_run: int | None = None
 
     @property
     def equal_text(self) -> str:
-        """``"27 of 30 cells equal"`` (empty when nothing was compared)."""
-        if not self.cells_compared:
-            return ""
-        return f"{self.cells_equal} of {self.cells_compared} cells equal"
+        """``"27 of 30 cells equal"``, ``"6 of 36 cells equal, 30 without a run"``
+        (:meth:`Tally.text <culturebench.eval.claims.Tally.text>`; empty when nothing was
+        compared)."""
+        from culturebench.eval.claims import claim_text
+
+        counts = ("cells_compared", "cells_equal", "cells_without_run")
+        return claim_text({k: getattr(self, k) for k in counts})
 
 
 PAPER = "paper"  # a column of numbers the paper prints
@@ -318,6 +327,8 @@ class Run:
     results: Results
     _samples: list[Sample] | None = field(default=None, repr=False)
     identity: ModelId = field(default_factory=ModelId)  # which model it is
+    # its coverage checked against its samples.jsonl (:func:`load_runs`; None: not read here)
+    coverage: dict[str, Any] | None = field(default=None, repr=False)
 
     @classmethod
     def from_results(cls, folder: Path, results: Results) -> Run:
@@ -548,7 +559,10 @@ class Context:
 def load_runs(folders: Sequence[Path], dataset: str, paper: Mapping[str, Any] | None = None) -> list[Run]:
     """Finished runs of ``dataset``; a folder of another dataset or an unfinished run is an
     error naming it, and so are two runs of one task and one model with the same setup
-    (:func:`check_duplicates`; ``paper``: the catalogue, whose ``models:`` name the model)."""
+    (:func:`check_duplicates`; ``paper``: the catalogue, whose ``models:`` name the model) and a
+    run whose ``results.json`` claims more than its ``samples.jsonl`` holds
+    (:func:`~culturebench.eval.coverage.checked_coverage`)."""
+    from culturebench.eval.coverage import checked_coverage
     from culturebench.eval.run_folder import read_results
 
     runs = []
@@ -563,7 +577,9 @@ def load_runs(folders: Sequence[Path], dataset: str, paper: Mapping[str, Any] | 
         prov = results["provenance"]
         if prov["dataset"].get("dataset") != dataset:
             raise CultureBenchError(f"{folder}: a run of {prov['dataset'].get('dataset')!r}, not {dataset!r}")
-        runs.append(Run.from_results(folder, results))
+        run = Run.from_results(folder, results)
+        run.coverage = checked_coverage(folder, results)
+        runs.append(run)
     check_duplicates(runs, dataset, paper)
     return runs
 
@@ -711,7 +727,8 @@ PAPER_REPORT = OutputKind("paper-report", ("paper_report.json",))
 
 def report_coverage(runs: Sequence[Run], release: Mapping[str, Any] | None) -> dict[str, Any]:
     """What the report measured: the release given (and whether it is the shipped sample) and
-    each run's coverage (:func:`culturebench.eval.coverage.coverage_of`)."""
+    each run's coverage (:func:`culturebench.eval.coverage.checked_coverage`: checked against
+    its samples.jsonl when :func:`load_runs` read it)."""
     from culturebench.eval.coverage import coverage_of
 
     given = None
@@ -721,7 +738,9 @@ def report_coverage(runs: Sequence[Run], release: Mapping[str, Any] | None) -> d
     return {
         "release": given,
         "runs": [
-            {"folder": str(r.folder), "task": r.task, **coverage_of(r.results)} for r in runs if r.results
+            {"folder": str(r.folder), "task": r.task, **(r.coverage or coverage_of(r.results))}
+            for r in runs
+            if r.results
         ],
     }
 
@@ -757,6 +776,10 @@ def coverage_markdown(coverage: Mapping[str, Any]) -> list[str]:
         release_of = run.get("release") or {}
         of = rows.get("release") if rows.get("release") is not None else release_of.get("rows")
         used = "-" if rows.get("used") is None else f"{rows['used']} of {'?' if of is None else of}"
+        if run.get("partial"):  # what its samples.jsonl does not hold (coverage.checked_coverage)
+            used += " PARTIAL: " + "; ".join(run["partial"])
+        elif "checked" in run and run["checked"] is None:
+            used += " (not checked: no samples.jsonl)"
         seeds = ", ".join(map(str, run.get("seeds") or [])) or "one pass"
         sampling = ", ".join(f"{k} {v}" for k, v in (run.get("sampling") or {}).items()) or "-"
         assumed = run.get("sampling_assumed")
@@ -871,20 +894,50 @@ def item_precision(item: Item, compared: Sequence[Row]) -> Callable[[Row], int]:
     return digits
 
 
+def printed_without_run(item: Item) -> int:
+    """How many cells the paper prints for this item have no number of ours: in the item's
+    :class:`Table`, every printed cell of a model that has a column of ours (runs of it) where
+    none of its columns of ours has a number; an item without such a table counts its rows
+    with the paper's number and none of ours. Models the paper prints and no run is of are not
+    counted (a table of three printed models, run for one, is that one's cells)."""
+    table = item.table
+    if table is not None:
+        ours = [c for c in table.columns if c.source == OURS and c.model]
+        printed = [c for c in table.columns if c.source == PAPER and c.model in {o.model for o in ours}]
+        if printed:
+            return sum(
+                1
+                for column in printed
+                for row, value in column.cells.items()
+                if value is not None
+                and not any(o.model == column.model and o.cells.get(row) is not None for o in ours)
+            )
+    return sum(1 for r in item.rows if r.paper is not None and r.ours is None)
+
+
 def judge_status(item: Item, *, printed_model: bool = False) -> Item:
-    """The item's status from its rows: a computed item (``reproduced`` or ``computed``) with
-    cells compared (rows with our number and the paper's) is ``reproduced`` only when every one
-    equals the print at the printed precision (:func:`item_precision`), else ``computed, differs by X``
-    (X the largest absolute difference, one decimal finer than printed); a ``reproduced`` claim
-    with no cell to compare is :data:`NO_PRINTED`, or :data:`NO_PRINTED_NUMBER` when some run
-    is of a model the paper prints (``printed_model``: the paper prints no number to set it
-    beside). Other statuses are kept."""
+    """The item's status from its rows and table, by the rule of
+    :class:`~culturebench.eval.claims.Tally`: a computed item (``reproduced`` or ``computed``)
+    with cells compared (rows with our number and the paper's) is ``reproduced`` only when
+    every printed cell has our number (:func:`printed_without_run` is 0) and every compared one
+    equals the print at the printed precision (:func:`item_precision`); else ``computed, differs
+    by X`` (X the largest absolute difference, one decimal finer than printed) or, every
+    compared cell equal, :data:`PARTIAL`. A ``reproduced`` claim with no cell to compare is
+    :data:`NO_PRINTED`, or :data:`NO_PRINTED_NUMBER` when some run is of a model the paper
+    prints (``printed_model``: the paper prints no number to set beside ours; or printed cells of
+    its model have no run, counted as ``0 of M cells equal, M without a run``). Other statuses
+    are kept."""
+    from culturebench.eval.claims import Tally
+
     if item.status not in (REPRODUCED, COMPUTED):
         return item
     compared = [r for r in item.rows if r.ours is not None and r.paper is not None]
+    without = printed_without_run(item)
     if not compared:
         if item.status == REPRODUCED:
-            item.status = NO_PRINTED_NUMBER if printed_model else NO_PRINTED
+            if without:
+                item.cells_compared, item.cells_equal, item.cells_without_run = 0, 0, without
+            item.status = NO_PRINTED_NUMBER if printed_model or without else NO_PRINTED
         return item
     digits_of = item_precision(item, compared)
     equal, worst, worst_digits = 0, 0.0, 0
@@ -895,13 +948,43 @@ def judge_status(item: Item, *, printed_model: bool = False) -> Item:
         gap = abs(float(row.ours) - float(row.paper))
         if not same and gap >= worst:
             worst, worst_digits = gap, digits
-    item.cells_compared, item.cells_equal = len(compared), equal
-    if equal == len(compared):
+    item.cells_compared, item.cells_equal, item.cells_without_run = len(compared), equal, without
+    if Tally(len(compared), equal, without).reproduced:
         item.status = REPRODUCED
-    else:
+    elif equal < len(compared):
         item.largest_difference = worst
         item.status = f"{DIFFERS} by {_gap_text(worst, worst_digits)}"
+    else:
+        item.status = PARTIAL
     return item
+
+
+def rejudged(item: Mapping[str, Any]) -> dict[str, Any]:
+    """An item of a ``paper_report.json`` judged again from its rows and table by
+    :func:`judge_status` (what a page shows of a report file: a file written before printed
+    cells without a run were counted, or edited, shows the status and claim its cells give,
+    never the ``reproduced`` it says), with ``claim``: ``"N of M cells equal at the printed
+    precision, K without a run"`` (empty when nothing was compared). Statuses that are not a
+    comparison's (missing inputs, not a result, no printed model) are kept."""
+    from culturebench.eval.claims import claim_text
+
+    out = dict(item)
+    if status_kind(str(item.get("status"))) in (REPRODUCED, DIFFERS, PARTIAL):
+
+        def fields(cls: Any, raw: Any) -> dict[str, Any]:
+            return {k: v for k, v in (raw or {}).items() if k in cls.__dataclass_fields__}
+
+        rows = [Row(**fields(Row, r)) for r in item.get("rows") or []]
+        shell = Item(str(item.get("ref")), str(item.get("title")), REPRODUCED, rows)
+        table = item.get("table")
+        if isinstance(table, Mapping):
+            columns = [Column(**fields(Column, c)) for c in table.get("columns") or []]
+            shell.table = Table(list(table.get("rows") or []), columns, digits=int(table.get("digits") or 0))
+        judged = judge_status(shell)
+        counts = ("status", "cells_compared", "cells_equal", "cells_without_run", "largest_difference")
+        out.update({k: getattr(judged, k) for k in counts})
+    out["claim"] = claim_text(out, " at the printed precision")
+    return out
 
 
 def _gap_text(gap: float, digits: int) -> str:
@@ -1065,8 +1148,10 @@ def render(report: dict[str, Any], items: Sequence[Item]) -> str:
     lines += [
         "Runs: " + (", ".join(_run_text(r) for r in report["runs"]) or "none given"),
         "",
-        "A status `reproduced` means every compared cell equals the printed value at the printed "
-        "precision; `computed, differs by X` gives the largest difference.",
+        "A status `reproduced` means every printed cell (of the models with runs) has our number and "
+        "each equals the printed value at the printed precision; otherwise an item reads `N of M cells "
+        "equal, K without a run` (M printed, K of them with no number of ours), and `computed, differs "
+        "by X` gives the largest difference.",
         "",
         "| item | status | cells equal at the printed precision | what |",
         "| --- | --- | --- | --- |",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from culturebench.eval.tasks.base import Task
 
-from culturebench.eval.coverage import coverage_lines, coverage_of, sampling_of
+from culturebench.eval.coverage import checked_coverage, coverage_lines, coverage_of, sampling_of
 from culturebench.text import md_cell, md_row
 
 MAX_BREAKDOWN_ROWS = 60
@@ -254,7 +254,7 @@ def _unit_counts(metrics: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _header(results: Mapping[str, Any]) -> list[str]:
+def _header(results: Mapping[str, Any], folder: Path | None = None) -> list[str]:
     prov = results["provenance"]
     ds = prov["dataset"]
     if ds.get("source") == "none":
@@ -267,7 +267,8 @@ def _header(results: Mapping[str, Any]) -> list[str]:
     title = f"## {md_cell(ds['dataset'])} / {md_cell(prov['task'])}"
     if model:
         title += f" / {md_cell(model.get('model'))} ({md_cell(model.get('backend'))})"
-    coverage = coverage_of(results)
+    # checked against the run's samples.jsonl (a cut file or an edited block is never complete)
+    coverage = coverage_of(results) if folder is None else checked_coverage(folder, results)
     lines = [title, "", "### Coverage", "", *coverage_lines(coverage), "", "### Provenance", ""]
     lines.append(f"- dataset: {pin}")
     if model:
@@ -397,7 +398,7 @@ def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
     for folder in map(Path, folders):
         results = read_results(folder)
         rel = Path(os.path.relpath(folder, out.parent)).as_posix()
-        lines += _header(results)
+        lines += _header(results, folder)
         lines += result_sections(results, folder, rel)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out

@@ -263,11 +263,15 @@ def test_wwd_h10_without_a_compared_cell_is_not_reproduced(
     assert h10["status"] == NO_PRINTED_NUMBER and not h10["rows"]
     h9 = next(i for i in report["items"] if i["ref"] == "Table H.9")
     assert h9["status"].startswith("computed, differs by") and h9["cells_compared"] >= 6
+    # the country run gives 12 of the 36 printed GPT 3.5 cells (its 6 and the 6 dish counts): the
+    # 24 others have no run and count among the printed cells (issue 53)
+    assert (h9["cells_compared"], h9["cells_without_run"]) == (12, 24)
     markdown = (tmp_path / "r" / "paper_report.md").read_text(encoding="utf-8")
     assert (
-        f"| Table H.9 | {h9['status']} | {h9['cells_equal']} of {h9['cells_compared']} cells equal |"
+        f"| Table H.9 | {h9['status']} | {h9['cells_equal']} of 36 cells equal, 24 without a run |"
         in markdown
     )
+    assert h10["cells_without_run"] == 24 and "0 of 24 cells equal, 24 without a run" in markdown
 
 
 # ------------------------------------------------------------ c) eval compare over shared items

@@ -289,7 +289,12 @@ class _Site:
         )
 
     def paper_page(self, report: dict[str, Any]) -> None:
-        items = [{**item, "rows": _judged_rows(item)} for item in report.get("items") or []]
+        from culturebench.eval.paper_report import STATUSES, rejudged, status_kind
+
+        # the status and claim each item's cells give (eval/claims.py), not the file's word for it
+        items = [{**rejudged(item), "rows": _judged_rows(item)} for item in report.get("items") or []]
+        counts = {s: sum(status_kind(str(i.get("status"))) == s for i in items) for s in STATUSES}
+        report = {**report, "status_counts": counts}
         self.page(f"papers/{report['_slug']}.html", "paper.html.j2", report=report, items=items)
 
     def release_page(self, release: ReleaseView) -> None:
