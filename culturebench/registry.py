@@ -178,10 +178,12 @@ BUILTIN_PACKAGE = "culturebench.datasets"
 
 
 def _package_candidates() -> list[Path]:
-    """Where built-in dataset folders may be: inside the package (installed from a wheel) or
-    the repository's top-level ``datasets/`` (a source checkout)."""
-    package = Path(__file__).resolve().parent
-    return [package / "datasets", package.parent / "datasets"]
+    """The folder of the ``culturebench.datasets`` package, as Python imports it: inside the
+    package in a wheel install, the repository's top-level ``datasets/`` in a checkout (through
+    the link ``culturebench/datasets``, or an editable install's mapping)."""
+    spec = importlib.util.find_spec(BUILTIN_PACKAGE)
+    locations = spec.submodule_search_locations if spec is not None else None
+    return [Path(p).resolve() for p in locations or () if Path(p).is_dir()]
 
 
 def _first_with_datasets(candidates: list[Path], what: str) -> Path:
