@@ -328,7 +328,7 @@ def result_sections(results: Mapping[str, Any], folder: Path, rel: str) -> list[
     lines += reading_section(results)
     task = task_class_of(results["provenance"]["dataset"]["dataset"], results["provenance"]["task"])
     if task is not None:
-        lines += task.report_sections(results, folder, rel)
+        lines += task.report_sections(dict(results), folder, rel)
     return lines
 
 

@@ -144,6 +144,7 @@ def test_wheel_ships_declarative_data(wheel: Path) -> None:
         "datasets/ash/dataset.yaml",
         "datasets/ash/cuisines.yaml",
         "datasets/ash/prompts.yaml",
+        "py.typed",  # PEP 561: the package's own types reach the tools of those who install it
     ):
         assert f"culturebench/{data}" in names
 
