@@ -1,10 +1,13 @@
 """Which packages and data files the wheel holds, found rather than listed.
 
-The repository's top-level folders are installed as sub-packages of ``culturebench`` (one
-import name in site-packages: no generic ``eval``/``builders``/``datasets``); every package
-below them is found by ``setuptools.find_packages``. A package's data files are the non-Python
-files in its folder and in its sub-folders that are not packages (prompts, declarations,
-shipped samples, templates). Everything else about the project is in ``pyproject.toml``.
+The repository's top-level folders are sub-packages of ``culturebench`` through the committed
+links in ``culturebench/`` (``culturebench/eval`` -> ``../eval``, ...; docs/layout.md): the
+links are the one place that mapping is written, and setuptools follows them like folders, so
+the wheel holds one import name (no generic ``eval``/``builders``/``datasets``). Every package
+below ``culturebench/`` is found by ``setuptools.find_packages``. A package's data files are
+the non-Python files in its folder and in its sub-folders that are not packages (prompts,
+declarations, shipped samples, templates). Everything else about the project is in
+``pyproject.toml``.
 """
 
 from __future__ import annotations
@@ -14,31 +17,42 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 ROOT = Path(__file__).resolve().parent
-# installed package -> folder in the repository
-PACKAGE_DIR = {
-    "culturebench": "culturebench",
-    "culturebench.builders": "builders",
-    "culturebench.validation": "validation",
-    "culturebench.eval": "eval",
-    "culturebench.cards": "cards",
-    "culturebench.datasets": "datasets",
-}
+TOP = "culturebench"
+# Namespace packages (no ``__init__.py``): the top-level ``datasets/`` folder must never shadow
+# the Hugging Face ``datasets`` library when Python runs from the repository root.
+NAMESPACES = ("culturebench.datasets",)
 SKIPPED = {"__pycache__"}
 
 
-def _packages() -> list[str]:
-    found = []
-    for name, folder in PACKAGE_DIR.items():
-        found += [name, *(f"{name}.{sub}" for sub in find_packages(str(ROOT / folder)))]
-    return sorted(found)
+def _unfollowed_links() -> dict[str, str]:
+    """Package -> repository folder for the links of ``culturebench/`` that the checkout holds as
+    plain files (git without symbolic links, e.g. on Windows without ``core.symlinks``, writes a
+    link as a small file holding its target). Real links need no entry: they are folders."""
+    out: dict[str, str] = {}
+    for entry in sorted((ROOT / TOP).iterdir()):
+        if entry.is_symlink() or not entry.is_file() or entry.suffix:
+            continue
+        target = (entry.parent / entry.read_text(encoding="utf-8").strip()).resolve()
+        if target.is_dir() and ROOT in target.parents:
+            out[f"{TOP}.{entry.name}"] = target.relative_to(ROOT).as_posix()
+    return out
+
+
+PACKAGE_DIR = _unfollowed_links()
 
 
 def _folder(package: str) -> Path:
     for name in sorted(PACKAGE_DIR, key=len, reverse=True):
         if package == name or package.startswith(name + "."):
-            rest = package[len(name) :].lstrip(".").replace(".", "/")
-            return ROOT / PACKAGE_DIR[name] / rest
-    raise ValueError(package)
+            return ROOT / PACKAGE_DIR[name] / package[len(name) :].lstrip(".").replace(".", "/")
+    return ROOT / package.replace(".", "/")
+
+
+def _packages() -> list[str]:
+    found: set[str] = set()
+    for name in (TOP, *PACKAGE_DIR, *NAMESPACES):
+        found |= {name, *(f"{name}.{sub}" for sub in find_packages(str(_folder(name))))}
+    return sorted(found)
 
 
 def _data(packages: list[str]) -> dict[str, list[str]]:
@@ -51,10 +65,11 @@ def _data(packages: list[str]) -> dict[str, list[str]]:
         while stack:
             current = stack.pop()
             for path in sorted(current.iterdir()):
-                if path.name in SKIPPED or path.name.startswith("."):
+                name = ".".join([package, *path.relative_to(folder).parts])
+                if path.name in SKIPPED or path.name.startswith(".") or name in PACKAGE_DIR:
                     continue
                 if path.is_dir():
-                    if not (path / "__init__.py").is_file():  # a sub-package ships its own data
+                    if name not in packages:  # a sub-package ships its own data
                         stack.append(path)
                 elif path.suffix not in (".py", ".pyc"):
                     files.append(path.relative_to(folder).as_posix())

@@ -243,7 +243,7 @@ def _from_url(spec: DatasetSpec, base_url: str) -> SourceSet:
     cache = cache_root() / "sources" / spec.name
     cache.mkdir(parents=True, exist_ok=True)
     for key, src in spec.sources.items():
-        if src.user_supplied:
+        if src.sha256 is None:  # user-supplied
             raise SourceError(
                 Location(redact(base_url)), f"{src.file} has no public copy to download; pass --source PATH"
             )

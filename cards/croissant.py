@@ -127,6 +127,8 @@ def _field(
     # A list of structs: one array sub-field per member, read from the same column.
     out["dataType"] = "cr:RecordSet"
     out["subField"] = []
+    if not isinstance(inner, list):
+        raise ValueError(f"feature {name!r}: neither a dtype nor a list of them")
     for member in inner:
         transforms = [{"jsonPath": member["name"]}]
         if member.get("dtype") == "image":

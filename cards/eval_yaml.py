@@ -417,7 +417,8 @@ def _check_template(solvers: Any, spec: dict[str, Any]) -> list[tuple[str, str]]
     """A ``prompt_template`` reads ``{prompt}`` and sample metadata only: each placeholder
     must be one of those (else it stays in the prompt as written)."""
     out: list[tuple[str, str]] = []
-    metadata = spec.get("metadata") if isinstance(spec.get("metadata"), list) else []
+    listed = spec.get("metadata")
+    metadata: list[Any] = listed if isinstance(listed, list) else []
     for i, step in enumerate(solvers if isinstance(solvers, list) else []):
         if not isinstance(step, dict) or step.get("name") != "prompt_template":
             continue

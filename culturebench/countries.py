@@ -36,7 +36,10 @@ def country_name(code: str, locale: str = "en") -> str:
     name = _territories(locale).get(code)
     if name:
         return name
-    return pycountry.countries.get(alpha_2=code).name  # pragma: no cover - CLDR covers ISO
+    country = pycountry.countries.get(alpha_2=code)  # pragma: no cover - CLDR covers ISO
+    if country is None:  # pragma: no cover
+        raise KeyError(f"not an ISO 3166-1 alpha-2 code: {code!r}")
+    return str(country.name)  # pragma: no cover
 
 
 def country_names(codes: list[str], locale: str) -> list[str]:

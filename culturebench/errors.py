@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 
 class CultureBenchError(Exception):
@@ -47,10 +48,16 @@ class BuildError(CultureBenchError):
     """The build could not produce a release folder (nothing was written)."""
 
 
+class RendersFindings(Protocol):
+    """A validation report: findings that print themselves (``validation.findings``)."""
+
+    def render(self, console: Any = None) -> None: ...
+
+
 class ValidationFailed(CultureBenchError):
     """A release folder failed validation; ``report`` holds the findings."""
 
-    def __init__(self, report: object, message: str = "validation failed") -> None:
+    def __init__(self, report: RendersFindings, message: str = "validation failed") -> None:
         self.report = report
         super().__init__(message)
 

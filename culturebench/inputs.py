@@ -52,7 +52,7 @@ import re
 import stat
 import sys
 from collections.abc import Iterable, Sequence
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # in the module, not in typeshed's stub
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -366,7 +366,7 @@ def loads_json_strict(text: str, where: str | Location) -> Any:
     try:
         return json.loads(text, object_pairs_hook=unique_pairs)
     except json.JSONDecodeError as exc:
-        row = exc.lineno if base is None else base + exc.lineno - 1
+        row: int | None = exc.lineno if base is None else base + exc.lineno - 1
         at = f"line {exc.lineno}, column {exc.colno}" if base is None else f"column {exc.colno}"
         raise SourceError(Location(file, row), f"not valid JSON: {exc.msg} ({at})") from None
     except DuplicateKey as exc:

@@ -76,10 +76,17 @@ class DatasetEntry:
             return None
         return importlib.import_module(f"{self.package}.{target.partition(':')[0]}")
 
+    def _declared(self, part: str) -> ModuleType:
+        """The module of a part the dataset must declare."""
+        module = self.module(part)
+        if module is None:
+            raise RegistryError(f"dataset {self.name!r} declares no {part} (dataset.yaml code.{part})")
+        return module
+
     def _attr(self, part: str, default_attr: str) -> Any:
         target = self.code[part]
         attr = target.partition(":")[2] or default_attr
-        module = self.module(part)
+        module = self._declared(part)
         try:
             return getattr(module, attr)
         except AttributeError:
@@ -89,7 +96,7 @@ class DatasetEntry:
 
     def checks(self) -> ModuleType:
         """The module with ``SCHEMAS`` and optionally ``CROSS_CHECKS``/``cross_checks``."""
-        module = self.module("checks")
+        module = self._declared("checks")
         if not hasattr(module, "SCHEMAS"):
             raise RegistryError(f"dataset {self.name!r}: {module.__name__} has no SCHEMAS")
         return module
@@ -112,9 +119,10 @@ class DatasetEntry:
                 )
             tasks.update(getattr(module, attr))
         for key, cls in tasks.items():
-            self._check_owner(cls, cls.dataset, "code.tasks")
-            if key != cls.name:
-                raise RegistryError(f"dataset {self.name!r}: task {cls.name!r} is listed as {key!r}")
+            self._check_owner(cls, getattr(cls, "dataset", None), "code.tasks")
+            name = getattr(cls, "name", None)
+            if key != name:
+                raise RegistryError(f"dataset {self.name!r}: task {name!r} is listed as {key!r}")
             if not TASK_NAME.fullmatch(key):
                 raise RegistryError(
                     f"dataset {self.name!r}: task name {key!r} is not lowercase words joined by hyphens "
@@ -122,7 +130,7 @@ class DatasetEntry:
                 )
         return tasks
 
-    def _check_owner(self, cls: type, declared: str, part: str) -> None:
+    def _check_owner(self, cls: type, declared: str | None, part: str) -> None:
         if declared != self.name:
             raise RegistryError(
                 f"dataset {self.name!r}: {cls.__module__}.{cls.__qualname__} ({part}) says it belongs to "
@@ -178,10 +186,12 @@ BUILTIN_PACKAGE = "culturebench.datasets"
 
 
 def _package_candidates() -> list[Path]:
-    """Where built-in dataset folders may be: inside the package (installed from a wheel) or
-    the repository's top-level ``datasets/`` (a source checkout)."""
-    package = Path(__file__).resolve().parent
-    return [package / "datasets", package.parent / "datasets"]
+    """The folder of the ``culturebench.datasets`` package, as Python imports it: inside the
+    package in a wheel install, the repository's top-level ``datasets/`` in a checkout (through
+    the link ``culturebench/datasets``, or an editable install's mapping)."""
+    spec = importlib.util.find_spec(BUILTIN_PACKAGE)
+    locations = spec.submodule_search_locations if spec is not None else None
+    return [Path(p).resolve() for p in locations or () if Path(p).is_dir()]
 
 
 def _first_with_datasets(candidates: list[Path], what: str) -> Path:

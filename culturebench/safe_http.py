@@ -25,9 +25,13 @@ import re
 import socket
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from culturebench.errors import CultureBenchError
+
+if TYPE_CHECKING:
+    from urllib3.connectionpool import HTTPConnectionPool
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -231,7 +235,7 @@ def _guarded_connection(base: type, allowed: tuple[Network, ...]) -> type:
     return GuardedConnection
 
 
-def _guarded_pool(base: type, allowed: tuple[Network, ...]) -> type:
+def _guarded_pool(base: type[HTTPConnectionPool], allowed: tuple[Network, ...]) -> type:
     return type(
         f"Guarded{base.__name__}",
         (base,),

@@ -210,7 +210,8 @@ class SparqlClient:
 
         if self._session is None:
             self._session = guarded_session(self.allow, self.user_agent)
-        url, params = self.endpoint, {"query": query}
+        url: str = self.endpoint
+        params: dict[str, str] | None = {"query": query}
         timed_out = f"timed out after {self.timeout:g} s"
         with Deadline(self.timeout) as deadline:
             try:

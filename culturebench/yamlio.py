@@ -15,6 +15,7 @@ schema cannot build (``2024-02-30`` as a date).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import IO, Any
 
 import yaml
@@ -52,7 +53,7 @@ def load_yaml(
     try:
         if isinstance(source, os.PathLike):
             label = label or os.fspath(source).rsplit("/", 1)[-1] or os.fspath(source)
-            source = read_text(source, what="a YAML file", name=label)
+            source = read_text(Path(os.fspath(source)), what="a YAML file", name=label)
         elif hasattr(source, "read_bytes"):  # importlib Traversables
             label = label or str(getattr(source, "name", "") or source)
             source = decode_text(source.read_bytes(), label)

@@ -325,9 +325,9 @@ def read_cells(path: Path, *, name: str | None = None) -> dict[tuple[str, str], 
             )
         labels[row_label] = number
         for column, value in zip(header[1:], cells[1:], strict=False):
-            number = _number(value)
-            if number is not None:
-                out[(row_label, column)] = number
+            parsed = _number(value)
+            if parsed is not None:
+                out[(row_label, column)] = parsed
     if not labels:
         raise SourceError(Location(label, header_row), "no rows below the header")
     return out

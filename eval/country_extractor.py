@@ -30,6 +30,7 @@ No spaCy model or download is needed.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -222,7 +223,7 @@ class CountryExtractor:
         i = 0
         while i < len(tokens):
             match = self._match_at(
-                tokens, candidates, i, lambda i=i: _sentence_start(text, matches[i].start()), alone
+                tokens, candidates, i, functools.partial(_sentence_start, text, matches[i].start()), alone
             )
             if match is None:
                 i += 1

@@ -52,7 +52,7 @@ def resolve_dataset(dataset: str, *, revision: str | None, local: str | None, re
     seconds = hub_deadline()
     repo_id = repo or f"culturebench/{dataset}"
     try:  # dataset_info passes its own timeout (None: no limit) over the client's
-        info = HfApi().dataset_info(repo_id, revision=revision or "main", timeout=seconds)
+        hub_info = HfApi().dataset_info(repo_id, revision=revision or "main", timeout=seconds)
     except Exception as exc:  # offline, no such repo or revision, HTTP errors, no answer
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise CultureBenchError(
@@ -60,7 +60,7 @@ def resolve_dataset(dataset: str, *, revision: str | None, local: str | None, re
             f"{type(exc).__name__}: {first}{timeout_note(exc)} (offline? use --local with a release folder)"
         ) from None
     version = revision if revision and revision.startswith("v") else None
-    return DatasetRef(dataset, "hub", repo_id, revision, info.sha, None, version)
+    return DatasetRef(dataset, "hub", repo_id, revision, hub_info.sha, None, version)
 
 
 _TRUSTED: set[str] = set()  # release folders read as they are (``--trust-local``)

@@ -209,7 +209,10 @@ class ImageEmbedder:
                 progress(done, len(images))
         if not images:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([vectors[sha] for sha in shas]).astype(np.float32)
+        done_vectors = [vectors[sha] for sha in shas]
+        if any(v is None for v in done_vectors):  # pragma: no cover - every batch fills its vectors
+            raise RuntimeError("an image was left without a vector")
+        return np.stack([v for v in done_vectors if v is not None]).astype(np.float32)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """CLIP text-tower embeddings (projected), one row per text."""

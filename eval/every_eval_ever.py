@@ -408,7 +408,7 @@ def _instance(
         "interaction_type": "single_turn",
         "input": {
             "raw": str(sample.get("prompt", "")),
-            "reference": _strings(sample.get(rule.reference), rule.letters),
+            "reference": _strings(sample.get(rule.reference) if rule.reference else None, rule.letters),
         },
         "output": {"raw": [output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)]},
         "messages": None,

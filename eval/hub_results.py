@@ -574,7 +574,7 @@ def _error_url(error: BaseException) -> str | None:
     """The URL of the request an HTTP error is about, when it says."""
     for owner in (getattr(error, "response", None), error):
         try:
-            request = owner.request if owner is not None else None
+            request = getattr(owner, "request", None) if owner is not None else None
         except Exception:  # httpx raises when an error holds no request
             request = None
         if request is not None and getattr(request, "url", None) is not None:

@@ -153,15 +153,16 @@ def replay_judgments(
     from culturebench.errors import CultureBenchError, UsageError
     from culturebench.jsonsafe import json_text
 
-    if not task.supports_judge():
+    if not task.supports_judge() or task.metric is None:
         raise UsageError(f"task {task.name!r} has no LLM matcher to replay (--matcher recorded)")
+    metric = task.metric
     rescored: list[dict[str, Any]] = []
     lines: list[str] = []
     missing = prompts_total = judged = 0
     on_unparsed = 0
     first_missing = ""
     for sample, record in zip(samples, recorded, strict=True):
-        prompts = task.judge_prompts(sample)
+        prompts: list[tuple[str, str | None]] = list(task.judge_prompts(sample))
         names = [name for name, _ in prompts] or list(task.judge_names)
         answers = (
             {}
@@ -181,7 +182,7 @@ def replay_judgments(
         if record is None or len(answers) < len(prompts):
             missing += 1
             first_missing = first_missing or (record.source if record else f"sample {sample['id']}")
-            rescored.append({**sample, task.metric: None, "matcher": RECORDED, "judge_missing": True})
+            rescored.append({**sample, metric: None, "matcher": RECORDED, "judge_missing": True})
             continue
         for name, prompt in prompts:
             lines.append(

@@ -509,10 +509,10 @@ def read_choice(
     if fuzzy:
         candidates.append((fuzzy[0], None if pats.pair.match(text, fuzzy[0]) else fuzzy[1]))
     if candidates:
-        _, letter = max(candidates, key=lambda c: c[0])
-        if letter is None:
+        _, chosen = max(candidates, key=lambda c: c[0])
+        if chosen is None:
             return Reading.unparsed("undecided")
-        return Reading(letter) if letter in pats.labels else Reading.unparsed("not_a_label")
+        return Reading(chosen) if chosen in pats.labels else Reading.unparsed("not_a_label")
     if options:  # "Therefore, the answer is: Hunan" after walking through every option
         stated = _stated_option_text(text, options, pats.labels)
         if stated and stated not in negated:

@@ -942,10 +942,13 @@ def judge_status(item: Item, *, printed_model: bool = False) -> Item:
     digits_of = item_precision(item, compared)
     equal, worst, worst_digits = 0, 0.0, 0
     for row in compared:
+        ours, paper = row.ours, row.paper
+        if ours is None or paper is None:  # (none: compared holds the rows with both)
+            continue
         digits = digits_of(row)
-        same = equal_at_printed(row.ours, row.paper, digits)
+        same = equal_at_printed(ours, paper, digits)
         equal += same
-        gap = abs(float(row.ours) - float(row.paper))
+        gap = abs(float(ours) - float(paper))
         if not same and gap >= worst:
             worst, worst_digits = gap, digits
     item.cells_compared, item.cells_equal, item.cells_without_run = len(compared), equal, without
@@ -1077,9 +1080,12 @@ def _ci_text(ci: Sequence[float | None] | None) -> str:
     """A row's 95% interval, or ``-`` where it has none (absent, or null bounds)."""
     import math
 
-    if not ci or len(ci) != 2 or any(v is None or not math.isfinite(float(v)) for v in ci):
+    if not ci or len(ci) != 2:
         return "-"
-    return f"[{float(ci[0]):.2f}, {float(ci[1]):.2f}]"
+    low, high = ci
+    if low is None or high is None or not (math.isfinite(float(low)) and math.isfinite(float(high))):
+        return "-"
+    return f"[{float(low):.2f}, {float(high):.2f}]"
 
 
 def _cell(value: float | None, digits: int = 2) -> str:

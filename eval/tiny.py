@@ -106,6 +106,7 @@ def build_tiny_llama(path: Path, *, seed: int = 0, head_dim: int = 8) -> Path:
 def _image_processor() -> Any:
     """CLIP preprocessing at :data:`IMAGE_SIZE`; the Pillow variant where transformers has one
     (it needs no torchvision), else the default class."""
+    processor_class: type
     try:
         from transformers import CLIPImageProcessorPil as processor_class
     except ImportError:  # older transformers: one class, Pillow-based
@@ -252,7 +253,8 @@ def build_tiny_sd(path: Path, *, seed: int = 0) -> Path:
         feature_extractor=None,
         requires_safety_checker=False,
     )
-    pipeline.save_pretrained(_fresh_folder(path))
+    # diffusers' lazy-import typing of the class omits DiffusionPipeline's methods
+    pipeline.save_pretrained(_fresh_folder(path))  # type: ignore[attr-defined]
     return path
 
 
@@ -293,6 +295,7 @@ def build_tiny_dinov2(path: Path, *, seed: int = 0) -> Path:
     import torch
     from transformers import Dinov2Config, Dinov2Model
 
+    processor_class: type
     try:
         from transformers import BitImageProcessorPil as processor_class
     except ImportError:  # older transformers: one class, Pillow-based
@@ -300,8 +303,7 @@ def build_tiny_dinov2(path: Path, *, seed: int = 0) -> Path:
     config = Dinov2Config(
         hidden_size=32,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
+        num_attention_heads=4,  # (its MLP is mlp_ratio x hidden_size: DINOv2 takes no intermediate_size)
         image_size=DINO_IMAGE_SIZE,
         patch_size=14,
     )

@@ -1,10 +1,11 @@
 """Type-check culturebench with mypy against a baseline that may only shrink.
 
-The repository's folders are sub-packages of ``culturebench`` (``eval/`` is
-``culturebench.eval``, see setup.py), a mapping mypy cannot read; so the check runs on a tree
-of symbolic links laid out as the installed package. It checks the shared code (the
-``culturebench`` modules and ``builders``, ``validation``, ``eval``, ``cards``), counts mypy's
-errors per file and compares them with ``scripts/typecheck_baseline.json``:
+mypy reads the checkout as it is: the repository's folders are sub-packages of
+``culturebench`` through the links in ``culturebench/`` (``culturebench/eval`` -> ``../eval``,
+docs/layout.md), which mypy follows like folders; its configuration is pyproject.toml's
+``[tool.mypy]``. It checks the whole package (the ``culturebench`` modules and ``builders``,
+``validation``, ``eval``, ``cards``, ``datasets``), counts mypy's errors per file and compares
+them with ``scripts/typecheck_baseline.json``:
 
 - a file with more errors than its baseline (or a new file with any) fails the check;
 - a file with fewer errors is reported, and ``--update`` writes the smaller baseline.
@@ -17,76 +18,63 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "culturebench"
 BASELINE = REPO / "scripts" / "typecheck_baseline.json"
-MAPPED = ("builders", "validation", "eval", "cards", "datasets")  # folder -> culturebench.<folder>
-CHECKED = ("builders", "validation", "eval", "cards")  # and every culturebench/ module
+UNCHECKED: tuple[str, ...] = ()  # culturebench/ entries left out of the check
 ERROR = re.compile(r"^(?P<file>[^:\s]+\.py):\d+: error: ")
 
 
-def package_tree(root: Path) -> Path:
-    """``root/culturebench``: links to culturebench/'s entries and the mapped folders."""
-    package = root / "culturebench"
-    package.mkdir()
-    for entry in (REPO / "culturebench").iterdir():
-        if entry.name != "__pycache__":
-            (package / entry.name).symlink_to(entry)
-    for folder in MAPPED:
-        (package / folder).symlink_to(REPO / folder)
-    return package
-
-
-def targets(package: Path) -> list[str]:
-    """mypy ``-p``/``-m`` arguments: each culturebench module and sub-package, the checked folders."""
+def targets() -> list[str]:
+    """mypy ``-p``/``-m`` arguments: each culturebench module and sub-package, links included."""
     out: list[str] = []
-    for entry in sorted(package.iterdir()):
-        if entry.name in MAPPED and entry.name not in CHECKED:
+    for entry in sorted(PACKAGE.iterdir()):
+        if entry.name in UNCHECKED:
             continue
         if entry.suffix == ".py" and entry.name != "__init__.py":
             out += ["-m", f"culturebench.{entry.stem}"]
-        elif entry.is_dir() and (entry / "__init__.py").exists():
-            out += ["-p", f"culturebench.{entry.name}"]
+        elif entry.is_dir() and ((entry / "__init__.py").exists() or any(entry.glob("*/__init__.py"))):
+            out += ["-p", f"culturebench.{entry.name}"]  # a package, or a namespace one (datasets)
     return out
 
 
 def run_mypy() -> tuple[Counter[str], list[str]]:
     """Errors per file and the error lines (repository-relative paths)."""
-    with tempfile.TemporaryDirectory(prefix="cb-typecheck-") as tmp:
-        package = package_tree(Path(tmp))  # (links: mypy's cache still keys on the real files)
-        command = [
-            sys.executable, "-m", "mypy", *targets(package), "--ignore-missing-imports",
-            "--follow-imports=silent", "--no-error-summary", "--show-error-codes", "--no-color-output",
-            "--cache-dir", str(REPO / ".mypy_cache"),
-        ]  # fmt: skip
-        done = subprocess.run(
-            command, cwd=tmp, env={"MYPYPATH": tmp, "PATH": ""}, capture_output=True, text=True
-        )
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"mypy did not run (exit {done.returncode}): {done.stderr.strip()[:500]}")
-        counts: Counter[str] = Counter()
-        lines: list[str] = []
-        for line in done.stdout.splitlines():
-            match = ERROR.match(line)
-            if match:
-                file = _repository_path(match.group("file"))
-                counts[file] += 1
-                lines.append(file + line[len(match.group("file")) :])
-        return counts, lines
+    command = [
+        sys.executable,
+        "-m",
+        "mypy",
+        *targets(),
+        "--no-error-summary",
+        "--no-color-output",
+        "--cache-dir",
+        str(REPO / ".mypy_cache"),
+    ]  # the rest of the configuration: pyproject.toml [tool.mypy]
+    env = {"PATH": "", "MYPYPATH": ""}
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"mypy did not run (exit {done.returncode}): {done.stderr.strip()[:500]}")
+    counts: Counter[str] = Counter()
+    lines: list[str] = []
+    for line in done.stdout.splitlines():
+        match = ERROR.match(line)
+        if match:
+            file = _repository_path(match.group("file"))
+            counts[file] += 1
+            lines.append(file + line[len(match.group("file")) :])
+    return counts, lines
 
 
 def _repository_path(path: str) -> str:
-    """``culturebench/eval/x.py`` (in the link tree) -> ``eval/x.py`` (in the repository)."""
-    parts = Path(path).parts
-    if len(parts) > 1 and parts[0] == "culturebench" and parts[1] in MAPPED:
-        return str(Path(*parts[1:]))
-    return path
+    """``culturebench/eval/x.py`` (through the link) -> ``eval/x.py`` (the file in the repository)."""
+    return Path(os.path.realpath(REPO / path)).relative_to(REPO).as_posix()
 
 
 def main(argv: list[str]) -> int:

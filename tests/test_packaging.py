@@ -144,6 +144,7 @@ def test_wheel_ships_declarative_data(wheel: Path) -> None:
         "datasets/ash/dataset.yaml",
         "datasets/ash/cuisines.yaml",
         "datasets/ash/prompts.yaml",
+        "py.typed",  # PEP 561: the package's own types reach the tools of those who install it
     ):
         assert f"culturebench/{data}" in names
 
@@ -158,3 +159,33 @@ def test_repo_datasets_folder_does_not_shadow_hf_datasets() -> None:
         text=True,
     ).stdout.strip()
     assert "site-packages" in found and not found.startswith(str(REPO / "datasets"))
+
+
+def test_only_the_package_imports_from_the_repo_root() -> None:
+    """From the repository root (the current folder first on ``sys.path``) the checkout's other
+    folders are not sub-packages: ``culturebench.culturebench`` was a second copy with its own
+    ``CultureBenchError``, and ``import culturebench.setup`` ran setup.py. ``find_spec`` looks
+    without running any of them."""
+    code = (
+        "import importlib.util, json, sys, culturebench; "
+        "names = ['culturebench.culturebench', 'culturebench.setup', 'culturebench.tests', "
+        "'culturebench.scripts', 'culturebench.docs', 'culturebench.eval', 'culturebench.datasets']; "
+        "print(json.dumps([{n: importlib.util.find_spec(n) is not None for n in names}, "
+        "list(culturebench.__path__), [getattr(f, '__module__', '') for f in sys.meta_path]]))"
+    )
+    found, path, finders = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True
+        ).stdout
+    )
+    assert found == {
+        "culturebench.culturebench": False,
+        "culturebench.setup": False,
+        "culturebench.tests": False,
+        "culturebench.scripts": False,
+        "culturebench.docs": False,
+        "culturebench.eval": True,
+        "culturebench.datasets": True,
+    }
+    assert path == [str(REPO / "culturebench")]  # one folder, nothing appended at import time
+    assert not any(module.startswith("culturebench") for module in finders)

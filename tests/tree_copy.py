@@ -3,6 +3,7 @@ ignored), for tests that need a fresh checkout: the wheel build, the docs walk."
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,9 +20,11 @@ def clean_copy(dest: Path) -> Path:
         capture_output=True,
     ).stdout.decode()
     for rel in filter(None, listed.split("\0")):
-        source = REPO / rel
-        if source.is_file():
-            target = dest / rel
+        source, target = REPO / rel, dest / rel
+        if source.is_symlink():  # the package's links (culturebench/eval -> ../eval): kept as links
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     return dest

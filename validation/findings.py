@@ -84,7 +84,7 @@ class ValidationReport:
             "findings": [asdict(f) for f in self.findings],
         }
 
-    def render(self, console=None) -> None:
+    def render(self, console: Any = None) -> None:
         """Print a readable report (a table per failing check) with rich."""
         from rich.console import Console
         from rich.markup import escape

@@ -195,7 +195,7 @@ def match_reference_shard(index: HashIndex, shard: str | Path) -> list[tuple[int
     import fsspec
     import pyarrow.parquet as pq
 
-    out = []
+    out: list[tuple[int, str, str]] = []
     with fsspec.open(str(shard), "rb") as handle:
         parquet = pq.ParquetFile(handle)
         missing = [c for c in ("phash", "source") if c not in parquet.schema_arrow.names]
@@ -229,7 +229,7 @@ def stream_reference_matches(release: np.ndarray, path: Path, threshold: int) ->
 
 
 def _contamination(hashed, policy: ImagePolicy, report: ValidationReport) -> list[dict[str, Any]]:
-    pairs = []
+    pairs: list[dict[str, Any]] = []
     if not hashed:
         return pairs
     release = to_array([item[3]["phash"] for item in hashed])

@@ -8,9 +8,10 @@ frames in :class:`Frames`, never inside them.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -27,15 +28,19 @@ class Frames(dict[str, pd.DataFrame]):
 _ROWS: dict[int, tuple[weakref.ref, tuple[Any, ...], list[dict[str, Any]]]] = {}
 
 
+def _forget(key: int, _ref: weakref.ref[pd.DataFrame]) -> None:
+    _ROWS.pop(key, None)
+
+
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     key = id(frame)
     fingerprint = (frame.shape, tuple(frame.columns))
     cached = _ROWS.get(key)
     if cached is not None and cached[0]() is frame and cached[1] == fingerprint:
         return cached[2]
-    rows = frame.to_dict("records")
+    rows = cast(list[dict[str, Any]], frame.to_dict("records"))  # the features' names label the columns
     try:
-        ref = weakref.ref(frame, lambda _ref, key=key: _ROWS.pop(key, None))
+        ref = weakref.ref(frame, functools.partial(_forget, key))
     except TypeError:  # not weak-referenceable: no cache
         return rows
     _ROWS[key] = (ref, fingerprint, rows)

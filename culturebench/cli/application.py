@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -41,11 +42,26 @@ class _OneLineUsageErrors(TyperGroup):
     type, a missing argument) prints as one line naming the command and the option, instead
     of click's usage box; help and exit codes are unchanged."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        given = {
+            "args": args,
+            "prog_name": prog_name,
+            "complete_var": complete_var,
+            "windows_expand_args": windows_expand_args,
+            **kwargs,
+        }
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(**given, standalone_mode=False)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(**given, standalone_mode=False)
         except _click_errors() as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # `culturebench eval`: its help
                 exc.show()  # type: ignore[attr-defined]

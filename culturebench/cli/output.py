@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
@@ -157,15 +158,15 @@ def print_headlines(title: str, metrics: dict) -> None:
 
     items = headlines(metrics)
     if not items:
-        for group, name, rows in breakdowns(metrics):
-            print_breakdown(f"{title}: {name if group == 'all' else group + ' ' + name}", rows)
+        for group, name, table in breakdowns(metrics):
+            print_breakdown(f"{title}: {name if group == 'all' else group + ' ' + name}", table)
         return
     rows = [[plain(h.group), plain(h.metric), h.formatted(), count_cell(h.n)] for h in items]
     columns = [("group", "text"), ("metric", "text"), ("value (95% CI or ± SEM)", "text"), ("n", "num")]
     print_fitted(*fit_table(f"{title}: headline metrics", columns, rows))
 
 
-def print_breakdown(title: str, rows: dict, limit: int = 40) -> None:
+def print_breakdown(title: str, rows: Mapping[str, Any], limit: int = 40) -> None:
     from culturebench.eval.run_report import cell_text, is_count_column
 
     columns = list(dict.fromkeys(k for row in rows.values() for k in row if cell_text(row[k])))

@@ -6,8 +6,12 @@ from __future__ import annotations
 import io
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from culturebench.errors import CultureBenchError
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 MAX_BYTES = 30 * 1024 * 1024
 MAX_PIXELS = 40_000_000
@@ -23,7 +27,7 @@ class ImageError(CultureBenchError):
 
 @dataclass(frozen=True)
 class Decoded:
-    image: object  # PIL.Image.Image, EXIF-transposed, in the requested mode (RGB by default)
+    image: Image.Image  # EXIF-transposed, in the requested mode (RGB by default)
     width: int
     height: int
     format: str

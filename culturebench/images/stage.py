@@ -137,13 +137,15 @@ def run_image_stage(
     first: dict[str, str] = {}  # per failure reason, the first URL it was downloaded from
     for url, result in fetched.items():
         group = by_key[url]
-        if result.error:
-            _fail(group, result.error, log)
-            reasons[result.error] += 1
-            first.setdefault(result.error, sources[url])
+        data = result.data
+        if result.error or data is None:
+            reason = result.error or "unavailable"
+            _fail(group, reason, log)
+            reasons[reason] += 1
+            first.setdefault(reason, sources[url])
             continue
         try:
-            facts = hash_image_bytes(result.data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
+            facts = hash_image_bytes(data, max_bytes=policy.max_bytes, max_pixels=policy.max_pixels)
         except ImageError as exc:
             _fail(group, exc.reason, log)
             reasons[exc.reason] += 1
@@ -152,7 +154,7 @@ def run_image_stage(
             _fail(group, "undecodable", log)
             reasons["undecodable"] += 1
             continue
-        decoded[url] = (result.data, {**facts, "sha256": result.sha256, "size_bytes": len(result.data)})
+        decoded[url] = (data, {**facts, "sha256": result.sha256, "size_bytes": len(data)})
     check_fetched(len(decoded), len(by_key), reasons, options, first)
     licences = _licences(by_key, decoded, options, log)
     for url, (data, facts) in decoded.items():

@@ -49,9 +49,9 @@ def release_files(folder: Path) -> list[ReleaseFile]:
         raise PublishError(str(exc)) from None
     problems = inventory_problems(folder, manifest)
     if problems:
-        path, problem = problems[0]
+        where, problem = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise PublishError(f"{folder / path}: {problem}; refusing to publish{more}")
+        raise PublishError(f"{folder / where}: {problem}; refusing to publish{more}")
     out = []
     for rel in sorted(listed_files(manifest)):
         path = folder / rel

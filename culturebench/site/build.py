@@ -362,12 +362,12 @@ def _json(value: Any) -> str:
 
 def _breakdown_points(rows: Any) -> tuple[str, list[dict[str, Any]]]:
     """The first metric of a breakdown table and its points (label, value, lo, hi, n)."""
-    from culturebench.eval.run_report import _is_number, _is_stat, is_count_column
+    from culturebench.eval.run_report import is_count_column, is_number, is_stat
 
     metric = None
     for values in rows.values():
         for key, value in values.items():
-            if key not in ("ci95",) and not is_count_column(key) and (_is_number(value) or _is_stat(value)):
+            if key not in ("ci95",) and not is_count_column(key) and (is_number(value) or is_stat(value)):
                 metric = key
                 break
         if metric:
@@ -378,12 +378,12 @@ def _breakdown_points(rows: Any) -> tuple[str, list[dict[str, Any]]]:
     for label, values in rows.items():
         value = values.get(metric)
         ci = values.get("ci95")
-        if _is_stat(value):
+        if is_stat(value):
             ci, value = value.get("ci95"), value.get("mean")
         lo, hi = (ci[0], ci[1]) if isinstance(ci, list | tuple) and len(ci) == 2 else (None, None)
-        n = values.get("n") if _is_number(values.get("n")) else values.get("n_dishes")
+        n = values.get("n") if is_number(values.get("n")) else values.get("n_dishes")
         points.append(
-            {"label": str(label), "value": value if _is_number(value) else None, "lo": lo, "hi": hi, "n": n}
+            {"label": str(label), "value": value if is_number(value) else None, "lo": lo, "hi": hi, "n": n}
         )
     return metric, points
 

@@ -156,7 +156,7 @@ def check_model_args(name: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
     )
 
 
-def make_backend(name: str, model: str, *, model_args: dict[str, Any] | None = None, **options) -> Any:
+def make_backend(name: str, model: str, *, model_args: dict[str, Any] | None = None, **options: Any) -> Any:
     """Backend ``name`` for ``model``: ``options`` (the command's own flags) and ``model_args``
     (checked ``--model-arg`` values, which win and are recorded in the run's provenance)."""
     _refuse_conflicts(name, options, model_args or {})
@@ -179,7 +179,7 @@ def _refuse_conflicts(name: str, options: dict[str, Any], model_args: dict[str, 
             raise UsageError(f"--model-arg {key} and {flag} give two different values: give one of them")
 
 
-def make_image_backend(name: str, model: str, **options) -> ImageBackend:
+def make_image_backend(name: str, model: str, **options: Any) -> ImageBackend:
     """Instantiate a text-to-image backend by name (imports its engine only then)."""
     if name not in backend_names() or backend_kind(name) != "image":
         from culturebench.errors import UsageError

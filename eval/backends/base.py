@@ -63,7 +63,7 @@ class Request:
         content.append({"type": "text", "text": self.prompt})
         return [{"role": "user", "content": content}]
 
-    def pil_images(self) -> list:
+    def pil_images(self) -> list[Any]:
         from PIL import Image
 
         return [Image.open(io.BytesIO(data)).convert("RGB") for data in self.images]

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.backends.base import Backend, Request, SamplingParams, package_versions, request_seed
@@ -21,6 +21,9 @@ from culturebench.eval.backends.options import BackendOption
 from culturebench.eval.backends.rate_limit import AdaptiveLimit
 from culturebench.retry_after import retry_after_seconds
 from culturebench.safe_http import redact
+
+if TYPE_CHECKING:
+    import requests
 
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}  # other 4xx are the request's fault: never retried
 MAX_RETRY_AFTER_S = 60.0
@@ -84,7 +87,7 @@ class EndpointClient:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.limit = AdaptiveLimit(concurrency)  # requests in flight, adapted to the provider's limits
-        self._session = None
+        self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
 
     def session(self) -> Any:

@@ -71,7 +71,13 @@ class BackendOption:
         return self._check(raw)
 
     def _check(self, value: Any) -> Any:
-        expected = {"int": int, "float": (int, float), "bool": bool, "str": str, "json": (dict, list)}
+        expected: dict[str, type | tuple[type, ...]] = {
+            "int": int,
+            "float": (int, float),
+            "bool": bool,
+            "str": str,
+            "json": (dict, list),
+        }
         wanted = expected[self.kind]
         wrong = not isinstance(value, wanted) or (self.kind in ("int", "float") and isinstance(value, bool))
         if value is not None and wrong:
@@ -139,7 +145,9 @@ def split_model_args(repeated: Sequence[str] = (), joined: Sequence[str] = ()) -
 
 def _split_top_level(text: str) -> list[str]:
     """``a=1,b={"x": 1, "y": 2}`` -> two items: commas inside brackets or quotes stay."""
-    items, depth, quote, current = [], 0, "", []
+    items: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
     for char in text:
         if quote:
             quote = "" if char == quote else quote
@@ -180,7 +188,7 @@ def parse_model_args(
     options = {o.name: o for o in declared}
     out: dict[str, Any] = {}
     for key, text in pairs:
-        if key in (refused or {}):
+        if refused and key in refused:
             raise UsageError(f"--model-arg {key}: {refused[key]}")
         option = options.get(key)
         if option is None:

@@ -145,7 +145,8 @@ class TransformersBackend(Backend):
             self._is_vlm = getattr(config, "vision_config", None) is not None
         return self._is_vlm
 
-    def _text_model(self):
+    def _text_model(self) -> tuple[Any, Any]:
+        """(tokenizer, model), loaded once."""
         if self._text is None:
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -157,7 +158,8 @@ class TransformersBackend(Backend):
             self._text = (tokenizer, self._place(model))
         return self._text
 
-    def _vision_model(self):
+    def _vision_model(self) -> tuple[Any, Any]:
+        """(processor, model), loaded once."""
         if self._vision is None:
             from transformers import AutoModelForImageTextToText, AutoProcessor
 
@@ -170,7 +172,7 @@ class TransformersBackend(Backend):
 
     # ------------------------------------------------------------------ prompts
     @staticmethod
-    def text_prompt(tokenizer, request: Request) -> str:
+    def text_prompt(tokenizer: Any, request: Request) -> str:
         """The prompt string: the model's chat template when it has one, else the raw text."""
         if getattr(tokenizer, "chat_template", None):
             return tokenizer.apply_chat_template(

@@ -10,7 +10,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from culturebench.eval.backends.base import (
     Backend,
@@ -21,6 +21,9 @@ from culturebench.eval.backends.base import (
     request_seed,
 )
 from culturebench.eval.backends.options import BackendOption, parse_model_args
+
+if TYPE_CHECKING:
+    from vllm import LLM
 
 MAX_IMAGES_PER_PROMPT = 10  # BORSCH attaches all (up to 10) images of a dish
 CHUNK = 4096  # requests per LLM.chat call: vLLM batches them itself; samples are saved after each
@@ -92,7 +95,7 @@ class VLLMBackend(Backend):
             "revision": revision,
             **{k: v for k, v in values.items() if v is not None},
         }
-        self._llm = None
+        self._llm: LLM | None = None
 
     def chunk_size(self, batch_size: int) -> int:
         """``chunk_size`` (vLLM schedules its own batches: ``--batch-size`` does not apply)."""
@@ -153,7 +156,9 @@ class VLLMBackend(Backend):
                 )
                 for r in requests
             ]
-        outputs = self._llm.chat(self.conversations(requests), params, use_tqdm=False)
+        llm = self._llm
+        assert llm is not None  # load() started it, or raised
+        outputs = llm.chat(self.conversations(requests), params, use_tqdm=False)
         return [o.outputs[0].text.strip() for o in outputs]
 
     def versions(self) -> dict[str, str]:

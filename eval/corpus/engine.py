@@ -50,6 +50,11 @@ def report(done: int) -> None:
         _IN_TASK[-1](done)
 
 
+def _within_item(progress: Callable[[int, int], None], base: int, cap: int, total: int, done: int) -> None:
+    """``progress`` for ``done`` units of the running item (``cap`` of them, after ``base``)."""
+    progress(base + min(max(done, 0), cap), total)
+
+
 def run_tasks(
     function: Callable[..., Any],
     items: Sequence[Any],
@@ -91,7 +96,7 @@ def run_tasks(
         for index, task in enumerate(tasks):
             if progress:
                 base, cap = finished, weights[index]
-                _IN_TASK.append(lambda n, base=base, cap=cap: progress(base + min(max(n, 0), cap), total))
+                _IN_TASK.append(functools.partial(_within_item, progress, base, cap, total))
             try:
                 task.compute(scheduler="synchronous")
             finally:

@@ -373,7 +373,10 @@ def _verified(window: str, pos: int, plans: Sequence[_Plan]) -> list[tuple[int, 
     each later word a separator and a word that starts with the stem in any case (ё as е)
     with at most its extra letters after it; the match ends where its last word ends. The
     window is cut into words once, however many names share the first stem."""
-    first_end = _WORD.match(window, pos).end()
+    first = _WORD.match(window, pos)
+    if first is None:  # no word at ``pos``: no name starts there
+        return []
+    first_end = first.end()
     rest = first_end - pos
     words: list[tuple[int, int]] = []  # the later words, as far as a name needs them
     out: list[tuple[int, int, tuple[str, ...]]] = []

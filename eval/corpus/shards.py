@@ -249,7 +249,7 @@ def sampled_fingerprint(path: Path, size: int, mtime_ns: int) -> str:
 def _hub_shards(rest: str, option: str = "--corpus") -> list[CorpusShard]:
     import fnmatch
 
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, RepoFile
 
     from culturebench.hub_http import hub_deadline, timeout_note
 
@@ -260,7 +260,9 @@ def _hub_shards(rest: str, option: str = "--corpus") -> list[CorpusShard]:
         api = HfApi()
         sha = api.dataset_info(repo, revision=revision or "main", timeout=seconds).sha
         tree = api.list_repo_tree(repo, repo_type="dataset", revision=sha, recursive=True)
-        listed = [f for f in tree if hasattr(f, "size") and (not pattern or fnmatch.fnmatch(f.path, pattern))]
+        listed = [
+            f for f in tree if isinstance(f, RepoFile) and (not pattern or fnmatch.fnmatch(f.path, pattern))
+        ]
     except Exception as exc:  # offline, no such repo or revision
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise CorpusError(f"{option} hub:{rest}: cannot list the repo: {first}{timeout_note(exc)}") from None
@@ -399,10 +401,12 @@ def _frame_decoder(codec: str) -> tuple[Callable[[], Any], str]:
 
         return zstandard.ZstdDecompressor().decompressobj, "zstd frame"
     try:
-        from isal import isal_zlib as inflate
+        from isal import isal_zlib
     except ImportError:  # pragma: no cover - part of the corpus extra
-        import zlib as inflate
-    return functools.partial(inflate.decompressobj, 31), "gzip member"
+        import zlib
+
+        return functools.partial(zlib.decompressobj, 31), "gzip member"
+    return functools.partial(isal_zlib.decompressobj, 31), "gzip member"
 
 
 def _read_errors() -> tuple[type[BaseException], ...]:
@@ -420,7 +424,9 @@ def _read_errors() -> tuple[type[BaseException], ...]:
     try:
         from isal import igzip_lib
 
-        errors.append(igzip_lib.IsalError)  # isal_zlib.error is the same class
+        error = igzip_lib.IsalError  # isal_zlib.error is the same class (the stub calls it an instance)
+        if isinstance(error, type) and issubclass(error, BaseException):
+            errors.append(error)
     except ImportError:  # pragma: no cover - part of the corpus extra
         pass
     try:

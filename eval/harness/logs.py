@@ -177,7 +177,7 @@ def check_log_release(logs: list[HarnessLog], ref: Any, option: str) -> None:
     """Each log was made from the release ``ref`` that ``option`` (``--local``, ``--revision``,
     ``--repo``) names: a log whose recorded release is provably another one (another manifest
     sha256, another Hub commit, another version) is an error naming both."""
-    given = asdict(ref) if is_dataclass(ref) else dict(ref)
+    given = asdict(ref) if is_dataclass(ref) and not isinstance(ref, type) else dict(ref)
     for log in logs:
         pin = log.pin
         if not isinstance(pin, dict):

@@ -6,6 +6,8 @@ its task, with a warning."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest
 
 
@@ -49,7 +51,7 @@ def canonical_name(dataset: str, name: str) -> str:
     return name
 
 
-def get_task(dataset: str, name: str, **options) -> Task:
+def get_task(dataset: str, name: str, **options: Any) -> Task:
     """The task ``name`` of ``dataset`` with ``options``; :class:`UsageError` otherwise."""
     return task_class(dataset, name)(**options)
 

@@ -276,6 +276,8 @@ class Task(ABC):
     #: the names of the judge's answers per sample (the first items of :meth:`judge_prompts`);
     #: ``--matcher recorded`` reads recorded answers under these names
     judge_names: ClassVar[tuple[str, ...]] = ()
+    #: the sample field a judge's answers score (set by the tasks that :meth:`supports_judge`)
+    metric: ClassVar[str | None] = None
 
     def judge_prompts(self, sample: dict[str, Any]) -> list[tuple[str, str]]:
         """``(name, prompt)`` pairs a judge model answers for one scored sample
