@@ -11,8 +11,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from culturebench.cli.errors import EXIT_BAD_INPUT, or_exit
 from culturebench.cli.output import console, err_console
+from culturebench.errors import UsageError
 
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 
@@ -71,24 +71,22 @@ def eval_results_cmd(
     from culturebench.eval.hub_results import export_results, hub_dataset, open_pull_request
 
     if relationship not in RELATIONSHIPS:
-        _bad_input(f"--relationship {relationship!r}: one of {', '.join(RELATIONSHIPS)}")
+        raise UsageError(f"--relationship {relationship!r}: one of {', '.join(RELATIONSHIPS)}")
     if to_repo is not None and (to_repo.count("/") != 1 or not all(to_repo.split("/"))):
-        _bad_input(f"--to-repo {to_repo!r}: expected ORG/MODEL")
+        raise UsageError(f"--to-repo {to_repo!r}: expected ORG/MODEL")
     if not (math.isfinite(timeout) and timeout > 0):
-        _bad_input(f"--timeout {timeout:g}: a number of seconds above 0")
+        raise UsageError(f"--timeout {timeout:g}: a number of seconds above 0")
     if model_id is not None and not model_id.strip():
-        _bad_input(f"--model-id {model_id!r}: an empty model name; give DEVELOPER/MODEL")
-    export = or_exit(
-        lambda: export_results(
-            runs,
-            out,
-            dataset_id=dataset_id,
-            source_url=source_url,
-            model_id=model_id or to_repo,
-            organization=organization or (to_repo.split("/")[0] if to_repo else "unknown"),
-            relationship=relationship,
-            overwrite=overwrite,
-        )
+        raise UsageError(f"--model-id {model_id!r}: an empty model name; give DEVELOPER/MODEL")
+    export = export_results(
+        runs,
+        out,
+        dataset_id=dataset_id,
+        source_url=source_url,
+        model_id=model_id or to_repo,
+        organization=organization or (to_repo.split("/")[0] if to_repo else "unknown"),
+        relationship=relationship,
+        overwrite=overwrite,
     )
     for result, (record, samples) in zip(export.runs, export.every_eval_ever, strict=True):
         value = result.value
@@ -118,10 +116,5 @@ def eval_results_cmd(
     if to_repo is None:
         return
     files = {name: path.read_bytes() for name, path in export.eval_results.items()}
-    url = or_exit(lambda: open_pull_request(to_repo, files, endpoint=endpoint, timeout=timeout))
+    url = open_pull_request(to_repo, files, endpoint=endpoint, timeout=timeout)
     console.print(f"pull request: {escape(url)}", soft_wrap=True)
-
-
-def _bad_input(message: str) -> None:
-    err_console.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
-    raise typer.Exit(EXIT_BAD_INPUT)

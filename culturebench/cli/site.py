@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from culturebench.cli.commands import CommandSet
-from culturebench.cli.errors import or_exit
 from culturebench.cli.output import console
 from culturebench.cli.progress import steps
 
@@ -49,7 +48,7 @@ def site_cmd(
     from culturebench.site.build import build_site
 
     with steps("building the site") as step:
-        summary = or_exit(lambda: build_site(folders, out, overwrite=overwrite, progress=step))
+        summary = build_site(folders, out, overwrite=overwrite, progress=step)
     console.print(
         f"site: {summary.runs} runs ({summary.samples:,} samples), {summary.compares} comparisons, "
         f"{summary.papers} paper reports, {summary.releases} releases -> {out}/index.html "
@@ -60,11 +59,9 @@ def site_cmd(
     if to_space:
         from culturebench.site.space import publish_space
 
-        url = or_exit(lambda: publish_space(out, to_space, private=private))
+        url = publish_space(out, to_space, private=private)
         console.print(f"published: {url}")
     if serve:
         from culturebench.site.serve import serve_site
 
-        or_exit(
-            lambda: serve_site(out, port, announce=lambda url: console.print(f"serving {url} (Ctrl-C stops)"))
-        )
+        serve_site(out, port, announce=lambda url: console.print(f"serving {url} (Ctrl-C stops)"))

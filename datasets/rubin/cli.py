@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from culturebench.cli.errors import EXIT_BAD_INPUT, or_exit
 from culturebench.cli.options import DEFAULT_ENGINE, EngineChoice, with_engine
 from culturebench.cli.output import console, err_console
 from culturebench.cli.progress import progress_bar
+from culturebench.errors import UsageError
 
 
 def register(eval_app: typer.Typer) -> None:
@@ -34,24 +34,19 @@ def eval_rubin_distractors_cmd(
     from culturebench.datasets.rubin.distractors import generate_distractors
 
     if not engine.model:
-        err_console.print(
-            "[red]error:[/] rubin-distractors needs --model (the generator; paper: Qwen2.5-14B)"
-        )
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError("rubin-distractors needs --model (the generator; paper: Qwen2.5-14B)")
     seed = engine.seed
     backend = engine.make()
     with progress_bar() as bar:
         job = bar.add_task("rubin distractors", total=None)
-        report = or_exit(
-            lambda: generate_distractors(
-                questions,
-                backend,
-                out,
-                seed=seed,
-                batch_size=engine.batch_size,
-                overwrite=overwrite,
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
-            )
+        report = generate_distractors(
+            questions,
+            backend,
+            out,
+            seed=seed,
+            batch_size=engine.batch_size,
+            overwrite=overwrite,
+            progress=lambda done, total: bar.update(job, completed=done, total=total),
         )
     console.print(
         f"{report['accepted']} accepted, {report['rejected']} rejected "
