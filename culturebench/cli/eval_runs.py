@@ -13,8 +13,12 @@ from culturebench.cli.errors import on_stop
 from culturebench.cli.options import (
     DEFAULT_ENGINE,
     DEFAULT_SOURCE,
+    CacheOption,
     DatasetSource,
     EngineChoice,
+    FirstOption,
+    ShardOption,
+    deprecated_alias,
     with_dataset_source,
     with_engine,
 )
@@ -34,37 +38,10 @@ if TYPE_CHECKING:
 commands = CommandSet()
 
 
-ShardOption = Annotated[
-    str | None,
-    typer.Option(
-        "--shard",
-        help="Run only part K of N, e.g. 2/4 (cut by dish or question; one per GPU or array task); "
-        "`culturebench eval merge` joins the N folders.",
-    ),
-]
-
-
-CacheOption = Annotated[
-    bool,
-    typer.Option(
-        "--cache/--no-cache",
-        help="Answer from the response cache shared across runs where it holds the request, and keep "
-        "new answers there (`culturebench cache info`; $CULTUREBENCH_RESPONSE_CACHE: its folder, or off).",
-    ),
-]
-
-FirstOption = Annotated[
-    bool,
-    typer.Option(
-        "--first",
-        help="With --limit N: the first N rows in release order (instead of N spread over the groups).",
-    ),
-]
-
-
 @commands.command("run")
 @with_dataset_source
 @with_engine(image=True)
+@deprecated_alias("--seeds", "seeds")
 def eval_run_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     task: Annotated[str, typer.Option(help="Task name (see `culturebench eval list`).")],
@@ -85,7 +62,10 @@ def eval_run_cmd(
     ),
     seeds: Annotated[
         str | None,
-        typer.Option(help="Generate every prompt once per seed, e.g. 0,1,2,3,4 (the WWD paper: 5 seeds)."),
+        typer.Option(
+            "--repeat-seeds",
+            help="Generate every prompt once per seed, e.g. 0,1,2,3,4 (the WWD paper: 5 seeds).",
+        ),
     ] = None,
     option: Annotated[
         list[str] | None,

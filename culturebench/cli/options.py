@@ -65,7 +65,10 @@ def deprecated_alias(old: str, param: str) -> Callable[[F], F]:
         hints = inspect.get_annotations(command, eval_str=True)
         target = signature.parameters[param]
         kind, info = typing.get_args(hints[param])[:2]
-        new = next((d for d in info.param_decls if d.startswith("--")), "--" + param.replace("_", "-"))
+        # in ``Annotated``, typer reads a first positional "--name" as the option's name
+        decls = [info.default, *(info.param_decls or ())]
+        names = [d for d in decls if isinstance(d, str) and d.startswith("--")]
+        new = names[0] if names else "--" + param.replace("_", "-")
         hidden = "_deprecated_" + old.lstrip("-").replace("-", "_")
         default = False if kind is bool else None
         alias = deprecated_option(old, new.split("/")[0], kind if kind is bool else kind | None)

@@ -20,6 +20,7 @@ from culturebench.cli.options import (
     FileOverwriteOption,
     GuidanceOption,
     MaxNewTokensOption,
+    deprecated_alias,
     with_dataset_source,
 )
 from culturebench.cli.output import console
@@ -51,14 +52,16 @@ def maintain(group: typer.Typer) -> None:
     group.command("wikidata-diff")(wikidata_diff_cmd)
 
 
+@deprecated_alias("--cache", "cache_dir")
 def wikidata_cmd(
     lang: Annotated[str, typer.Option(help="Label language: ru, uk or en.")],
     out: Annotated[Path, typer.Option(help="Output folder (candidates.parquet, wikidata.json).")],
     endpoint: Annotated[str, typer.Option(help="SPARQL endpoint URL.")] = DEFAULT_ENDPOINT,
-    cache: Annotated[
-        Path | None, typer.Option(help="Cache folder of answers (default: the culturebench cache).")
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option("--cache-dir", help="Cache folder of answers (default: the culturebench cache)."),
     ] = None,
-    no_cache: Annotated[bool, typer.Option(help="Neither read nor write the cache.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     refresh: Annotated[bool, typer.Option(help="Ask again even when the cache holds an answer.")] = False,
     page_size: Annotated[int, typer.Option(min=1, help="Rows per request (LIMIT/OFFSET pages).")] = 10_000,
     timeout: Annotated[
@@ -88,7 +91,7 @@ def wikidata_cmd(
     from culturebench.cache_dirs import cache_root
     from culturebench.datasets.borsch.wikidata import fetch_candidates
 
-    cache_dir = None if no_cache else (cache or cache_root() / "sparql")
+    cache_dir = None if no_cache else (cache_dir or cache_root() / "sparql")
     with progress_bar() as bar:
         job = bar.add_task(f"Wikidata dishes ({lang})", total=None)
         record = fetch_candidates(
