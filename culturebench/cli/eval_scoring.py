@@ -4,7 +4,7 @@ answers are worth, beside another run or the paper."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -99,62 +99,32 @@ def eval_score_cmd(
 ) -> None:
     """Score generations recorded elsewhere with the same task code, metrics and report as
     `eval run`; several tasks at once write the dataset's summary files too."""
-    from culturebench import registry
-    from culturebench.eval.score import score_tasks
-    from culturebench.eval.tasks import registry as task_registry
+    from culturebench.eval import score
 
-    tasks = task_registry().get(dataset) or registry.get(dataset).tasks()
-    from culturebench.eval.score import harness_log_tasks
-
-    # Inspect / lm-eval logs name their task; other files: every task scored from text outputs
-    # of dataset rows (not image or analysis tasks)
-    in_logs = harness_log_tasks(generations)
-    names = (
-        task
-        or in_logs
-        or [name for name, cls in tasks.items() if cls.output_kind == "text" and cls.needs_dataset]
-    )
+    names = score.choose_tasks(dataset, task, generations, layout, note=console.print)
     options = parse_task_options(option or [])
     model = model_name(model)
     judge_model = model_name(judge_model, "--judge-model")
+    score.check_matcher(matcher, judge_model)
     judge = None
-    if matcher not in ("deterministic", "llm", "recorded"):
-        raise UsageError(f"--matcher {matcher!r}: deterministic, llm or recorded")
     if matcher == "recorded":
         from culturebench.eval.judge import RECORDED
 
         judge = RECORDED  # tasks without a matcher to replay score as they always do
     if matcher == "llm":
-        if not judge_model:
-            raise UsageError("--matcher llm needs --judge-model")
         judge = EngineChoice(
             backend=judge_backend,
             model=judge_model,
             base_url=judge_base_url,
             model_arg=tuple(judge_model_arg or ()),
         ).make()
-    reader = _answer_reader(answer_reader, answer_reader_arg or [])
-    unknown = [name for name in names if name not in tasks]
-    if unknown:  # every task is checked before any is scored or anything is written
-        raise UsageError(
-            f"--task {unknown[0]}: {dataset} has no task {unknown[0]!r} (tasks: {', '.join(tasks)})"
-        )
-    if not task and not in_logs and layout:  # every task: those no given file answers are listed
-        from culturebench.eval.score import tasks_without_outputs
-
-        absent = tasks_without_outputs(dataset, names, generations, layout)
-        names = [n for n in names if n not in absent]
-        for name, column in absent.items():
-            console.print(f"{name}: not scored: no given file has its column {column!r}")
-        if not names:
-            raise UsageError(f"no given file answers any task of {dataset}")
-    hooks = registry.get(dataset).report()
-    written: list[Path] = []
-
-    def summary(results: dict[str, Any], folder: Path) -> None:  # into the staged output
-        if hooks is not None and hasattr(hooks, "summary_files"):
-            written.extend(out / Path(p).relative_to(folder) for p in hooks.summary_files(results, folder))
-
+    reading = score.answer_reader_choice(answer_reader, answer_reader_arg or [])
+    reader = None
+    if reading is not None:
+        reader = EngineChoice(
+            backend=reading.backend, model=reading.model, base_url=reading.base_url,
+            model_arg=reading.model_args, max_new_tokens=120,
+        ).make()  # fmt: skip
     with progress_bar() as bar:
         jobs: dict[str, int] = {}
 
@@ -163,9 +133,9 @@ def eval_score_cmd(
                 jobs[name] = bar.add_task(f"scoring {dataset}/{name}", total=total)
             bar.update(jobs[name], completed=done, total=total)
 
-        done = score_tasks(
+        done, written = score.score_dataset(
             dataset, names, generations, out, layout=layout, **source.as_kwargs(), task_options=options,
-            judge=judge, reader=reader, progress=show, summary=summary, model_name=model,
+            judge=judge, reader=reader, progress=show, model_name=model,
         )  # fmt: skip
     for name, results in done.items():
         folder = out / name if len(names) > 1 else out
@@ -177,27 +147,6 @@ def eval_score_cmd(
         print_headlines(f"{dataset}/{name}", results["metrics"])
     for path in written:
         console.print(f"wrote {path}")
-
-
-def _answer_reader(spec: str, args: list[str]) -> Any:
-    """The backend of ``--answer-reader model:BACKEND:MODEL`` (None for ``rules``); a bad spec
-    exits with one line."""
-    if spec == "rules":
-        if args:
-            raise UsageError("--answer-reader-arg needs --answer-reader model:BACKEND:MODEL")
-        return None
-    kind, _, rest = spec.partition(":")
-    backend, _, name = rest.partition(":")
-    if kind != "model" or not backend or not name:
-        raise UsageError(
-            f"--answer-reader {spec!r}: rules, or model:BACKEND:MODEL "
-            "(e.g. model:vllm:Qwen/Qwen2.5-7B-Instruct, model:openai:gpt-4o-mini)"
-        )
-    base_url = next((a.split("=", 1)[1] for a in args if a.startswith("base_url=")), None)
-    rest_args = tuple(a for a in args if not a.startswith("base_url="))
-    return EngineChoice(
-        backend=backend, model=name, base_url=base_url, model_arg=rest_args, max_new_tokens=120
-    ).make()
 
 
 @commands.command("compare")
