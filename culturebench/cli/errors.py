@@ -44,18 +44,19 @@ def report_error(exc: BaseException) -> int | None:
     not ours to place (an unexpected error)."""
     from culturebench.safe_http import redact
 
+    # emoji=False everywhere: a path or target such as git:x: stays as written
     if isinstance(exc, ValidationFailed):
         exc.report.render(err_console)  # type: ignore[attr-defined]
-        err_console.print(f"[red]{escape(redact(exc))}[/]: nothing was written")
+        err_console.print(f"[red]{escape(redact(exc))}[/]: nothing was written", emoji=False)
     elif isinstance(exc, VerificationFailed):
-        err_console.print(f"[bold red]VERIFICATION FAILED[/] for {escape(exc.subject)}:")
+        err_console.print(f"[bold red]VERIFICATION FAILED[/] for {escape(exc.subject)}:", emoji=False)
         for problem in exc.problems:
-            err_console.print(f"  [red]{escape(redact(problem))}[/]")
+            err_console.print(f"  [red]{escape(redact(problem))}[/]", emoji=False)
     elif isinstance(exc, CultureBenchError):
-        err_console.print(f"[red]{exc.headline}:[/] {escape(redact(exc))}", soft_wrap=True)
+        err_console.print(f"[red]{exc.headline}:[/] {escape(redact(exc))}", soft_wrap=True, emoji=False)
     elif isinstance(exc, OSError) and (line := os_error_line(exc)) is not None:
         # permissions, a folder where a file goes, a full disk: name the path
-        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
+        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True, emoji=False)
         return EXIT_BAD_INPUT
     else:
         return None

@@ -470,6 +470,11 @@ def _help() -> dict[str, str]:
 
 _HELP = _help()
 
+# Text-to-image options shared by the engine group and commands with a text-to-image stage.
+SizeOption = Annotated[str, typer.Option("--size", help=_HELP["size"])]
+StepsOption = Annotated[int | None, typer.Option("--steps", min=1, help=_HELP["steps"])]
+DtypeOption = Annotated[str, typer.Option("--dtype", help=_HELP["dtype"])]
+
 
 def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:
     default = EngineChoice()
@@ -503,10 +508,10 @@ def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:
         return text
     return {
         **text,
-        "size": (Annotated[str, typer.Option(help=_HELP["size"])], default.size),
-        "steps": (Annotated[int | None, typer.Option(min=1, help=_HELP["steps"])], None),
+        "size": (SizeOption, default.size),
+        "steps": (StepsOption, None),
         "guidance": (GuidanceOption, None),
-        "dtype": (Annotated[str, typer.Option(help=_HELP["dtype"])], default.dtype),
+        "dtype": (DtypeOption, default.dtype),
         "quality": (Annotated[str | None, typer.Option(help=_HELP["quality"])], None),
     }
 
@@ -574,6 +579,7 @@ __all__ = [
     "CacheOption",
     "ConcurrencyOption",
     "DatasetSource",
+    "DtypeOption",
     "EngineChoice",
     "FileOverwriteOption",
     "FirstOption",
@@ -583,6 +589,8 @@ __all__ = [
     "RepoOption",
     "RevisionOption",
     "ShardOption",
+    "SizeOption",
+    "StepsOption",
     "TemperatureOption",
     "deprecated_alias",
     "deprecated_option",

@@ -14,12 +14,16 @@ from culturebench.cli.errors import claim_file
 from culturebench.cli.options import (
     DEFAULT_ENGINE,
     DEFAULT_SOURCE,
+    BaseUrlOption,
     BatchSizeOption,
     DatasetSource,
+    DtypeOption,
     EngineChoice,
     FileOverwriteOption,
     GuidanceOption,
     MaxNewTokensOption,
+    SizeOption,
+    StepsOption,
     deprecated_alias,
     with_dataset_source,
 )
@@ -157,15 +161,10 @@ def description_cmd(
         str, typer.Option(help="Text-to-image backend (see `eval backends`).")
     ] = DEFAULT_BACKEND["image"],
     images_per_dish: Annotated[int, typer.Option(min=1, help="Images per description (seeds 0..N-1).")] = 1,
-    size: Annotated[str, typer.Option(help="Image size WIDTHxHEIGHT.")] = "512x512",
-    steps: Annotated[
-        int | None, typer.Option(min=1, help="Denoising steps (default: the pipeline's).")
-    ] = None,
+    size: SizeOption = DEFAULT_ENGINE.size,
+    steps: StepsOption = None,
     guidance: GuidanceOption = None,
-    dtype: Annotated[
-        str,
-        typer.Option(help="Text-to-image dtype, for a backend that takes one: float32, float16, bfloat16."),
-    ] = "float32",
+    dtype: DtypeOption = DEFAULT_ENGINE.dtype,
     max_new_tokens: MaxNewTokensOption = 200,
     qa: Annotated[
         Path | None, typer.Option(help="An origin-qa run of the same model (Table 4, Fig. 9).")
@@ -174,9 +173,7 @@ def description_cmd(
     human: Annotated[
         Path | None, typer.Option(help="Human ratings CSV: dish_id, language, rating in [0, 1] (Table 3).")
     ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Backends on an endpoint: its base URL (every stage on one).")
-    ] = None,
+    base_url: BaseUrlOption = None,
     batch_size: BatchSizeOption = 8,
 ) -> None:
     """BORSCH §5: describe -> translate -> generate images -> DINOv2 scores -> correlations."""

@@ -6,17 +6,22 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from culturebench.cli.options import DEFAULT_ENGINE, EngineChoice, with_engine
-from culturebench.cli.output import console, err_console
+from culturebench.cli.output import console
 from culturebench.cli.progress import progress_bar
-from culturebench.errors import UsageError
+from culturebench.errors import EXIT_VALIDATION, CultureBenchError, UsageError
 
 
 def register(eval_app: typer.Typer) -> None:
     """Add this dataset's commands to ``culturebench eval``."""
     eval_app.command("rubin-distractors")(eval_rubin_distractors_cmd)
+
+
+class NothingAccepted(CultureBenchError):
+    """The distractor stage accepted no question (exit 1: it ran, and failed its own check)."""
+
+    exit_code = EXIT_VALIDATION
 
 
 @with_engine()
@@ -53,11 +58,9 @@ def eval_rubin_distractors_cmd(
         f"{report['rejection_reasons'] or ''}; label positions {report['label_positions_accepted']}"
     )
     if not report["accepted"]:  # an empty questions.jsonl builds an empty RuBIN: not a success
-        err_console.print(
-            f"[red]error:[/] none of the {report['rejected']} questions was accepted; "
-            f"{escape(str(out / 'questions.jsonl'))} is empty (the model's outputs are in "
-            f"{escape(str(out / 'generations.jsonl'))}: check --model and its chat template)",
-            soft_wrap=True,
+        raise NothingAccepted(
+            f"none of the {report['rejected']} questions was accepted; "
+            f"{out / 'questions.jsonl'} is empty (the model's outputs are in "
+            f"{out / 'generations.jsonl'}: check --model and its chat template)"
         )
-        raise typer.Exit(1)
     console.print(f"wrote {out / 'questions.jsonl'} (review {out / 'generations.jsonl'} before annotation)")
