@@ -668,7 +668,12 @@ def prepare(
     part = Shard.parse(shard) if shard is not None else None
     check_image_tokens(image_tokens)
     # the reproduction folder, checked before any work and again before anything is written
-    check = {"run": not plan_only, "model": model, "shard": part, "cells": [c.name for c in cells]}
+    check: dict[str, Any] = {
+        "run": not plan_only,
+        "model": model,
+        "shard": part,
+        "cells": [c.name for c in cells],
+    }
     check_out(out, dataset, **check)
     options = model_args() if model else {}
     saved = throughput_file or DEFAULT_THROUGHPUT_FILE

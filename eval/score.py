@@ -783,7 +783,7 @@ def choose_tasks(
     from culturebench import registry
     from culturebench.eval.tasks import registry as task_registry
 
-    tasks = task_registry().get(dataset) or registry.get(dataset).tasks()
+    tasks: dict[str, Any] = task_registry().get(dataset) or registry.get(dataset).tasks()
     in_logs = harness_log_tasks(files)
     names = list(
         requested

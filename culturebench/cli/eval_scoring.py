@@ -284,7 +284,7 @@ def eval_paper_cmd(
     it needs or why it cannot be reproduced."""
     from culturebench.eval.paper_report import build_report
 
-    inputs = parse_inputs(input or [])
+    inputs: dict[str, str | Path] = dict(parse_inputs(input or []))
     report = build_report(
         dataset, folders or [], out, **source.as_kwargs(),
         inputs=inputs, overwrite=overwrite,
