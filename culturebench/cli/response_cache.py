@@ -80,11 +80,8 @@ def cache_prune_cmd(
     """Bound the cache: by age of last use, then by size (least recently used first)."""
     from culturebench.errors import UsageError
 
-    def nothing_to_do() -> None:
-        raise UsageError("give --max-size and/or --older-than-days")
-
     if max_size is None and older_than_days is None:
-        nothing_to_do()
+        raise UsageError("give --max-size and/or --older-than-days")
     limit = _size(max_size) if max_size is not None else None
     cache = _cache()
     age = older_than_days * 86400 if older_than_days is not None else None
