@@ -172,7 +172,12 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[Entry, ...]]] = {
             skip(r"check-urls", "network"),
             skip(r"openai-images", "hosted"),
             skip(r"stabilityai|llava-hf|vqa-probes --option images=out/runs/sd21|runs/dalle3", "gpu"),
-            run(r"--task country --model path/to/", MODEL, (r"--repeat-seeds 0,1,2,3,4", "--repeat-seeds 0,1"), LIMIT5),
+            run(
+                r"--task country --model path/to/",
+                MODEL,
+                (r"--repeat-seeds 0,1,2,3,4", "--repeat-seeds 0,1"),
+                LIMIT5,
+            ),
             run(r"."),
         ),
     ),

@@ -186,7 +186,7 @@ def test_every_documented_command_runs_as_written() -> None:
         ("culturebench validate", "0 arguments, needs 1"),
         ("culturebench eval", "a command group, not a command"),
         ("culturebench corpus count borsch --corpus x --lang uk --wrokers 2", "no option --wrokers"),
-        ("culturebench eval run wwd --task country --model M --seeds 0,1", "--seeds is a deprecated spelling"),
+        ("culturebench eval run wwd --task country --model M --seeds 0,1", "--seeds is a deprecated"),
         ("culturebench eval results out/r --out o --to-repo a/b", "--to-repo is a deprecated spelling"),
     ],
 )
