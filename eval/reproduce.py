@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -596,3 +597,155 @@ def report_folders(out: Path, grid: Grid) -> list[Path]:
         if finished and not read_json_object(folder / RESULTS, "a finished run").get("shard"):
             found.append(folder)
     return found
+
+
+# ------------------------------------------------------------------ the workflow, step by step
+@dataclass
+class Reproduction:
+    """A reproduction planned and checked by :func:`prepare`, before any model loads: the
+    grid's chosen cells, the folder, the shard, each cell's counted work (``plans``) and the
+    plan document (``document``; ``priced``: it holds the money section)."""
+
+    dataset: str
+    grid: Grid
+    cells: list[Cell]
+    out: Path
+    shard: Any
+    check: dict[str, Any]
+    plans: list[CellPlan]
+    document: dict[str, Any]
+    priced: bool
+
+    @property
+    def cell_names(self) -> list[str]:
+        return [c.name for c in self.cells]
+
+
+DEFAULT_OUT = Path("out/reproduce")  # the reproduction folder is DEFAULT_OUT/<dataset> by default
+DEFAULT_THROUGHPUT_FILE = Path("out/bench/throughput.json")  # the throughput benchmark's --save
+
+
+def prepare(
+    dataset: str,
+    *,
+    out: Path | None,
+    source: Mapping[str, Any],
+    model: str | None,
+    model_revision: str | None,
+    model_args: Callable[[], Mapping[str, Any]],
+    backend: str,
+    kinds: Sequence[str],
+    only: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    plan_only: bool = False,
+    limit: int | None = None,
+    first: bool = False,
+    shard: str | None = None,
+    throughput: float | None = None,
+    throughput_file: Path | None = None,
+    image_tokens: int = 0,
+    price: str | None = None,
+    batch_discount: float = 0.5,
+    rpm: float | None = None,
+    tpm: float | None = None,
+    cache_holds: Callable[[], Any] = lambda: None,
+    counting: Callable[[int], Callable[[str], None] | None] | None = None,
+) -> Reproduction:
+    """Every check and count of ``eval reproduce`` before a model loads, in order: the grid's
+    cells (``only``/``skip``/``kinds``), the shard, ``image_tokens``, the reproduction folder
+    (:func:`check_out`), the backend's options (``model_args``, called once the folder passed),
+    the throughput, the price and rate limits; then every cell's work is counted from the
+    release (:func:`plan`; ``counting(number of cells)`` returns the per-cell progress) and,
+    with a price or a rate limit, priced (``cache_holds``: what the response cache holds
+    for the model, or None). Raises the package's errors; writes nothing."""
+    from culturebench.eval.grid import load_grid
+    from culturebench.eval.plan_cost import Price, RateLimit, money_section
+    from culturebench.eval.shards import Shard
+
+    grid = load_grid(dataset)
+    out = out or DEFAULT_OUT / dataset
+    cells = grid.select(only=list(only), skip=list(skip), kinds=tuple(kinds))
+    part = Shard.parse(shard) if shard is not None else None
+    check_image_tokens(image_tokens)
+    # the reproduction folder, checked before any work and again before anything is written
+    check: dict[str, Any] = {
+        "run": not plan_only,
+        "model": model,
+        "shard": part,
+        "cells": [c.name for c in cells],
+    }
+    check_out(out, dataset, **check)
+    options = model_args() if model else {}
+    saved = throughput_file or DEFAULT_THROUGHPUT_FILE
+    rate = Throughput.choose(throughput, saved, backend, saved_given=throughput_file is not None)
+    cost = Price.parse(price, batch_discount) if price else None
+    limits = RateLimit(rpm, tpm) if rpm is not None or tpm is not None else None
+    requests_of: dict[str, list[Any]] = {}
+    plans = plan(
+        grid, cells, out=out, source=source, limit=limit, first=first, model=model,
+        model_revision=model_revision, model_args=options, throughput=rate, image_tokens=image_tokens,
+        requests_of=requests_of, progress=counting(len(cells)) if counting else None,
+    )  # fmt: skip
+    check_shard_units(plans, part)  # N shards need N units in every cell
+    document = plan_document(dataset, plans, rate, model, image_tokens)
+    priced = cost is not None or limits is not None
+    if priced:
+        money_section(cells, document, requests_of, cost, limits, cache_holds())
+    return Reproduction(dataset, grid, cells, out, part, check, plans, document, priced)
+
+
+def write_plan(reproduction: Reproduction) -> Path:
+    """``OUT/plan.json``, through the reproduction folder's output policy (checked again under
+    its writer lock; refused, with nothing written, when it would hold a credential: a plan
+    names the model and its options)."""
+    from culturebench.jsonsafe import json_text
+
+    r = reproduction
+    write_into(r.out, r.dataset, {PLAN: json_text(r.document, indent=2)}, **r.check)
+    return r.out / PLAN
+
+
+def cache_holds(cache: bool, make_backend: Callable[[], Any] | None, seed: int) -> Any:
+    """What the response cache holds for the model ``make_backend`` makes
+    (``plan_cost.held_in_cache``), or None when the cache is off, no text model is named
+    (``make_backend`` None), or the model cannot be described here."""
+    from culturebench.eval.plan_cost import held_in_cache
+    from culturebench.eval.response_cache import open_cache
+
+    store = open_cache(cache)
+    if store is None or make_backend is None:
+        return None
+    try:
+        backend = make_backend()
+        if not backend.CACHEABLE:
+            return None
+        return held_in_cache(backend.describe(), store, int(seed))
+    except (CultureBenchError, OSError, ImportError):
+        return None
+
+
+@contextmanager
+def writing(reproduction: Reproduction, model: str | None, backend: Any) -> Iterator[None]:
+    """The reproduction folder while its cells run: its writer lock held; a first attempt that
+    gets no answer at all leaves it as it was (absent stays absent); ``reproduce.json``
+    written first, after the model loads (a model that cannot load fails before the folder
+    changes; nothing loads for a rerun with nothing new)."""
+    from culturebench.eval.run_folder import holds_work
+    from culturebench.eval.runner import RUN_RECORDS
+    from culturebench.outputs import MARKER, kept_only_if_used, writer_lock
+
+    r = reproduction
+    records = (*RUN_RECORDS, REPRODUCE, MARKER)  # what a reproduction writes before its first answer
+    with writer_lock(r.out), kept_only_if_used(r.out, lambda f: holds_work(f, records)):
+        write_record(r.out, r.dataset, model, r.cell_names, r.shard, check=r.check, prepare=backend.load)
+        yield
+
+
+def write_report(reproduction: Reproduction, source: Mapping[str, Any]) -> tuple[list[Path], dict[str, Any]]:
+    """The ``eval paper`` report of a finished (unsharded) reproduction into ``OUT/paper``:
+    the cell run folders it read, and the report."""
+    from culturebench.eval.paper_report import build_report
+
+    r = reproduction
+    folders = report_folders(r.out, r.grid)
+    return folders, build_report(r.dataset, folders, r.out / PAPER, **source, overwrite=True)

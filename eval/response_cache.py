@@ -29,7 +29,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,6 +112,14 @@ class CacheCount:
     def add(self, hits: int, answers: int) -> None:
         self.hits += hits
         self.sent += answers - hits
+
+    @classmethod
+    def total(cls, counts: Iterable[CacheCount]) -> CacheCount:
+        """The counts of several runs (the cells of a reproduction) added up."""
+        total = cls()
+        for count in counts:
+            total.add(count.hits, count.hits + count.sent)
+        return total
 
     def line(self) -> str:
         """``response cache: 120 of 120 answers reused, 0 asked of the model``."""

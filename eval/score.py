@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from culturebench.errors import CultureBenchError, Location, SourceError
+from culturebench.errors import CultureBenchError, Location, SourceError, UsageError
 from culturebench.eval.generation import Generation
 from culturebench.eval.records import Results, RunInfo
 from culturebench.eval.tasks.base import job_id, split_job_id
@@ -762,3 +762,101 @@ def _version() -> str:
     from culturebench import __version__
 
     return __version__
+
+
+# ------------------------------------------------------------------ `eval score`, step by step
+MATCHERS = ("deterministic", "llm", "recorded")  # --matcher: the rules, the paper's LLM, its answers
+
+
+def choose_tasks(
+    dataset: str,
+    requested: Sequence[str] | None,
+    files: Sequence[str | Path],
+    layout: str | None = None,
+    note: Callable[[str], object] = lambda _line: None,
+) -> list[str]:
+    """The tasks ``eval score`` scores: those ``requested``, else those Inspect / lm-eval logs
+    name, else every task scored from text outputs of dataset rows (not image or analysis
+    tasks), less (with a ``layout``) the tasks no given file has a column for (each ``note``d
+    as not scored). Every task is checked before any is scored or anything is written: an
+    unknown task, or no task left, is a :class:`UsageError`."""
+    from culturebench import registry
+    from culturebench.eval.tasks import registry as task_registry
+
+    tasks: dict[str, Any] = task_registry().get(dataset) or registry.get(dataset).tasks()
+    in_logs = harness_log_tasks(files)
+    names = list(
+        requested
+        or in_logs
+        or [name for name, cls in tasks.items() if cls.output_kind == "text" and cls.needs_dataset]
+    )
+    unknown = [name for name in names if name not in tasks]
+    if unknown:
+        raise UsageError(
+            f"--task {unknown[0]}: {dataset} has no task {unknown[0]!r} (tasks: {', '.join(tasks)})"
+        )
+    if not requested and not in_logs and layout:  # every task: those no given file answers are listed
+        absent = tasks_without_outputs(dataset, names, files, layout)
+        names = [n for n in names if n not in absent]
+        for name, column in absent.items():
+            note(f"{name}: not scored: no given file has its column {column!r}")
+        if not names:
+            raise UsageError(f"no given file answers any task of {dataset}")
+    return names
+
+
+def check_matcher(matcher: str, judge_model: str | None) -> None:
+    """``--matcher`` is one of :data:`MATCHERS`; ``llm`` needs ``--judge-model``."""
+    if matcher not in MATCHERS:
+        raise UsageError(f"--matcher {matcher!r}: deterministic, llm or recorded")
+    if matcher == "llm" and not judge_model:
+        raise UsageError("--matcher llm needs --judge-model")
+
+
+@dataclass(frozen=True)
+class ReaderChoice:
+    """``--answer-reader model:BACKEND:MODEL`` and its ``--answer-reader-arg`` options."""
+
+    backend: str
+    model: str
+    base_url: str | None
+    model_args: tuple[str, ...]
+
+
+def answer_reader_choice(spec: str, args: Sequence[str]) -> ReaderChoice | None:
+    """``--answer-reader``: None for ``rules`` (the committed-answer rules), else the model that
+    reads each answer; a bad spec is a :class:`UsageError`."""
+    if spec == "rules":
+        if args:
+            raise UsageError("--answer-reader-arg needs --answer-reader model:BACKEND:MODEL")
+        return None
+    kind, _, rest = spec.partition(":")
+    backend, _, name = rest.partition(":")
+    if kind != "model" or not backend or not name:
+        raise UsageError(
+            f"--answer-reader {spec!r}: rules, or model:BACKEND:MODEL "
+            "(e.g. model:vllm:Qwen/Qwen2.5-7B-Instruct, model:openai:gpt-4o-mini)"
+        )
+    base_url = next((a.split("=", 1)[1] for a in args if a.startswith("base_url=")), None)
+    rest_args = tuple(a for a in args if not a.startswith("base_url="))
+    return ReaderChoice(backend, name, base_url, rest_args)
+
+
+def score_dataset(
+    dataset: str, names: Sequence[str], files: Sequence[str | Path], out: str | Path, **options: Any
+) -> tuple[dict[str, Results], list[Path]]:
+    """:func:`score_tasks` with the dataset's summary files (its ``report`` code part's
+    ``summary_files``) written into the staged output: the results per task, and the summary
+    files as they lie under ``out`` once it is renamed into place."""
+    from culturebench import registry
+
+    hooks = registry.get(dataset).report()
+    written: list[Path] = []
+
+    def summary(results: dict[str, Results], folder: Path) -> None:  # into the staged output
+        if hooks is not None and hasattr(hooks, "summary_files"):
+            written.extend(
+                Path(out) / Path(p).relative_to(folder) for p in hooks.summary_files(results, folder)
+            )
+
+    return score_tasks(dataset, names, files, out, summary=summary, **options), written

@@ -99,7 +99,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[Entry, ...]]] = {
             skip(r"^for k in|^CUDA_VISIBLE_DEVICES|^done; wait|eval merge|--backend vllm", "gpu"),
             skip(r"--model vllm/", "gpu"),
             skip(r"inspect-wwd-country", "inputs"),
-            skip(r"--to-repo", "hub-token"),
+            skip(r"eval results .*--to ", "hub-token"),
             run(r"^inspect eval culturebench/borsch_origin_qa", (r"hf/PATH", "hf/" + TINY)),
             run(r"--generations out/logs/inspect/<time>", INSPECT_LOG),
             run(r"^lm_eval", (r"pretrained=PATH", "pretrained=" + TINY), LIMIT5),
@@ -172,7 +172,12 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[Entry, ...]]] = {
             skip(r"check-urls", "network"),
             skip(r"openai-images", "hosted"),
             skip(r"stabilityai|llava-hf|vqa-probes --option images=out/runs/sd21|runs/dalle3", "gpu"),
-            run(r"--task country --model path/to/", MODEL, (r"--seeds 0,1,2,3,4", "--seeds 0,1"), LIMIT5),
+            run(
+                r"--task country --model path/to/",
+                MODEL,
+                (r"--repeat-seeds 0,1,2,3,4", "--repeat-seeds 0,1"),
+                LIMIT5,
+            ),
             run(r"."),
         ),
     ),
@@ -202,7 +207,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[Entry, ...]]] = {
     "docs/hub-results.md": (
         (),
         (
-            skip(r"--to-repo", "hub-token"),
+            skip(r"eval results .*--to ", "hub-token"),
             skip(r"hf/culturebench/borsch|out/runs/gpt35/country", "network"),
         ),
     ),

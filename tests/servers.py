@@ -616,7 +616,7 @@ def sparql_proxy(upstream: str, script: list[str] | None = None) -> Iterator[_Se
 # * ``POST /api/models/{repo}/commit/{revision}?create_pr=1``: NDJSON, a ``header`` line
 #   (summary, description) then one ``file`` line per file (base64 content), answered
 #   ``{commitUrl, commitOid, pullRequestUrl}`` with ``pullRequestUrl`` ending ``/discussions/N``;
-# * the same two under ``/api/spaces/`` (a plain commit, no ``create_pr``: `site --to-space`),
+# * the same two under ``/api/spaces/`` (a plain commit, no ``create_pr``: `site --to`),
 #   ``POST /api/repos/create`` (the Space's creation), recorded and answered as created, and
 #   ``POST /api/validate-yaml`` (a README's header must be a YAML mapping; no schema check).
 #
@@ -684,7 +684,7 @@ class _CommitHandler(_Handler):
         if path == "/api/validate-yaml":  # huggingface_hub checks a README's YAML header first
             self._validate_yaml(hub, json.loads(body))
             return
-        if path == "/api/repos/create":  # a Space (`site --to-space`): recorded, answered as created
+        if path == "/api/repos/create":  # a Space (`site --to`): recorded, answered as created
             request = json.loads(body)
             hub.created.append(request)
             name = f"{request.get('organization')}/{request.get('name')}"

@@ -86,8 +86,9 @@ def _root() -> Any:
 
 def check(argv: list[str], root: Any = None) -> list[str]:
     """Why ``culturebench ARGV`` would not run as written (empty when it would): an unknown
-    command, an option the command does not have, an option without its value, a value that
-    is not one of the option's choices, too many or too few arguments."""
+    command, an option the command does not have or keeps only as a deprecated spelling, an
+    option without its value, a value that is not one of the option's choices, too many or too
+    few arguments."""
     node = root if root is not None else _root()
     path = ["culturebench"]
     problems: list[str] = []
@@ -105,6 +106,8 @@ def check(argv: list[str], root: Any = None) -> list[str]:
                 problems.append(f"{' '.join(path)}: no option {name}")
                 continue
             param = options[name]
+            if getattr(param, "hidden", False):  # a deprecated spelling (docs/commands.md#names)
+                problems.append(f"{' '.join(path)}: {name} is a deprecated spelling")
             if param is None or param.is_flag or getattr(param, "count", False):
                 if eq:
                     problems.append(f"{' '.join(path)}: {name} takes no value")
@@ -183,6 +186,8 @@ def test_every_documented_command_runs_as_written() -> None:
         ("culturebench validate", "0 arguments, needs 1"),
         ("culturebench eval", "a command group, not a command"),
         ("culturebench corpus count borsch --corpus x --lang uk --wrokers 2", "no option --wrokers"),
+        ("culturebench eval run wwd --task country --model M --seeds 0,1", "--seeds is a deprecated"),
+        ("culturebench eval results out/r --out o --to-repo a/b", "--to-repo is a deprecated spelling"),
     ],
 )
 def test_the_check_catches_a_misspelt_command(line: str, why: str) -> None:
@@ -195,7 +200,7 @@ def test_the_check_accepts_what_the_docs_write() -> None:
         "culturebench --debug build borsch --overwrite --source path/to/snapshot",
         ".venv/bin/culturebench validate dist/borsch/1.0.0",
         "culturebench eval run borsch --task origin-qa --model M --option config=ru --limit=5",
-        "culturebench eval run wwd --task country --model M --seeds 0,1,2 ...",
+        "culturebench eval run wwd --task country --model M --repeat-seeds 0,1,2 ...",
         "culturebench eval --help",
     ):
         assert check(culturebench_argv(shlex.split(line)) or []) == [], line

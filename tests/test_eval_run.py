@@ -325,7 +325,7 @@ def test_origin_task_refuses_an_unknown_config(borsch_release, scripted_backend,
 def test_multi_seed_run_records_each_seed_and_resumes(
     borsch_release, tiny_model: Path, tmp_path: Path
 ) -> None:
-    """`--seeds`: every prompt once per seed with that sampling seed; ids `<request>@<seed>`;
+    """`--repeat-seeds`: every prompt once per seed with that sampling seed; ids `<request>@<seed>`;
     a killed multi-seed run resumes only the missing (prompt, seed) pairs."""
     from culturebench.eval.run_folder import RunMismatch
 

@@ -251,7 +251,7 @@ def test_to_repo_opens_a_pull_request(gpt35_scored: Path, tmp_path: Path, server
         *runs,
         "--out",
         str(tmp_path / "out"),
-        "--to-repo",
+        "--to",
         "someone/gpt35-probing",
     ]
     with servers.fake_hub() as hub:
@@ -277,7 +277,7 @@ def test_to_repo_opens_a_pull_request(gpt35_scored: Path, tmp_path: Path, server
 
 
 def test_no_pull_request_offline_or_without_a_token(gpt35_scored: Path, tmp_path: Path, servers) -> None:
-    args = [EXE, "eval", "results", str(gpt35_scored / "country"), "--to-repo", "someone/m"]
+    args = [EXE, "eval", "results", str(gpt35_scored / "country"), "--to", "someone/m"]
     with servers.fake_hub() as hub:
         offline = subprocess.run(
             [*args, "--out", str(tmp_path / "a")],
@@ -409,7 +409,7 @@ def test_bad_input_is_one_line(
             "join the shards first (culturebench eval merge)",
         ),
         "two models": ([str(tiny_run), str(gpt35_scored / "country")], "the runs are of 2 models"),
-        "bad repo": ([str(tiny_run), "--to-repo", "no-slash"], "--to-repo 'no-slash': expected ORG/MODEL"),
+        "bad repo": ([str(tiny_run), "--to", "no-slash"], "--to 'no-slash': expected ORG/MODEL"),
     }
     for name, (args, message) in cases.items():
         code, output = _results(*args, "--out", out)

@@ -189,7 +189,7 @@ def t2i_run(wwd_release: Path, tiny_sd: Path, tmp_path_factory: pytest.TempPathF
 
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("t2i") / "run"
-    result = _generate(wwd_release.folder, tiny_sd, out, "--limit", "3", "--seeds", "0,1")
+    result = _generate(wwd_release.folder, tiny_sd, out, "--limit", "3", "--repeat-seeds", "0,1")
     assert result.exit_code == 0, result.output
     return out
 
@@ -233,7 +233,7 @@ def test_t2i_generate_resumes_per_item_and_seed_to_identical_images(
         (out / json.loads(line)["output"]).unlink()
     (out / "samples.jsonl").write_text("".join(kept) + lines[2][:20], encoding="utf-8")
     before = {p.name: p.stat().st_mtime_ns for p in (out / "images").iterdir()}
-    result = _generate(wwd_release.folder, tiny_sd, out, "--limit", "3", "--seeds", "0,1")
+    result = _generate(wwd_release.folder, tiny_sd, out, "--limit", "3", "--repeat-seeds", "0,1")
     assert result.exit_code == 0, result.output
     assert {p.name: p.stat().st_mtime_ns for p in (out / "images").iterdir() if p.name in before} == before
     for name in sorted(p.name for p in (t2i_run / "images").iterdir()):
@@ -241,7 +241,7 @@ def test_t2i_generate_resumes_per_item_and_seed_to_identical_images(
     # an image altered on disk is named, not silently reused
     victim = sorted((out / "images").iterdir())[0]
     victim.write_bytes(b"changed")
-    result = _generate(wwd_release.folder, tiny_sd, out, "--limit", "3", "--seeds", "0,1")
+    result = _generate(wwd_release.folder, tiny_sd, out, "--limit", "3", "--repeat-seeds", "0,1")
     assert result.exit_code != 0 and "missing or altered" in result.output
     assert "Traceback" not in result.output
 

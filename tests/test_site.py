@@ -345,7 +345,7 @@ def test_a_folder_with_nothing_to_show_is_one_line(tmp_path: Path) -> None:
 def test_to_space_is_one_commit_with_the_card(
     runs, servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`--to-space` against the fake Hub commit API of tests/servers.py (a hand-written fake of
+    """`site --to` against the fake Hub commit API of tests/servers.py (a hand-written fake of
     the Hub's create-repo, preupload and commit endpoints, on 127.0.0.1)."""
     from typer.testing import CliRunner
 
@@ -357,7 +357,7 @@ def test_to_space_is_one_commit_with_the_card(
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
         monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
         done = CliRunner().invoke(
-            app, ["site", str(runs["borsch-a"]), "--out", str(tmp_path / "site"), "--to-space", "org/results"]
+            app, ["site", str(runs["borsch-a"]), "--out", str(tmp_path / "site"), "--to", "org/results"]
         )
     assert done.exit_code == 0, done.output
     assert ("POST", "/api/repos/create") in hub.requests
@@ -619,7 +619,7 @@ def test_no_absolute_path_in_any_file_of_the_site(
     runs, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Probe case: each run's results.json was copied as is, so this machine's paths reached a
-    site that `--to-space` publishes. A run whose results.json names the repository, a
+    site that `--to` publishes. A run whose results.json names the repository, a
     temporary folder and the home folder (and an unfinished run, named on the index), built
     from absolute paths: no file of the site holds any of them."""
     from typer.testing import CliRunner

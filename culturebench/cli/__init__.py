@@ -8,8 +8,8 @@
 - :mod:`~culturebench.cli.corpus`: ``corpus ...``; :mod:`~culturebench.cli.export`: ``export ...``;
 - shared: :mod:`~culturebench.cli.errors` (exit codes, the error policy),
   :mod:`~culturebench.cli.output` (consoles, plain values, tables),
-  :mod:`~culturebench.cli.progress`, :mod:`~culturebench.cli.options` (option groups),
-  :mod:`~culturebench.cli.shared_flags`, :mod:`~culturebench.cli.parsing`.
+  :mod:`~culturebench.cli.progress`, :mod:`~culturebench.cli.options` (every shared option,
+  option groups, deprecated spellings), :mod:`~culturebench.cli.parsing`.
 
 ``app`` and ``main`` are read from :mod:`culturebench.cli.application` on first use, so importing a
 helper module (a dataset's own commands do) does not assemble the application.

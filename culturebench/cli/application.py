@@ -12,10 +12,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from culturebench.cli.errors import (
-    EXIT_BAD_INPUT,
-    os_error_line,
-)
+from culturebench.cli.errors import EXIT_BAD_INPUT, report_error
 from culturebench.cli.output import (
     err_console,
 )
@@ -38,9 +35,12 @@ def _click_errors() -> tuple[type[BaseException], ...]:
 
 
 class _OneLineUsageErrors(TyperGroup):
-    """The top-level command group: a usage error (an unknown option, a value of the wrong
-    type, a missing argument) prints as one line naming the command and the option, instead
-    of click's usage box; help and exit codes are unchanged."""
+    """The top-level command group and the command line's one error handler: an error of the
+    package (:class:`~culturebench.errors.CultureBenchError`, raised anywhere in a command)
+    prints as its one line with the exit code its class carries
+    (:func:`~culturebench.cli.errors.report_error`); a usage error (an unknown option, a value
+    of the wrong type, a missing argument) prints as one line naming the command and the
+    option, instead of click's usage box; help and exit codes are unchanged."""
 
     def main(
         self,
@@ -62,6 +62,11 @@ class _OneLineUsageErrors(TyperGroup):
             return super().main(**given, standalone_mode=False)
         try:
             code = super().main(**given, standalone_mode=False)
+        except (CultureBenchError, OSError) as exc:  # the one handler of the package's own errors
+            code = report_error(exc)
+            if code is None:  # a system error that names no path: unexpected (`main`)
+                raise
+            sys.exit(code)
         except _click_errors() as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # `culturebench eval`: its help
                 exc.show()  # type: ignore[attr-defined]
@@ -216,11 +221,8 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")
         sys.exit(130)
-    except CultureBenchError as exc:  # raised outside a command's own handling (e.g. discovery)
-        from culturebench.safe_http import redact
-
-        err_console.print(f"[red]error:[/] {escape(redact(exc))}", soft_wrap=True)
-        sys.exit(EXIT_BAD_INPUT)
+    except CultureBenchError as exc:  # raised outside a command (e.g. discovery): the same policy
+        sys.exit(report_error(exc))
     except Exception as exc:
         if _DEBUG["on"]:
             raise
@@ -229,10 +231,6 @@ def main() -> None:
         needed = missing_extra(exc)
         if needed is not None:  # an optional extra that is not installed
             err_console.print(f"[red]error:[/] {escape(install_line(*needed))}", soft_wrap=True)
-            sys.exit(EXIT_BAD_INPUT)
-        line = os_error_line(exc) if isinstance(exc, OSError) else None
-        if line is not None:  # permissions, a folder where a file goes, a full disk
-            err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
             sys.exit(EXIT_BAD_INPUT)
         from culturebench.safe_http import redact
 

@@ -13,7 +13,6 @@ from typing import Annotated
 
 import typer
 
-from culturebench.cli.errors import or_exit
 from culturebench.cli.options import DEFAULT_SOURCE, DatasetSource, with_dataset_source
 from culturebench.cli.output import console
 from culturebench.cli.progress import progress_bar
@@ -68,13 +67,11 @@ def count_cmd(
 
     bar, update = _progress(f"{dataset} in {corpus}")
     with bar:
-        record = or_exit(
-            lambda: corpus_count(
-                dataset, corpus, out, lang=lang, column=column, config=config,
-                **source.as_kwargs(), scheduler=scheduler,
-                workers=workers, seed=seed, per_dish=per_dish,
-                progress=update, full_hash=full_hash,
-            )
+        record = corpus_count(
+            dataset, corpus, out, lang=lang, column=column, config=config,
+            **source.as_kwargs(), scheduler=scheduler,
+            workers=workers, seed=seed, per_dish=per_dish,
+            progress=update, full_hash=full_hash,
         )  # fmt: skip
     chars = record["characters"] / 1e6
     console.print(
@@ -135,11 +132,9 @@ def contamination_cmd(
 
     bar, update = _progress(f"{dataset} images vs {references}")
     with bar:
-        record = or_exit(
-            lambda: corpus_contamination(
-                dataset, references, out, threshold=threshold, **source.as_kwargs(), scheduler=scheduler,
-                workers=workers, progress=update,
-            )
+        record = corpus_contamination(
+            dataset, references, out, threshold=threshold, **source.as_kwargs(), scheduler=scheduler,
+            workers=workers, progress=update,
         )  # fmt: skip
     console.print(
         f"{record['images_matched']} of {record['release_images']} release images match "

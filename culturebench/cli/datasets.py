@@ -11,29 +11,17 @@ from rich.markup import escape
 
 from culturebench import __version__
 from culturebench.cli.commands import CommandSet
-from culturebench.cli.errors import (
-    EXIT_BAD_INPUT,
-    EXIT_PUBLISH_FAILED,
-    EXIT_REFUSED,
-    EXIT_VALIDATION,
-    EXIT_VERIFY_FAILED,
-    FileOverwriteOption,
-    claim_file,
-    or_exit,
-)
-from culturebench.cli.options import (
-    with_image_stage,
-)
+from culturebench.cli.errors import EXIT_REFUSED, EXIT_VALIDATION, claim_file
+from culturebench.cli.options import FileOverwriteOption, deprecated_alias, with_image_stage
 from culturebench.cli.output import (
     console,
     count_cell,
-    err_console,
     fit_table,
     plain,
     print_fitted,
 )
 from culturebench.cli.progress import BuildProgress, steps
-from culturebench.errors import CultureBenchError
+from culturebench.errors import CultureBenchError, UsageError, ValidationFailed
 from culturebench.jsonsafe import json_text
 
 commands = CommandSet()
@@ -52,7 +40,7 @@ def list_cmd() -> None:
     from culturebench.spec import load_spec
 
     rows = []
-    for name, entry in or_exit(registry.datasets).items():
+    for name, entry in registry.datasets().items():
         spec = load_spec(name)
         rows.append(
             [name, spec.version, ", ".join(spec.configs), ", ".join(spec.languages),
@@ -70,7 +58,7 @@ def info_cmd(name: Annotated[str, typer.Argument(help="Dataset name (see `cultur
     from culturebench.cards.card import describe_type
     from culturebench.spec import load_spec
 
-    spec = or_exit(lambda: load_spec(name))
+    spec = load_spec(name)
     console.print(f"[bold]{spec.pretty_name}[/] ({spec.name} {spec.version}, schema {spec.schema_version})")
     console.print(
         f"licence: {spec.raw.get('license')}  languages: {', '.join(spec.languages)}  "
@@ -153,7 +141,7 @@ def build_cmd(
     from culturebench.builders.base import UpToDate
 
     options = image_stage
-    builder = or_exit(lambda: get_builder(name))
+    builder = get_builder(name)
 
     def run(progress: BuildProgress):
         try:
@@ -169,7 +157,7 @@ def build_cmd(
             return same
 
     with BuildProgress(f"building {name} {builder.spec.version}") as progress:
-        result = or_exit(lambda: run(progress))
+        result = run(progress)
     if isinstance(result, UpToDate):
         console.print(f"{escape(str(result))} (--overwrite rebuilds it)")
         return
@@ -190,8 +178,7 @@ def validate_cmd(
     from culturebench.validation import validate_release
 
     if not folder.is_dir():
-        err_console.print(f"[red]error:[/] {escape(str(folder))} is not a folder", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError(f"{folder} is not a folder")
     claim_file(json_out, overwrite, [folder], flag="--json")  # before the validation runs
     claim_file(contact_sheet, overwrite, [folder], flag="--contact-sheet")
     sheet_before = contact_sheet.stat().st_mtime_ns if contact_sheet and contact_sheet.is_file() else None
@@ -215,7 +202,7 @@ def validate_cmd(
                 "<!doctype html><meta charset='utf-8'><title>Image findings</title>"
                 f"<h1>Near-duplicate and contamination findings</h1><p>None: {html_escape(why)}.</p>"
             )
-            or_exit(lambda: write_text_atomic(contact_sheet, page))
+            write_text_atomic(contact_sheet, page)
             console.print(
                 f"contact sheet: {escape(str(contact_sheet))}: empty, {escape(why)}", soft_wrap=True
             )
@@ -223,7 +210,7 @@ def validate_cmd(
         from culturebench.atomic import write_text_atomic
 
         text = json_text(report.to_dict(), indent=2)
-        or_exit(lambda: write_text_atomic(json_out, text))  # WriteFailed names the path
+        write_text_atomic(json_out, text)  # WriteFailed names the path
     if not report.ok:
         raise typer.Exit(EXIT_VALIDATION)
 
@@ -239,15 +226,15 @@ def card_cmd(
     file) of a release folder."""
     from culturebench.cards.write import CARD_FILES, card_inputs, stale_card_files, write_card_files
 
-    spec, manifest = or_exit(lambda: card_inputs(folder))
-    stale = or_exit(lambda: stale_card_files(folder, spec, manifest))
+    spec, manifest = card_inputs(folder)
+    stale = stale_card_files(folder, spec, manifest)
     if check:
         if stale:
             console.print(f"[red]stale:[/] {', '.join(stale)}")
             raise typer.Exit(EXIT_VALIDATION)
         console.print("card, croissant and eval.yaml are up to date")
         return
-    or_exit(lambda: write_card_files(folder, spec, manifest))
+    write_card_files(folder, spec, manifest)
     console.print(
         f"wrote {', '.join(CARD_FILES)} ({'changed: ' + ', '.join(stale) if stale else 'unchanged'})"
     )
@@ -255,6 +242,7 @@ def card_cmd(
 
 @commands.command("release")
 @with_image_stage
+@deprecated_alias("--overwrite-json", "overwrite")
 def release_cmd(
     name: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     version: Annotated[
@@ -280,59 +268,51 @@ def release_cmd(
     out: Annotated[Path, typer.Option(help="Root of release folders.")] = Path("dist"),
     rebuild: Annotated[bool, typer.Option(help="Rebuild the release folder even if it exists.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the plan as JSON.")] = None,
-    overwrite_json: Annotated[bool, typer.Option(help="Replace an existing --json file.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --json file.")] = False,
     image_stage: Any = None,
 ) -> None:
     """Build -> validate (blocking) -> gate -> publish one commit + tag vX.Y.Z -> verify."""
+    from culturebench.errors import PublishFailed, ReleaseRefused
     from culturebench.release import plan_release, publish_release
 
-    claim_file(json_out, overwrite_json, flag="--json")
-    from culturebench.release.pipeline import VerificationFailed
+    claim_file(json_out, overwrite, flag="--json")
     from culturebench.release.targets import PublishError, parse_target
     from culturebench.spec import load_spec
 
     if repo:  # Hub flags not given on the command line come from the dataset's declaration
         from culturebench.release.targets import hub_flags
 
-        private, gated = hub_flags(or_exit(lambda: load_spec(name)), private, gated)
-    target = or_exit(
-        lambda: parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
-    )
+        private, gated = hub_flags(load_spec(name), private, gated)
+    target = parse_target(repo, to, private=bool(private), gated=bool(gated), endpoint=endpoint)
     options = image_stage
     with steps(f"planning {name} {version}"):
-        plan = or_exit(  # a folder that fails validation is a refused release (exit 3)
-            lambda: plan_release(
+        try:
+            plan = plan_release(
                 name, version, target, source=source, out_root=out, rebuild=rebuild, images=options
-            ),
-            validation_exit=EXIT_REFUSED,
-        )
+            )
+        except ValidationFailed as exc:  # a folder that fails validation is a refused release
+            exc.exit_code = EXIT_REFUSED
+            raise
     _print_plan(plan)
     if json_out:
         from culturebench.atomic import write_text_atomic
 
-        or_exit(lambda: write_text_atomic(json_out, json_text(plan.to_dict(), indent=2)))
+        write_text_atomic(json_out, json_text(plan.to_dict(), indent=2))
     if plan.action == "noop":
         console.print(f"[green]{plan.tag} already published with identical content:[/] nothing to do")
         return
     try:  # a target that is not ready (not ours, dirty, no token) refuses the release (exit 3)
         target.check_ready(dry_run=dry_run)
     except PublishError as exc:
-        err_console.print(f"[red]release refused:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_REFUSED) from exc
+        raise ReleaseRefused(str(exc)) from exc
     if dry_run:
         console.print("[yellow]dry run:[/] nothing was uploaded or tagged")
         return
     try:
         with steps(f"publishing {plan.tag} to {plan.target}"):
             result = publish_release(plan, target)
-    except PublishError as exc:
-        err_console.print(f"[red]publish failed:[/] {exc}")
-        raise typer.Exit(EXIT_PUBLISH_FAILED) from exc
-    except VerificationFailed as exc:
-        err_console.print(f"[bold red]VERIFICATION FAILED[/] for {plan.tag} on {plan.target}:")
-        for problem in exc.problems:
-            err_console.print(f"  [red]{problem}[/]")
-        raise typer.Exit(EXIT_VERIFY_FAILED) from exc
+    except PublishError as exc:  # VerificationFailed (exit 5) passes: the handler lists its problems
+        raise PublishFailed(str(exc)) from exc
     console.print(
         f"[green]published[/] {plan.tag} = commit {result.commit} on {plan.target}; "
         "verified: files and row counts match the manifest"

@@ -1,62 +1,66 @@
-"""The command line's error policy: exit codes, and the one line a refused input, a failed
-validation, a refused release or a system error becomes."""
+"""The command line's error policy: the one line a refused input, a failed validation, a
+refused release or a system error becomes, with the exit code its error class carries
+(:mod:`culturebench.errors`). Commands raise the package's errors; :func:`report_error`, called
+once by the application (:mod:`culturebench.cli.application`), prints them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
 
-import typer
 from rich.markup import escape
 
 from culturebench.cli.output import err_console
-from culturebench.errors import CultureBenchError, SourceError, ValidationFailed
+from culturebench.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_PUBLISH_FAILED,
+    EXIT_REFUSED,
+    EXIT_VALIDATION,
+    EXIT_VERIFY_FAILED,
+    CultureBenchError,
+    ValidationFailed,
+    VerificationFailed,
+)
 
-EXIT_VALIDATION = 1
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_PUBLISH_FAILED",
+    "EXIT_REFUSED",
+    "EXIT_VALIDATION",
+    "EXIT_VERIFY_FAILED",
+    "claim_file",
+    "on_stop",
+    "os_error_line",
+    "report_error",
+]
 
 
-EXIT_BAD_INPUT = 2
-
-
-EXIT_REFUSED = 3
-
-
-EXIT_PUBLISH_FAILED = 4
-
-
-EXIT_VERIFY_FAILED = 5
-
-
-def or_exit(fn, *, validation_exit: int = EXIT_VALIDATION):
-    """Run ``fn``; turn the package's own errors into one redacted line and an exit code
-    (2 bad input, ``validation_exit`` for a failed validation, 3 release refused)."""
+def report_error(exc: BaseException) -> int | None:
+    """THE error policy: print the one line (or, for a failed validation or verification, the
+    findings and one line) of the package's own error ``exc``, or of a system error that names
+    its path, on stderr, and return its exit code (``exc.exit_code``: 2 bad input, 1
+    validation failed, 3 release refused, 4 publish failed, 5 verification failed). None:
+    not ours to place (an unexpected error)."""
     from culturebench.safe_http import redact
 
-    try:
-        return fn()
-    except SourceError as exc:
-        err_console.print(f"[red]bad input:[/] {escape(redact(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-    except ValidationFailed as exc:
-        exc.report.render(err_console)
-        err_console.print(f"[red]{escape(redact(exc))}[/]: nothing was written")
-        raise typer.Exit(validation_exit) from exc
-    except OSError as exc:  # permissions, a folder where a file goes, a full disk: name the path
-        line = os_error_line(exc)
-        if line is None:
-            raise
-        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-    except CultureBenchError as exc:
-        from culturebench.release.pipeline import ReleaseRefused
-
-        if isinstance(exc, ReleaseRefused):
-            err_console.print(f"[red]release refused:[/] {escape(redact(exc))}", soft_wrap=True)
-            raise typer.Exit(EXIT_REFUSED) from exc
-        err_console.print(f"[red]error:[/] {escape(redact(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    # emoji=False everywhere: a path or target such as git:x: stays as written
+    if isinstance(exc, ValidationFailed):
+        exc.report.render(err_console)  # type: ignore[attr-defined]
+        err_console.print(f"[red]{escape(redact(exc))}[/]: nothing was written", emoji=False)
+    elif isinstance(exc, VerificationFailed):
+        err_console.print(f"[bold red]VERIFICATION FAILED[/] for {escape(exc.subject)}:", emoji=False)
+        for problem in exc.problems:
+            err_console.print(f"  [red]{escape(redact(problem))}[/]", emoji=False)
+    elif isinstance(exc, CultureBenchError):
+        err_console.print(f"[red]{exc.headline}:[/] {escape(redact(exc))}", soft_wrap=True, emoji=False)
+    elif isinstance(exc, OSError) and (line := os_error_line(exc)) is not None:
+        # permissions, a folder where a file goes, a full disk: name the path
+        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True, emoji=False)
+        return EXIT_BAD_INPUT
+    else:
+        return None
+    return exc.exit_code
 
 
 @contextmanager
@@ -80,19 +84,16 @@ def on_stop(what: str, left: str) -> Iterator[None]:
         raise SystemExit(code) from None
 
 
-FileOverwriteOption = Annotated[
-    bool, typer.Option("--overwrite", help="Replace an existing --out file (never a folder or an input).")
-]
-
-
-def claim_file(out: Path | None, overwrite: bool, inputs=(), flag: str = "--out") -> None:
+def claim_file(
+    out: Path | None, overwrite: bool, inputs: Iterable[Path | None] = (), flag: str = "--out"
+) -> None:
     """Check a single-file output before any work (:func:`culturebench.outputs.check_output_file`);
-    a refusal is one line, exit 2."""
+    a refusal raises :class:`~culturebench.outputs.OutputRefused` (one line, exit 2)."""
     if out is None:
         return
     from culturebench.outputs import check_output_file
 
-    or_exit(lambda: check_output_file(out, overwrite=overwrite, inputs=[i for i in inputs if i], flag=flag))
+    check_output_file(out, overwrite=overwrite, inputs=[i for i in inputs if i], flag=flag)
 
 
 def os_error_line(exc: OSError) -> str | None:

@@ -10,17 +10,13 @@ import typer
 from rich.markup import escape
 
 from culturebench.cli.commands import CommandSet
-from culturebench.cli.errors import (
-    EXIT_BAD_INPUT,
-    or_exit,
-)
 from culturebench.cli.output import (
     console,
-    err_console,
     fit_table,
     plain,
     print_fitted,
 )
+from culturebench.errors import UsageError
 
 commands = CommandSet()
 
@@ -64,10 +60,10 @@ def eval_backends_cmd(
     of a run's identity) or only the speed."""
     from culturebench.eval.backends import KINDS, backend_names, backend_options, describe
 
-    names = [backend] if backend else or_exit(backend_names)
+    names = [backend] if backend else backend_names()
     for name in names:
-        info = or_exit(lambda name=name: describe(name))
-        options = or_exit(lambda name=name: backend_options(name))
+        info = describe(name)
+        options = backend_options(name)
         flags = ", ".join("--" + f.replace("_", "-") for f in info["flags"]) or "none"
         needs = (
             f"{', '.join(info['requires'])} (extra {info['extra']})" if info["requires"] else "nothing more"
@@ -111,10 +107,7 @@ def eval_tiny_model_cmd(
         name for name, flag in (("vision", vision), ("t2i", t2i), ("clip", clip), ("dinov2", dinov2)) if flag
     ]
     if len(chosen) > 1:
-        err_console.print(
-            f"[red]error:[/] choose one of --vision, --t2i, --clip, --dinov2 (got {', '.join(chosen)})"
-        )
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError(f"choose one of --vision, --t2i, --clip, --dinov2 (got {', '.join(chosen)})")
     kind = chosen[0] if chosen else "text"
     build = {
         "text": tiny.build_tiny_llama,
@@ -125,7 +118,7 @@ def eval_tiny_model_cmd(
     }[kind]
     from culturebench.outputs import MARKER, OutputKind, check_parents, kind_of, write_marker
 
-    or_exit(lambda: check_parents(path, "tiny-model"))
+    check_parents(path, "tiny-model")
     mark = OutputKind(f"tiny-model-{kind}")
     if path.is_dir() and kind_of(path) == mark.name:
         recorded = json.loads((path / MARKER).read_text(encoding="utf-8")).get("seed")
@@ -133,10 +126,7 @@ def eval_tiny_model_cmd(
             console.print(f"tiny {kind} model already in {path} (seed {seed}); nothing to do")
             return
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        err_console.print(
-            f"[red]error:[/] {escape(str(path))} exists and is not an empty folder", soft_wrap=True
-        )
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError(f"{path} exists and is not an empty folder")
     what = {
         "text": "",
         "vision": "vision-language ",
@@ -147,6 +137,6 @@ def eval_tiny_model_cmd(
     from huggingface_hub.utils import disable_progress_bars
 
     disable_progress_bars()  # "Writing model shards" for a model of a few kB
-    written = or_exit(lambda: build(path, seed=seed))
+    written = build(path, seed=seed)
     write_marker(Path(written), mark, seed=seed)
     console.print(f"tiny {what[kind]}model written to {written}")

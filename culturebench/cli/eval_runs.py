@@ -2,36 +2,34 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from culturebench.cli.commands import CommandSet
-from culturebench.cli.errors import (
-    EXIT_BAD_INPUT,
-    on_stop,
-    or_exit,
-)
+from culturebench.cli.errors import on_stop
 from culturebench.cli.options import (
     DEFAULT_ENGINE,
     DEFAULT_SOURCE,
+    CacheOption,
     DatasetSource,
     EngineChoice,
+    FirstOption,
+    ShardOption,
+    deprecated_alias,
     with_dataset_source,
     with_engine,
 )
 from culturebench.cli.output import (
     console,
-    err_console,
     print_headlines,
     print_limit,
 )
 from culturebench.cli.parsing import names_list, parse_seeds, parse_shard, parse_task_options
 from culturebench.cli.plan_output import print_plan_money, print_plan_table
 from culturebench.cli.progress import progress_bar
+from culturebench.errors import UsageError
 
 if TYPE_CHECKING:
     from culturebench.eval.response_cache import CacheCount
@@ -39,37 +37,10 @@ if TYPE_CHECKING:
 commands = CommandSet()
 
 
-ShardOption = Annotated[
-    str | None,
-    typer.Option(
-        "--shard",
-        help="Run only part K of N, e.g. 2/4 (cut by dish or question; one per GPU or array task); "
-        "`culturebench eval merge` joins the N folders.",
-    ),
-]
-
-
-CacheOption = Annotated[
-    bool,
-    typer.Option(
-        "--cache/--no-cache",
-        help="Answer from the response cache shared across runs where it holds the request, and keep "
-        "new answers there (`culturebench cache info`; $CULTUREBENCH_RESPONSE_CACHE: its folder, or off).",
-    ),
-]
-
-FirstOption = Annotated[
-    bool,
-    typer.Option(
-        "--first",
-        help="With --limit N: the first N rows in release order (instead of N spread over the groups).",
-    ),
-]
-
-
 @commands.command("run")
 @with_dataset_source
 @with_engine(image=True)
+@deprecated_alias("--seeds", "seeds")
 def eval_run_cmd(
     dataset: Annotated[str, typer.Argument(help="Dataset name (see `culturebench list`).")],
     task: Annotated[str, typer.Option(help="Task name (see `culturebench eval list`).")],
@@ -90,7 +61,10 @@ def eval_run_cmd(
     ),
     seeds: Annotated[
         str | None,
-        typer.Option(help="Generate every prompt once per seed, e.g. 0,1,2,3,4 (the WWD paper: 5 seeds)."),
+        typer.Option(
+            "--repeat-seeds",
+            help="Generate every prompt once per seed, e.g. 0,1,2,3,4 (the WWD paper: 5 seeds).",
+        ),
     ] = None,
     option: Annotated[
         list[str] | None,
@@ -110,41 +84,38 @@ def eval_run_cmd(
     from culturebench.eval.tasks import AnalysisTask
     from culturebench.eval.tasks import task_class as find_task
 
-    task_options = or_exit(lambda: parse_task_options(option or []))
-    seed_list = or_exit(lambda: parse_seeds(seeds))
-    part = or_exit(lambda: parse_shard(shard))
+    task_options = parse_task_options(option or [])
+    seed_list = parse_seeds(seeds)
+    part = parse_shard(shard)
     backend = None
-    if issubclass(or_exit(lambda: find_task(dataset, task)), AnalysisTask):
+    if issubclass(find_task(dataset, task), AnalysisTask):
         if engine.model:  # the analysis's own model (e.g. CLIP), passed as a task option
             task_options.setdefault("model", engine.model)
             if engine.model_revision:
                 task_options.setdefault("model_revision", engine.model_revision)
     elif not engine.model:
-        err_console.print(f"[red]error:[/] {dataset}/{task} needs --model")
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError(f"{dataset}/{task} needs --model")
     else:
         backend = engine.make()
     counted: list[CacheCount] = []
     with on_stop("eval run", resumable(out)), progress_bar() as bar:
         job = bar.add_task(f"{dataset}/{task}", total=None)
-        results = or_exit(
-            lambda: run_eval(
-                dataset,
-                task,
-                backend,
-                out,
-                **source.as_kwargs(),
-                langs=lang,
-                limit=limit,
-                batch_size=engine.batch_size,
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
-                task_options=task_options,
-                seeds=seed_list,
-                shard=part,
-                first=first,
-                response_cache=cache,
-                on_cache=counted.append,
-            )
+        results = run_eval(
+            dataset,
+            task,
+            backend,
+            out,
+            **source.as_kwargs(),
+            langs=lang,
+            limit=limit,
+            batch_size=engine.batch_size,
+            progress=lambda done, total: bar.update(job, completed=done, total=total),
+            task_options=task_options,
+            seeds=seed_list,
+            shard=part,
+            first=first,
+            response_cache=cache,
+            on_cache=counted.append,
         )
     print_cache_count(counted)
     what = f"{results['samples']} samples" + (f" (shard {part})" if part else "")
@@ -230,96 +201,59 @@ def eval_reproduce_cmd(
     `eval paper` report with the model beside the paper's models. Cells resume; a rerun does
     no new work. The grid's sampling replaces --max-new-tokens and --temperature."""
     from culturebench.eval import reproduce as rep
-    from culturebench.eval.grid import DEFAULT_KINDS, load_grid
-    from culturebench.eval.plan_cost import Price, RateLimit, money_section
+    from culturebench.eval.grid import DEFAULT_KINDS
 
-    grid = or_exit(lambda: load_grid(dataset))
-    out = out or Path("out/reproduce") / dataset
-    kinds = tuple(kind or DEFAULT_KINDS["image" if engine.makes_images else "text"])
-    cells = or_exit(lambda: grid.select(only=names_list(only), skip=names_list(skip), kinds=kinds))
-    part = or_exit(lambda: parse_shard(shard))
-    or_exit(lambda: rep.check_image_tokens(image_tokens))
-    # the reproduction folder, checked before any work and again before anything is written
-    check = {"run": not plan_only, "model": engine.model, "shard": part, "cells": [c.name for c in cells]}
-    or_exit(lambda: rep.check_out(out, dataset, **check))
-    model_args = engine.checked_model_args() if engine.model else {}
-    saved = throughput_file or Path("out/bench/throughput.json")
-    rate = or_exit(
-        lambda: rep.Throughput.choose(
-            throughput, saved, engine.backend, saved_given=throughput_file is not None
-        )
-    )
-    cost = or_exit(lambda: Price.parse(price, batch_discount)) if price else None
-    limits = or_exit(lambda: RateLimit(rpm, tpm)) if rpm is not None or tpm is not None else None
-    requests_of: dict[str, list] = {}
     with progress_bar() as bar:
-        job = bar.add_task("counting the work", total=len(cells))
-        plans = or_exit(
-            lambda: rep.plan(
-                grid, cells, out=out, source=source.as_kwargs(), limit=limit, first=first, model=engine.model,
-                model_revision=engine.model_revision, model_args=model_args, throughput=rate,
-                image_tokens=image_tokens, requests_of=requests_of,
-                progress=lambda name: bar.update(job, advance=1, description=f"counting {name}"),
-            )
+
+        def counting(total: int):
+            job = bar.add_task("counting the work", total=total)
+            return lambda name: bar.update(job, advance=1, description=f"counting {name}")
+
+        text_model = engine.model and not engine.makes_images
+        planned = rep.prepare(
+            dataset, out=out, source=source.as_kwargs(), model=engine.model,
+            model_revision=engine.model_revision, model_args=engine.checked_model_args,
+            backend=engine.backend, kinds=kind or DEFAULT_KINDS["image" if engine.makes_images else "text"],
+            only=names_list(only), skip=names_list(skip), plan_only=plan_only, limit=limit, first=first,
+            shard=shard, throughput=throughput, throughput_file=throughput_file, image_tokens=image_tokens,
+            price=price, batch_discount=batch_discount, rpm=rpm, tpm=tpm, counting=counting,
+            cache_holds=lambda: rep.cache_holds(cache, engine.make if text_model else None, engine.seed),
         )  # fmt: skip
-    or_exit(lambda: rep.check_shard_units(plans, part))  # N shards need N units in every cell
-    document = rep.plan_document(dataset, plans, rate, engine.model, image_tokens)
-    in_money = cost is not None or limits is not None
-    if in_money:
-        or_exit(
-            lambda: money_section(cells, document, requests_of, cost, limits, _cache_holds(engine, cache))
-        )
-    print_plan_table(document, grid)
-    if in_money:
-        print_plan_money(document)
+    print_plan_table(planned.document, planned.grid)
+    if planned.priced:
+        print_plan_money(planned.document)
     if plan_only:
-        or_exit(lambda: _write_plan(out, document, check))
-        console.print(f"wrote {out / rep.PLAN}")
+        console.print(f"wrote {rep.write_plan(planned)}")
         return
-    or_exit(lambda: rep.check_runnable(plans))
+    rep.check_runnable(planned.plans)
     if not engine.model:
-        err_console.print(f"[red]error:[/] eval reproduce {dataset} needs --model (or --plan)")
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError(f"eval reproduce {dataset} needs --model (or --plan)")
     backend = engine.make()
-    names = [c.name for c in cells]
-    from culturebench.eval.run_folder import holds_work
-    from culturebench.eval.runner import RUN_RECORDS
-    from culturebench.outputs import MARKER, kept_only_if_used, writer_lock
-
-    records = (*RUN_RECORDS, rep.REPRODUCE, MARKER)  # what a reproduction writes before its first answer
+    out = planned.out
     counted: list[CacheCount] = []
+    stopped = on_stop("eval reproduce", resumable(out))
+    with rep.writing(planned, engine.model, backend), stopped, progress_bar() as bar:
 
-    with contextlib.ExitStack() as held:
-        or_exit(lambda: held.enter_context(writer_lock(out)))
-        # a first attempt that gets no answer at all leaves --out as it was (absent stays absent)
-        held.enter_context(kept_only_if_used(out, lambda f: holds_work(f, records)))
-        # a model that cannot load fails before reproduce.json is written (nothing loads for a rerun)
-        or_exit(
-            lambda: rep.write_record(
-                out, dataset, engine.model, names, part, check=check, prepare=backend.load
-            )
-        )
-        with on_stop("eval reproduce", resumable(out)), progress_bar() as bar:
+        def on_cell(cell):
+            job = bar.add_task(f"{dataset}/{cell.name}", total=None)
+            return lambda done, total: bar.update(job, completed=done, total=total)
 
-            def on_cell(cell):
-                job = bar.add_task(f"{dataset}/{cell.name}", total=None)
-                return lambda done, total: bar.update(job, completed=done, total=total)
-
-            or_exit(
-                lambda: rep.run_cells(
-                    grid, cells, backend, out, source=source.as_kwargs(), limit=limit,
-                    batch_size=engine.batch_size, shard=part, on_cell=on_cell, first=first,
-                    response_cache=cache, on_cache=counted.append,
-                )
-            )  # fmt: skip
+        rep.run_cells(
+            planned.grid, planned.cells, backend, out, source=source.as_kwargs(), limit=limit,
+            batch_size=engine.batch_size, shard=planned.shard, on_cell=on_cell, first=first,
+            response_cache=cache, on_cache=counted.append,
+        )  # fmt: skip
     print_cache_count(counted)
-    if part:
+    if planned.shard:
         console.print(
-            f"shard {part} of {len(cells)} cells in {out}; when every shard is done: "
+            f"shard {planned.shard} of {len(planned.cells)} cells in {out}; when every shard is done: "
             f"culturebench eval merge SHARD_FOLDERS... --out MERGED, then this command with --out MERGED"
         )
         return
-    _reproduce_report(dataset, grid, out, source)
+    folders, report = rep.write_report(planned, source.as_kwargs())
+    counts = "; ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)  # statuses hold commas
+    console.print(f"{len(folders)} cell runs; paper report: {len(report['items'])} items ({counts}); "
+                  f"wrote {out / rep.PAPER / 'paper_report.md'}")  # fmt: skip
 
 
 def resumable(out: Path) -> str:
@@ -333,53 +267,9 @@ def print_cache_count(counted: list[CacheCount]) -> None:
     generated (a finished run re-aggregated)."""
     from culturebench.eval.response_cache import CacheCount
 
-    total = CacheCount()
-    for count in counted:
-        total.add(count.hits, count.hits + count.sent)
+    total = CacheCount.total(counted)
     if total.hits + total.sent:
         console.print(total.line())
-
-
-def _cache_holds(engine, cache: bool):
-    """What the response cache holds for this model (``plan_cost.held_in_cache``), or None
-    when the cache is off, no text model is named, or the model cannot be described here."""
-    from culturebench.errors import CultureBenchError
-    from culturebench.eval.plan_cost import held_in_cache
-    from culturebench.eval.response_cache import open_cache
-
-    store = open_cache(cache)
-    if store is None or not engine.model or engine.makes_images:
-        return None
-    try:
-        backend = engine.make()
-        if not backend.CACHEABLE:
-            return None
-        return held_in_cache(backend.describe(), store, int(engine.seed))
-    except (CultureBenchError, OSError, ImportError):
-        return None
-
-
-def _write_plan(out: Path, document: dict, check: dict) -> None:
-    """``OUT/plan.json``, through the reproduction folder's output policy (checked again under
-    its writer lock; refused, with nothing written, when it would hold a credential: a plan
-    names the model and its options)."""
-    from culturebench.eval.reproduce import PLAN, write_into
-    from culturebench.jsonsafe import json_text
-
-    write_into(out, document["dataset"], {PLAN: json_text(document, indent=2)}, **check)
-
-
-def _reproduce_report(dataset: str, grid, out: Path, source: DatasetSource) -> None:
-    from culturebench.eval.paper_report import build_report
-    from culturebench.eval.reproduce import PAPER, report_folders
-
-    folders = report_folders(out, grid)
-    report = or_exit(
-        lambda: build_report(dataset, folders, out / PAPER, **source.as_kwargs(), overwrite=True)
-    )
-    counts = "; ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)  # statuses hold commas
-    console.print(f"{len(folders)} cell runs; paper report: {len(report['items'])} items ({counts}); "
-                  f"wrote {out / PAPER / 'paper_report.md'}")  # fmt: skip
 
 
 @commands.command("merge")
@@ -392,23 +282,22 @@ def eval_merge_cmd(
     from culturebench.eval.merge import merge_reproductions, merge_shards
     from culturebench.eval.reproduce import REPRODUCE, read_record
 
-    records = [or_exit(lambda f=f: read_record(f, strict=True)) for f in folders]  # corrupt: one line
+    records = [read_record(f, strict=True) for f in folders]  # corrupt: one line
     if any(records) and not all(records):
         whole, part = folders[records.index(None)], folders[[bool(r) for r in records].index(True)]
         line = (
             f"{part} is a reproduction folder ({REPRODUCE}), {whole} is not; merge the shard folders "
             "of one `eval reproduce --shard` or of one `eval run --shard`"
         )
-        err_console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError(f"{line}")
     if all(records):
-        cells = or_exit(lambda: merge_reproductions(folders, out))
+        cells = merge_reproductions(folders, out)
         console.print(
             f"merged {len(folders)} shards of {len(cells)} cells into {out}; the paper report: "
             f"culturebench eval reproduce DATASET --model M --out {out}"
         )
         return
-    results = or_exit(lambda: merge_shards(folders, out))
+    results = merge_shards(folders, out)
     console.print(
         f"merged {len(folders)} shards: {results['samples']} samples; results: {out / 'results.json'}; "
         f"report: {out / 'report.md'}"

@@ -4,34 +4,30 @@ answers are worth, beside another run or the paper."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
 from culturebench.cli.commands import CommandSet
-from culturebench.cli.errors import (
-    EXIT_BAD_INPUT,
-    FileOverwriteOption,
-    claim_file,
-    or_exit,
-)
+from culturebench.cli.errors import claim_file
 from culturebench.cli.options import (
     DEFAULT_SOURCE,
     DatasetSource,
     EngineChoice,
+    FileOverwriteOption,
     model_name,
     with_dataset_source,
 )
 from culturebench.cli.output import (
     console,
-    err_console,
     fit_table,
     print_fitted,
     print_headlines,
 )
 from culturebench.cli.parsing import parse_inputs, parse_task_options
 from culturebench.cli.progress import progress_bar
+from culturebench.errors import UsageError
 from culturebench.eval.backends import DEFAULT_BACKEND
 
 commands = CommandSet()
@@ -103,67 +99,32 @@ def eval_score_cmd(
 ) -> None:
     """Score generations recorded elsewhere with the same task code, metrics and report as
     `eval run`; several tasks at once write the dataset's summary files too."""
-    from culturebench import registry
-    from culturebench.eval.score import score_tasks
-    from culturebench.eval.tasks import registry as task_registry
+    from culturebench.eval import score
 
-    tasks = or_exit(lambda: task_registry().get(dataset) or registry.get(dataset).tasks())
-    from culturebench.eval.score import harness_log_tasks
-
-    # Inspect / lm-eval logs name their task; other files: every task scored from text outputs
-    # of dataset rows (not image or analysis tasks)
-    in_logs = or_exit(lambda: harness_log_tasks(generations))
-    names = (
-        task
-        or in_logs
-        or [name for name, cls in tasks.items() if cls.output_kind == "text" and cls.needs_dataset]
-    )
-    options = or_exit(lambda: parse_task_options(option or []))
-    model = or_exit(lambda: model_name(model))
-    judge_model = or_exit(lambda: model_name(judge_model, "--judge-model"))
+    names = score.choose_tasks(dataset, task, generations, layout, note=console.print)
+    options = parse_task_options(option or [])
+    model = model_name(model)
+    judge_model = model_name(judge_model, "--judge-model")
+    score.check_matcher(matcher, judge_model)
     judge = None
-    if matcher not in ("deterministic", "llm", "recorded"):
-        err_console.print(f"[red]error:[/] --matcher {matcher!r}: deterministic, llm or recorded")
-        raise typer.Exit(EXIT_BAD_INPUT)
     if matcher == "recorded":
         from culturebench.eval.judge import RECORDED
 
         judge = RECORDED  # tasks without a matcher to replay score as they always do
     if matcher == "llm":
-        if not judge_model:
-            err_console.print("[red]error:[/] --matcher llm needs --judge-model")
-            raise typer.Exit(EXIT_BAD_INPUT)
         judge = EngineChoice(
             backend=judge_backend,
             model=judge_model,
             base_url=judge_base_url,
             model_arg=tuple(judge_model_arg or ()),
         ).make()
-    reader = _answer_reader(answer_reader, answer_reader_arg or [])
-    unknown = [name for name in names if name not in tasks]
-    if unknown:  # every task is checked before any is scored or anything is written
-        err_console.print(
-            f"[red]error:[/] --task {unknown[0]}: {dataset} has no task {unknown[0]!r} "
-            f"(tasks: {', '.join(tasks)})"
-        )
-        raise typer.Exit(EXIT_BAD_INPUT)
-    if not task and not in_logs and layout:  # every task: those no given file answers are listed
-        from culturebench.eval.score import tasks_without_outputs
-
-        absent = or_exit(lambda: tasks_without_outputs(dataset, names, generations, layout))
-        names = [n for n in names if n not in absent]
-        for name, column in absent.items():
-            console.print(f"{name}: not scored: no given file has its column {column!r}")
-        if not names:
-            err_console.print(f"[red]error:[/] no given file answers any task of {dataset}")
-            raise typer.Exit(EXIT_BAD_INPUT)
-    hooks = registry.get(dataset).report()
-    written: list[Path] = []
-
-    def summary(results: dict[str, Any], folder: Path) -> None:  # into the staged output
-        if hooks is not None and hasattr(hooks, "summary_files"):
-            written.extend(out / Path(p).relative_to(folder) for p in hooks.summary_files(results, folder))
-
+    reading = score.answer_reader_choice(answer_reader, answer_reader_arg or [])
+    reader = None
+    if reading is not None:
+        reader = EngineChoice(
+            backend=reading.backend, model=reading.model, base_url=reading.base_url,
+            model_arg=reading.model_args, max_new_tokens=120,
+        ).make()  # fmt: skip
     with progress_bar() as bar:
         jobs: dict[str, int] = {}
 
@@ -172,11 +133,9 @@ def eval_score_cmd(
                 jobs[name] = bar.add_task(f"scoring {dataset}/{name}", total=total)
             bar.update(jobs[name], completed=done, total=total)
 
-        done = or_exit(
-            lambda: score_tasks(
-                dataset, names, generations, out, layout=layout, **source.as_kwargs(), task_options=options,
-                judge=judge, reader=reader, progress=show, summary=summary, model_name=model,
-            )
+        done, written = score.score_dataset(
+            dataset, names, generations, out, layout=layout, **source.as_kwargs(), task_options=options,
+            judge=judge, reader=reader, progress=show, model_name=model,
         )  # fmt: skip
     for name, results in done.items():
         folder = out / name if len(names) > 1 else out
@@ -188,29 +147,6 @@ def eval_score_cmd(
         print_headlines(f"{dataset}/{name}", results["metrics"])
     for path in written:
         console.print(f"wrote {path}")
-
-
-def _answer_reader(spec: str, args: list[str]) -> Any:
-    """The backend of ``--answer-reader model:BACKEND:MODEL`` (None for ``rules``); a bad spec
-    exits with one line."""
-    if spec == "rules":
-        if args:
-            err_console.print("[red]error:[/] --answer-reader-arg needs --answer-reader model:BACKEND:MODEL")
-            raise typer.Exit(EXIT_BAD_INPUT)
-        return None
-    kind, _, rest = spec.partition(":")
-    backend, _, name = rest.partition(":")
-    if kind != "model" or not backend or not name:
-        err_console.print(
-            f"[red]error:[/] --answer-reader {spec!r}: rules, or model:BACKEND:MODEL "
-            "(e.g. model:vllm:Qwen/Qwen2.5-7B-Instruct, model:openai:gpt-4o-mini)"
-        )
-        raise typer.Exit(EXIT_BAD_INPUT)
-    base_url = next((a.split("=", 1)[1] for a in args if a.startswith("base_url=")), None)
-    rest_args = tuple(a for a in args if not a.startswith("base_url="))
-    return EngineChoice(
-        backend=backend, model=name, base_url=base_url, model_arg=rest_args, max_new_tokens=120
-    ).make()
 
 
 @commands.command("compare")
@@ -237,25 +173,21 @@ def eval_compare_cmd(
     from culturebench.eval.compare import compare, interval_text, items_line, markdown, warnings
 
     if (b is None) == (paper is None):
-        err_console.print("[red]error:[/] give B, or --paper DATASET:MODEL (one of the two)")
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError("give B, or --paper DATASET:MODEL (one of the two)")
     for given in (a, b):
         if given is not None and not given.exists():
-            err_console.print(f"[red]error:[/] {escape(str(given))}: no such file or folder", soft_wrap=True)
-            raise typer.Exit(EXIT_BAD_INPUT)
+            raise UsageError(f"{given}: no such file or folder")
     if paper is not None:
         _compare_printed(a, paper, out, overwrite)
         return
     assert b is not None
     claim_file(out, overwrite, [a, b])
-    rows = or_exit(lambda: compare(a, b))
+    rows = compare(a, b)
     if not rows:  # two runs of other tasks, or tables with no row and column in common
-        err_console.print(
-            f"[red]error:[/] {escape(str(a))} and {escape(str(b))} share no metric or cell to compare "
-            "(runs of one task, or tables with the same row and column labels)",
-            soft_wrap=True,
+        raise UsageError(
+            f"{a} and {b} share no metric or cell to compare "
+            "(runs of one task, or tables with the same row and column labels)"
         )
-        raise typer.Exit(EXIT_BAD_INPUT)
     runs = any(row.get("items") for row in rows)
     columns = [("group", "text"), ("metric", "text"), ("A", "num"), ("B", "num"), ("B - A", "num"),
                ("95% CI of B - A", "word")] + ([("items A/B/shared", "word")] if runs else [])  # fmt: skip
@@ -279,7 +211,7 @@ def eval_compare_cmd(
     if out:
         from culturebench.atomic import write_text_atomic
 
-        or_exit(lambda: write_text_atomic(out, markdown(rows, str(a), str(b))))
+        write_text_atomic(out, markdown(rows, str(a), str(b)))
         console.print(f"wrote {out}")
 
 
@@ -289,20 +221,16 @@ def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: 
 
     dataset, sep, model = paper.partition(":")
     if not sep or not dataset.strip() or not model.strip():
-        err_console.print(f"[red]error:[/] --paper {paper!r}: DATASET:MODEL (a printed model of the paper)")
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError(f"--paper {paper!r}: DATASET:MODEL (a printed model of the paper)")
     if not table_file.is_file() or table_file.suffix != ".csv":
-        err_console.print(f"[red]error:[/] {escape(str(table_file))}: --paper compares a CSV table of ours")
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError(f"{table_file}: --paper compares a CSV table of ours")
     claim_file(out, overwrite, [table_file])
-    rows, printed = or_exit(lambda: compare_printed(table_file, dataset.strip(), model.strip()))
+    rows, printed = compare_printed(table_file, dataset.strip(), model.strip())
     if not rows:  # the right file name, other contents
-        err_console.print(
-            f"[red]error:[/] {escape(str(table_file))}: no cell in common with {escape(str(printed.source))} "
-            f"(the printed table of {escape(model.strip())}); is it the table `eval score` wrote?",
-            soft_wrap=True,
+        raise UsageError(
+            f"{table_file}: no cell in common with {printed.source} "
+            f"(the printed table of {model.strip()}); is it the table `eval score` wrote?"
         )
-        raise typer.Exit(EXIT_BAD_INPUT)
     d = printed.digits
     columns = [("row", "text"), ("column", "text"), ("ours", "word"), ("printed", "word"),
                ("printed - ours", "num"), ("equal", "word")]  # fmt: skip
@@ -313,7 +241,7 @@ def _compare_printed(table_file: Path, paper: str, out: Path | None, overwrite: 
     if out:
         from culturebench.atomic import write_text_atomic
 
-        or_exit(lambda: write_text_atomic(out, printed_markdown(rows, str(table_file), printed)))
+        write_text_atomic(out, printed_markdown(rows, str(table_file), printed))
         console.print(f"wrote {out}")
 
 
@@ -329,9 +257,8 @@ def eval_report_cmd(
     claim_file(out, overwrite, folders)
     missing = [str(f) for f in folders if not (f / "results.json").is_file()]
     if missing:
-        err_console.print(f"[red]error:[/] no results.json in {', '.join(missing)}")
-        raise typer.Exit(EXIT_BAD_INPUT)
-    console.print(f"wrote {or_exit(lambda: write_report(folders, out))}")
+        raise UsageError(f"no results.json in {', '.join(missing)}")
+    console.print(f"wrote {write_report(folders, out)}")
 
 
 @commands.command("paper")
@@ -357,12 +284,10 @@ def eval_paper_cmd(
     it needs or why it cannot be reproduced."""
     from culturebench.eval.paper_report import build_report
 
-    inputs = or_exit(lambda: parse_inputs(input or []))
-    report = or_exit(
-        lambda: build_report(
-            dataset, folders or [], out, **source.as_kwargs(),
-            inputs=inputs, overwrite=overwrite,
-        )
+    inputs: dict[str, str | Path] = dict(parse_inputs(input or []))
+    report = build_report(
+        dataset, folders or [], out, **source.as_kwargs(),
+        inputs=inputs, overwrite=overwrite,
     )  # fmt: skip
     counts = "; ".join(f"{n} {s}" for s, n in report["status_counts"].items() if n)  # statuses hold commas
     console.print(f"{len(report['items'])} items ({counts}); wrote {out / 'paper_report.md'}")

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from culturebench.cli.errors import or_exit
 from culturebench.cli.options import DEFAULT_SOURCE, DatasetSource, with_dataset_source
 from culturebench.cli.output import console
 from culturebench.cli.progress import progress_bar
@@ -39,11 +38,9 @@ def export_lm_eval_cmd(
 
     with progress_bar() as bar:
         job = bar.add_task(f"exporting {dataset} for lm-eval", total=None)
-        files = or_exit(
-            lambda: export_lm_eval(
-                dataset, out, tasks=task, **source.as_kwargs(),
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
-            )
+        files = export_lm_eval(
+            dataset, out, tasks=task, **source.as_kwargs(),
+            progress=lambda done, total: bar.update(job, completed=done, total=total),
         )  # fmt: skip
     names = [f.stem for f in files if f.suffix == ".yaml"]
     console.print(f"wrote {len(files)} files to {out}")

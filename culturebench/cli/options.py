@@ -1,41 +1,265 @@
-"""Option groups a command declares once: where the dataset comes from (``--revision``,
-``--repo``, ``--local``), which engine generates (``--backend``, ``--model`` and the
-sampling options), and the image stage of a build (``--images`` and its flags). A command
-takes one parameter (``source: DatasetSource``, ``engine: EngineChoice``, ``image_stage``)
-and the group's decorator adds the options to its signature, so every command spells them,
-and their help, the same way."""
+"""Every option more than one command takes, declared once (and the command line's names
+for them, docs/commands.md): annotated option types (``--shard``, ``--cache/--no-cache``,
+``--first``, ``--overwrite``, the engine and image flags), option groups a command declares
+as one parameter (where the dataset comes from: ``--revision``, ``--repo``, ``--local``;
+which engine generates: ``--backend``, ``--model`` and the sampling options; the image stage
+of a build: ``--images`` and its flags), and the deprecated spellings still accepted
+(:func:`deprecated_alias`). A command takes one parameter per group (``source:
+DatasetSource``, ``engine: EngineChoice``, ``image_stage``) and the group's decorator adds the
+options to its signature, so every command spells them, and their help, the same way."""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict, TypeVar
 
 import typer
+from rich.markup import escape
 
-from culturebench.cli.errors import or_exit
-from culturebench.cli.shared_flags import (
-    AllowOption,
-    BaseUrlOption,
-    BatchSizeOption,
-    CommonsApiOption,
-    ConcurrencyOption,
-    GuidanceOption,
-    ImageMirrorOption,
-    ImagesOption,
-    ImageTimeoutOption,
-    MaxNewTokensOption,
-    MinImagesFetchedOption,
-    ModelRevisionOption,
-    OfflineImagesOption,
-    TemperatureOption,
-    image_options,
-)
+from culturebench.cli.output import err_console
 from culturebench.errors import UsageError
-from culturebench.eval.backends import DEFAULT_BACKEND
+from culturebench.eval.backends import DEFAULT_BACKEND, taking
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: the release that drops the deprecated spellings (:data:`DEPRECATED`)
+REMOVED_IN = "0.3"
+
+
+# ------------------------------------------------------------------ deprecated spellings
+def deprecation_line(old: str, new: str) -> str:
+    """The one line a deprecated spelling prints on stderr."""
+    return f"{old} is deprecated; use {new} (removed in {REMOVED_IN})"
+
+
+def _warn_deprecated(old: str, new: str) -> Callable[[Any], Any]:
+    """A typer callback: the deprecation line when ``old`` was given (once per command line:
+    click calls it once per parameter, a repeated option's values together)."""
+
+    def callback(value: Any) -> Any:
+        if value not in (None, False, [], ()):
+            err_console.print(f"[yellow]warning:[/] {escape(deprecation_line(old, new))}", soft_wrap=True)
+        return value
+
+    return callback
+
+
+def deprecated_option(old: str, new: str, kind: Any, help: str = "") -> Any:
+    """``Annotated[kind, ...]``: ``old``, a hidden option that prints the deprecation line
+    (``old is deprecated; use new``) when given."""
+    return Annotated[kind, typer.Option(old, hidden=True, help=help, callback=_warn_deprecated(old, new))]
+
+
+def deprecated_alias(old: str, param: str) -> Callable[[F], F]:
+    """A decorator: ``old`` is accepted, for one more release, as a hidden spelling of the
+    command's option ``param`` (it prints the deprecation line and sets ``param`` when ``param``
+    itself was left at its default)."""
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command)
+        hints = inspect.get_annotations(command, eval_str=True)
+        target = signature.parameters[param]
+        kind, info = typing.get_args(hints[param])[:2]
+        # in ``Annotated``, typer reads a first positional "--name" as the option's name
+        decls = [info.default, *(info.param_decls or ())]
+        names = [d for d in decls if isinstance(d, str) and d.startswith("--")]
+        new = names[0] if names else "--" + param.replace("_", "-")
+        hidden = "_deprecated_" + old.lstrip("-").replace("-", "_")
+        default = False if kind is bool else None
+        alias = deprecated_option(old, new.split("/")[0], kind if kind is bool else kind | None)
+        params = [
+            p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()
+        ]
+        params.append(
+            inspect.Parameter(hidden, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=alias)
+        )
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = kwargs.pop(hidden, default)
+            if given not in (None, False) and kwargs.get(param, target.default) == target.default:
+                kwargs[param] = given
+            return command(*args, **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {**hints, hidden: alias}
+        return typing.cast(F, wrapper)
+
+    return decorate
+
+
+# ----------------------------------------------------------------- options of many commands
+FileOverwriteOption = Annotated[
+    bool, typer.Option("--overwrite", help="Replace an existing --out file (never a folder or an input).")
+]
+
+ShardOption = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        help="Run only part K of N, e.g. 2/4 (cut by dish or question; one per GPU or array task); "
+        "`culturebench eval merge` joins the N folders.",
+    ),
+]
+
+CacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--cache/--no-cache",
+        help="Answer from the response cache shared across runs where it holds the request, and keep "
+        "new answers there (`culturebench cache info`; $CULTUREBENCH_RESPONSE_CACHE: its folder, or off).",
+    ),
+]
+
+FirstOption = Annotated[
+    bool,
+    typer.Option(
+        "--first",
+        help="With --limit N: the first N rows in release order (instead of N spread over the groups).",
+    ),
+]
+
+# Backend options shared by every command that runs a model.
+ModelRevisionOption = Annotated[str | None, typer.Option(help="Model revision (Hub models).")]
+
+
+def finite_number(value: float | None) -> float | None:
+    """Typer callback: a float option must be a finite number (``nan`` and ``inf`` pass
+    ``min=``/``max=`` checks, so they are refused here)."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value!r} is not a finite number")
+    return value
+
+
+BatchSizeOption = Annotated[int, typer.Option(min=1, max=100_000, help="Prompts per backend call.")]
+
+
+BaseUrlOption = Annotated[str | None, typer.Option(help=f"{taking('base_url')}: endpoint base URL (…/v1).")]
+
+
+ConcurrencyOption = Annotated[
+    int, typer.Option(min=1, max=1024, help=f"{taking('concurrency')}: requests in flight.")
+]
+
+
+MaxNewTokensOption = Annotated[
+    int, typer.Option(min=1, max=1_000_000, help="Generation length (paper: 200).")
+]
+
+
+TemperatureOption = Annotated[
+    float,
+    typer.Option(
+        min=0.0, callback=finite_number, help="Sampling temperature (0 = greedy; repeated ratings need > 0)."
+    ),
+]
+
+
+GuidanceOption = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0, callback=finite_number, help="Text-to-image: guidance scale (default: the pipeline's)."
+    ),
+]
+
+
+# Image-stage options shared by `build` and `release`.
+ImagesOption = Annotated[
+    bool, typer.Option("--images", help="Run the image stage: fetch, verify, hash, licence, embed.")
+]
+
+
+ImageMirrorOption = Annotated[
+    str | None,
+    typer.Option("--image-mirror", help="Base URL or local folder serving the upstream image paths."),
+]
+
+
+OfflineImagesOption = Annotated[
+    bool, typer.Option("--offline-images", help="Use only images already in the cache (no network).")
+]
+
+
+CommonsApiOption = Annotated[
+    str | None,
+    typer.Option("--commons-api", help="Wikimedia Commons API for licences ('none' to skip lookups)."),
+]
+
+
+AllowOption = Annotated[
+    list[str] | None,
+    typer.Option("--allow", help="Private address/network the image fetcher may contact (e.g. 127.0.0.1)."),
+]
+
+
+MinImagesFetchedOption = Annotated[
+    float | None,
+    typer.Option(
+        "--min-images-fetched",
+        min=0.0,
+        max=1.0,
+        callback=finite_number,
+        help="Fail the image stage when fewer than this share of its images (0 to 1) were fetched "
+        "(default: only when none were); the earlier release is kept.",
+    ),
+]
+
+
+ImageTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--image-timeout",
+        min=0.1,
+        max=3600.0,
+        callback=finite_number,
+        help="Seconds each image download may take, redirects included (default 30); a host that "
+        "answers none of 3 downloads in a row is not asked for the rest.",
+    ),
+]
+
+
+def image_options(
+    images: bool,
+    mirror: str | None,
+    offline: bool,
+    commons_api: str | None,
+    allow: list[str] | None,
+    min_fetched: float | None = None,
+    timeout_s: float | None = None,
+) -> Any:
+    """The image stage's options from the command line (None when ``--images`` is absent);
+    a flag that needs ``--images`` without it is a usage error."""
+    from culturebench.images.fetch import TIMEOUT_S
+    from culturebench.images.licenses import COMMONS_API
+    from culturebench.images.stage import ImageOptions, is_web_url
+    from culturebench.safe_http import parse_allow
+
+    if not images:
+        if mirror or offline or commons_api or min_fetched is not None or timeout_s is not None:
+            raise UsageError(
+                "--image-mirror, --offline-images, --commons-api, --min-images-fetched and "
+                "--image-timeout need --images"
+            )
+        return None
+    parse_allow(allow or ())
+    if mirror and not is_web_url(mirror) and not Path(mirror.removeprefix("file://")).is_dir():
+        raise UsageError(f"--image-mirror {mirror}: neither an http(s) URL nor a folder")
+    api = None if (commons_api or "").lower() == "none" or offline else (commons_api or COMMONS_API)
+    return ImageOptions(
+        mirror=mirror,
+        commons_api=api,
+        allow=tuple(allow or ()),
+        offline=offline,
+        min_fetched=min_fetched or 0.0,
+        timeout_s=TIMEOUT_S if timeout_s is None else timeout_s,
+    )
 
 
 def option_group(name: str, build: Callable[..., Any], options: dict[str, tuple[Any, Any]]) -> Callable:
@@ -57,7 +281,7 @@ def option_group(name: str, build: Callable[..., Any], options: dict[str, tuple[
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             values = {key: kwargs.pop(key) for key in options if key in kwargs}
-            return command(*args, **kwargs, **{name: or_exit(lambda: build(**values))})
+            return command(*args, **kwargs, **{name: build(**values)})
 
         wrapper.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
         wrapper.__annotations__ = {
@@ -169,47 +393,44 @@ class EngineChoice:
     model_args: tuple[str, ...] = ()
 
     def checked_model_args(self) -> dict[str, Any]:
-        """``--model-arg``/``--model-args`` typed and checked against the chosen backend, before
-        anything loads; a one-line error (exit 2) lists the backend's options otherwise."""
+        """``--model-arg`` (and the deprecated ``--model-args``) typed and checked against the
+        chosen backend, before anything loads; a one-line error (exit 2) lists the backend's
+        options otherwise."""
         from culturebench.eval.backends import check_model_args
         from culturebench.eval.backends.options import split_model_args
 
-        return or_exit(
-            lambda: check_model_args(self.backend, split_model_args(self.model_arg, self.model_args))
-        )
+        return check_model_args(self.backend, split_model_args(self.model_arg, self.model_args))
 
     @property
     def makes_images(self) -> bool:
         from culturebench.eval.backends import backend_kind
 
-        return or_exit(lambda: backend_kind(self.backend)) == "image"
+        return backend_kind(self.backend) == "image"
 
     def make(self, model: str | None = None) -> Any:
-        """The backend (``model`` overrides ``--model``); a bad choice exits with one line."""
+        """The backend (``model`` overrides ``--model``); a bad choice raises
+        :class:`~culturebench.errors.UsageError` (one line, exit 2)."""
         from culturebench.eval.backends import ImageParams, SamplingParams, make_backend, shared_flags
         from culturebench.eval.backends.image_base import parse_size
 
-        def build() -> Any:
-            options: dict[str, Any] = {"revision": self.model_revision}
-            if self.makes_images:
-                width, height = parse_size(self.size)
-                options["sampling"] = ImageParams(
-                    width=width, height=height, steps=self.steps, guidance=self.guidance, seed=self.seed
-                )
-            else:
-                options["sampling"] = SamplingParams(
-                    max_new_tokens=self.max_new_tokens, seed=self.seed, temperature=self.temperature
-                )
-            for flag in shared_flags(self.backend):  # what the backend declares it takes
-                options[flag] = getattr(self, flag)
-            self._refuse_unused_flags(options)
-            for key in list(options):  # a flag left at its default yields to a --model-arg
-                if key in model_args and options[key] == getattr(DEFAULT_ENGINE, key, object()):
-                    del options[key]
-            return make_backend(self.backend, str(model or self.model), model_args=model_args, **options)
-
         model_args = self.checked_model_args()
-        return or_exit(build)
+        options: dict[str, Any] = {"revision": self.model_revision}
+        if self.makes_images:
+            width, height = parse_size(self.size)
+            options["sampling"] = ImageParams(
+                width=width, height=height, steps=self.steps, guidance=self.guidance, seed=self.seed
+            )
+        else:
+            options["sampling"] = SamplingParams(
+                max_new_tokens=self.max_new_tokens, seed=self.seed, temperature=self.temperature
+            )
+        for flag in shared_flags(self.backend):  # what the backend declares it takes
+            options[flag] = getattr(self, flag)
+        self._refuse_unused_flags(options)
+        for key in list(options):  # a flag left at its default yields to a --model-arg
+            if key in model_args and options[key] == getattr(DEFAULT_ENGINE, key, object()):
+                del options[key]
+        return make_backend(self.backend, str(model or self.model), model_args=model_args, **options)
 
     def _refuse_unused_flags(self, options: dict[str, Any]) -> None:
         """A flag given (not left at its default) that the chosen backend does not take is an
@@ -249,6 +470,11 @@ def _help() -> dict[str, str]:
 
 _HELP = _help()
 
+# Text-to-image options shared by the engine group and commands with a text-to-image stage.
+SizeOption = Annotated[str, typer.Option("--size", help=_HELP["size"])]
+StepsOption = Annotated[int | None, typer.Option("--steps", min=1, help=_HELP["steps"])]
+DtypeOption = Annotated[str, typer.Option("--dtype", help=_HELP["dtype"])]
+
 
 def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:
     default = EngineChoice()
@@ -274,21 +500,18 @@ def _engine_options(image: bool) -> dict[str, tuple[Any, Any]]:
         ],
         None,
     )
-    text["model_args"] = (
-        Annotated[
-            list[str] | None,
-            typer.Option("--model-args", help="Backend options as k=v,k=v (lm-evaluation-harness style)."),
-        ],
+    text["model_args"] = (  # k=v,k=v (lm-evaluation-harness style): --model-arg, repeated
+        deprecated_option("--model-args", "--model-arg", list[str] | None),
         None,
     )
     if not image:
         return text
     return {
         **text,
-        "size": (Annotated[str, typer.Option(help=_HELP["size"])], default.size),
-        "steps": (Annotated[int | None, typer.Option(min=1, help=_HELP["steps"])], None),
+        "size": (SizeOption, default.size),
+        "steps": (StepsOption, None),
         "guidance": (GuidanceOption, None),
-        "dtype": (Annotated[str, typer.Option(help=_HELP["dtype"])], default.dtype),
+        "dtype": (DtypeOption, default.dtype),
         "quality": (Annotated[str | None, typer.Option(help=_HELP["quality"])], None),
     }
 
@@ -324,10 +547,8 @@ def _image_stage(
     min_images_fetched: float | None = None,
     image_timeout: float | None = None,
 ) -> Any:
-    return or_exit(
-        lambda: image_options(
-            images, image_mirror, offline_images, commons_api, allow, min_images_fetched, image_timeout
-        )
+    return image_options(
+        images, image_mirror, offline_images, commons_api, allow, min_images_fetched, image_timeout
     )
 
 
@@ -351,11 +572,31 @@ with_image_stage = option_group(
 __all__ = [
     "DEFAULT_ENGINE",
     "DEFAULT_SOURCE",
+    "REMOVED_IN",
+    "AllowOption",
+    "BaseUrlOption",
+    "BatchSizeOption",
+    "CacheOption",
+    "ConcurrencyOption",
     "DatasetSource",
+    "DtypeOption",
     "EngineChoice",
+    "FileOverwriteOption",
+    "FirstOption",
+    "GuidanceOption",
     "LocalOption",
+    "MaxNewTokensOption",
     "RepoOption",
     "RevisionOption",
+    "ShardOption",
+    "SizeOption",
+    "StepsOption",
+    "TemperatureOption",
+    "deprecated_alias",
+    "deprecated_option",
+    "deprecation_line",
+    "finite_number",
+    "image_options",
     "model_name",
     "option_group",
     "with_dataset_source",

@@ -142,7 +142,7 @@ def print_fitted(table: Table, dropped: list[str], where: str = "") -> None:
         console.print(f"(columns left out at this width: {', '.join(dropped)}{where})", highlight=False)
 
 
-def print_limit(results: dict) -> None:
+def print_limit(results: Mapping[str, Any]) -> None:
     """How --limit chose the rows, when it did (also in results.json and report.md)."""
     from culturebench.eval.coverage import limit_text
 

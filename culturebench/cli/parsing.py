@@ -47,9 +47,11 @@ def parse_seeds(text: str | None) -> list[int] | None:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise UsageError(f"--seeds {text!r}: expected integers separated by commas, e.g. 0,1,2,3,4") from None
+        raise UsageError(
+            f"--repeat-seeds {text!r}: expected integers separated by commas, e.g. 0,1,2,3,4"
+        ) from None
     if not values or len(set(values)) != len(values):
-        raise UsageError(f"--seeds {text!r}: give distinct integers")
+        raise UsageError(f"--repeat-seeds {text!r}: give distinct integers")
     return values
 
 

@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
-from culturebench.cli.errors import or_exit
+from culturebench.cli.options import finite_number
 from culturebench.cli.output import console
-from culturebench.cli.shared_flags import finite_number
 
 cache_app = typer.Typer(
     help="The response cache shared across runs: `info` shows it, `prune` bounds it.", no_args_is_help=True
@@ -59,7 +58,7 @@ def _cache():
 @cache_app.command("info")
 def cache_info_cmd() -> None:
     """Where the cache is, how many answers it holds, of how many models, and its size."""
-    stats = or_exit(lambda: _cache().stats())
+    stats = _cache().stats()
     console.print(f"response cache: {stats.path}")
     console.print(
         f"{stats.entries:,} answers of {stats.models:,} models, {stats.bytes / 1e6:.1f} MB; "
@@ -81,16 +80,13 @@ def cache_prune_cmd(
     """Bound the cache: by age of last use, then by size (least recently used first)."""
     from culturebench.errors import UsageError
 
-    def nothing_to_do() -> None:
-        raise UsageError("give --max-size and/or --older-than-days")
-
     if max_size is None and older_than_days is None:
-        or_exit(nothing_to_do)
-    limit = or_exit(lambda: _size(max_size)) if max_size is not None else None
-    cache = or_exit(_cache)
+        raise UsageError("give --max-size and/or --older-than-days")
+    limit = _size(max_size) if max_size is not None else None
+    cache = _cache()
     age = older_than_days * 86400 if older_than_days is not None else None
-    dropped = or_exit(lambda: cache.prune(max_bytes=limit, older_than_s=age))
-    stats = or_exit(cache.stats)
+    dropped = cache.prune(max_bytes=limit, older_than_s=age)
+    stats = cache.stats()
     console.print(
         f"dropped {dropped:,} answers; {stats.entries:,} left, {stats.bytes / 1e6:.1f} MB ({stats.path})"
     )

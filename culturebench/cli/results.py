@@ -11,8 +11,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from culturebench.cli.errors import EXIT_BAD_INPUT, or_exit
+from culturebench.cli.options import deprecated_alias
 from culturebench.cli.output import console, err_console
+from culturebench.errors import UsageError
 
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 
@@ -22,13 +23,14 @@ def register(eval_app: typer.Typer) -> None:
     eval_app.command("results")(eval_results_cmd)
 
 
+@deprecated_alias("--to-repo", "to")
 def eval_results_cmd(
     runs: Annotated[list[Path], typer.Argument(help="Finished run folders (eval run / eval score).")],
     out: Annotated[Path, typer.Option(help="Folder for .eval_results/ and every_eval_ever/.")],
-    to_repo: Annotated[
+    to: Annotated[
         str | None,
         typer.Option(
-            help="Open a pull request adding the .eval_results files to this model repo (ORG/MODEL)."
+            "--to", help="Open a pull request adding the .eval_results files to this model repo (ORG/MODEL)."
         ),
     ] = None,
     dataset_id: Annotated[
@@ -44,21 +46,21 @@ def eval_results_cmd(
     ] = None,
     model_id: Annotated[
         str | None,
-        typer.Option(help="The model as DEVELOPER/MODEL (default: --to-repo, else the runs' model)."),
+        typer.Option(help="The model as DEVELOPER/MODEL (default: --to, else the runs' model)."),
     ] = None,
     organization: Annotated[
-        str | None, typer.Option(help="Who provides the results (EEE; default: the --to-repo owner).")
+        str | None, typer.Option(help="Who provides the results (EEE; default: the --to owner).")
     ] = None,
     relationship: Annotated[
         str, typer.Option(help="Evaluator and model (EEE): " + ", ".join(RELATIONSHIPS) + ".")
     ] = "third_party",
     endpoint: Annotated[
-        str | None, typer.Option(help="Hub endpoint for --to-repo (default: $HF_ENDPOINT, else the Hub).")
+        str | None, typer.Option(help="Hub endpoint for --to (default: $HF_ENDPOINT, else the Hub).")
     ] = None,
     timeout: Annotated[
         float,
         typer.Option(
-            help="--to-repo: seconds to wait for the Hub, for each request and for the whole pull request."
+            help="--to: seconds to wait for the Hub, for each request and for the whole pull request."
         ),
     ] = 60.0,
     overwrite: Annotated[
@@ -66,29 +68,27 @@ def eval_results_cmd(
     ] = False,
 ) -> None:
     """Write each run's Hub leaderboard entry to OUT/.eval_results/<dataset>.yaml and its Every
-    Eval Ever record (validated) under OUT/every_eval_ever/; with --to-repo, open a pull
+    Eval Ever record (validated) under OUT/every_eval_ever/; with --to, open a pull
     request adding the .eval_results files to that model repo."""
     from culturebench.eval.hub_results import export_results, hub_dataset, open_pull_request
 
     if relationship not in RELATIONSHIPS:
-        _bad_input(f"--relationship {relationship!r}: one of {', '.join(RELATIONSHIPS)}")
-    if to_repo is not None and (to_repo.count("/") != 1 or not all(to_repo.split("/"))):
-        _bad_input(f"--to-repo {to_repo!r}: expected ORG/MODEL")
+        raise UsageError(f"--relationship {relationship!r}: one of {', '.join(RELATIONSHIPS)}")
+    if to is not None and (to.count("/") != 1 or not all(to.split("/"))):
+        raise UsageError(f"--to {to!r}: expected ORG/MODEL")
     if not (math.isfinite(timeout) and timeout > 0):
-        _bad_input(f"--timeout {timeout:g}: a number of seconds above 0")
+        raise UsageError(f"--timeout {timeout:g}: a number of seconds above 0")
     if model_id is not None and not model_id.strip():
-        _bad_input(f"--model-id {model_id!r}: an empty model name; give DEVELOPER/MODEL")
-    export = or_exit(
-        lambda: export_results(
-            runs,
-            out,
-            dataset_id=dataset_id,
-            source_url=source_url,
-            model_id=model_id or to_repo,
-            organization=organization or (to_repo.split("/")[0] if to_repo else "unknown"),
-            relationship=relationship,
-            overwrite=overwrite,
-        )
+        raise UsageError(f"--model-id {model_id!r}: an empty model name; give DEVELOPER/MODEL")
+    export = export_results(
+        runs,
+        out,
+        dataset_id=dataset_id,
+        source_url=source_url,
+        model_id=model_id or to,
+        organization=organization or (to.split("/")[0] if to else "unknown"),
+        relationship=relationship,
+        overwrite=overwrite,
     )
     for result, (record, samples) in zip(export.runs, export.every_eval_ever, strict=True):
         value = result.value
@@ -115,13 +115,8 @@ def eval_results_cmd(
             )
     for path in export.eval_results.values():
         console.print(f"wrote {escape(str(path))}", soft_wrap=True)
-    if to_repo is None:
+    if to is None:
         return
     files = {name: path.read_bytes() for name, path in export.eval_results.items()}
-    url = or_exit(lambda: open_pull_request(to_repo, files, endpoint=endpoint, timeout=timeout))
+    url = open_pull_request(to, files, endpoint=endpoint, timeout=timeout)
     console.print(f"pull request: {escape(url)}", soft_wrap=True)
-
-
-def _bad_input(message: str) -> None:
-    err_console.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
-    raise typer.Exit(EXIT_BAD_INPUT)

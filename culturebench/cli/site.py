@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from culturebench.cli.commands import CommandSet
-from culturebench.cli.errors import or_exit
+from culturebench.cli.options import deprecated_alias
 from culturebench.cli.output import console
 from culturebench.cli.progress import steps
 
@@ -17,6 +17,7 @@ commands = CommandSet()
 
 
 @commands.command("site")
+@deprecated_alias("--to-space", "to")
 def site_cmd(
     folders: Annotated[
         list[Path],
@@ -33,13 +34,11 @@ def site_cmd(
         typer.Option(help="Then serve it on 127.0.0.1 until Ctrl-C (a preview; the files need no server)."),
     ] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port for --serve (0: a free one).")] = 8000,
-    to_space: Annotated[
+    to: Annotated[
         str | None,
-        typer.Option(
-            "--to-space", help="Then publish it as a static Hugging Face Space ORG/NAME (one commit)."
-        ),
+        typer.Option("--to", help="Then publish it as a static Hugging Face Space ORG/NAME (one commit)."),
     ] = None,
-    private: Annotated[bool, typer.Option(help="With --to-space: create the Space private.")] = False,
+    private: Annotated[bool, typer.Option(help="With --to: create the Space private.")] = False,
 ) -> None:
     """Build a static site: a leaderboard (ours beside the papers' printed rows), a page per
     run (metrics by language, maps or bars by country or region, confusion matrices), every
@@ -49,7 +48,7 @@ def site_cmd(
     from culturebench.site.build import build_site
 
     with steps("building the site") as step:
-        summary = or_exit(lambda: build_site(folders, out, overwrite=overwrite, progress=step))
+        summary = build_site(folders, out, overwrite=overwrite, progress=step)
     console.print(
         f"site: {summary.runs} runs ({summary.samples:,} samples), {summary.compares} comparisons, "
         f"{summary.papers} paper reports, {summary.releases} releases -> {out}/index.html "
@@ -57,14 +56,12 @@ def site_cmd(
     )
     for line in summary.passed_over:
         console.print(f"not shown: {line}")
-    if to_space:
+    if to:
         from culturebench.site.space import publish_space
 
-        url = or_exit(lambda: publish_space(out, to_space, private=private))
+        url = publish_space(out, to, private=private)
         console.print(f"published: {url}")
     if serve:
         from culturebench.site.serve import serve_site
 
-        or_exit(
-            lambda: serve_site(out, port, announce=lambda url: console.print(f"serving {url} (Ctrl-C stops)"))
-        )
+        serve_site(out, port, announce=lambda url: console.print(f"serving {url} (Ctrl-C stops)"))

@@ -9,16 +9,13 @@ import typer
 from rich.markup import escape
 
 from culturebench.cli.commands import CommandSet
-from culturebench.cli.errors import (
-    on_stop,
-    or_exit,
-)
+from culturebench.cli.errors import on_stop
+from culturebench.cli.options import finite_number
 from culturebench.cli.output import (
     console,
     err_console,
 )
 from culturebench.cli.progress import progress_bar
-from culturebench.cli.shared_flags import finite_number
 
 commands = CommandSet()
 
@@ -78,8 +75,8 @@ def check_urls_cmd(
     from culturebench.urlcheck import CheckConfig
     from culturebench.urlcheck.run import EXIT_NETWORK_DOWN, EXIT_NEWLY_BROKEN, check_release, week_seed
 
-    or_exit(lambda: parse_allow(allow or ()))  # a bad --allow fails before any work
-    folder = or_exit(lambda: locate_release(target, dist))
+    parse_allow(allow or ())  # a bad --allow fails before any work
+    folder = locate_release(target, dist)
     config = CheckConfig(
         timeout_s=timeout,
         retries=retries,
@@ -95,16 +92,14 @@ def check_urls_cmd(
     stopped = "no report written, the history is unchanged"
     with on_stop("check-urls", stopped), progress_bar() as bar:
         job = bar.add_task(f"checking {folder}", total=None)
-        outcome = or_exit(
-            lambda: check_release(
-                folder,
-                config,
-                report_dir=report,
-                history_path=history,
-                sample=sample,
-                seed=seed,
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
-            )
+        outcome = check_release(
+            folder,
+            config,
+            report_dir=report,
+            history_path=history,
+            sample=sample,
+            seed=seed,
+            progress=lambda done, total: bar.update(job, completed=done, total=total),
         )
     summary, diff = outcome.summary, outcome.diff
     counts = ", ".join(f"{n} {status}" for status, n in summary["by_status"].items()) or "nothing"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from culturebench.changelog import changelog_section, declared_kind
-from culturebench.errors import CultureBenchError, ValidationFailed
+from culturebench.errors import ReleaseRefused, ValidationFailed, VerificationFailed
 from culturebench.manifest import MANIFEST_NAME, read_manifest, release_folder
 from culturebench.release.targets import PublishTarget, ReleaseFile, release_files
 from culturebench.release.versioning import (
@@ -28,18 +28,6 @@ from culturebench.spec import load_spec
 
 if TYPE_CHECKING:
     from culturebench.images.stage import ImageOptions
-
-
-class ReleaseRefused(CultureBenchError):
-    """The release gate refused; nothing was published."""
-
-
-class VerificationFailed(CultureBenchError):
-    """The published revision does not match the release folder (loudly reported)."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("published release does not match the manifest:\n  " + "\n  ".join(problems))
 
 
 @dataclass
@@ -246,7 +234,7 @@ def publish_release(plan: ReleasePlan, target: PublishTarget, *, verify: bool = 
     if verify:
         problems = verify_release(target, plan)
         if problems:
-            raise VerificationFailed(problems)
+            raise VerificationFailed(problems, subject=f"{plan.tag} on {plan.target}")
     return PublishResult(plan, commit, verified=verify)
 
 

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from culturebench.cli.errors import or_exit
 from culturebench.cli.output import console
 
 
@@ -39,7 +38,7 @@ def eval_ash_summary_cmd(
             _item, ctx = run_item("ash", ITEM, staged, runs=[Run.unread(f, "judge") for f in runs])
             return ctx.data["ash_summary"]
 
-    result = or_exit(job)
+    result = job()
     console.print(f"item {ITEM} of `culturebench eval paper ash`")
     for criterion, block in result["criteria"].items():
         console.print(f"{criterion}: alpha (interval, all judges) = {block['alpha_interval_all_judges']}")

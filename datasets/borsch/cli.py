@@ -9,20 +9,28 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from culturebench.cli.errors import EXIT_BAD_INPUT, FileOverwriteOption, claim_file, or_exit
+from culturebench.cli.errors import claim_file
 from culturebench.cli.options import (
     DEFAULT_ENGINE,
     DEFAULT_SOURCE,
+    BaseUrlOption,
+    BatchSizeOption,
     DatasetSource,
+    DtypeOption,
     EngineChoice,
+    FileOverwriteOption,
+    GuidanceOption,
+    MaxNewTokensOption,
+    SizeOption,
+    StepsOption,
+    deprecated_alias,
     with_dataset_source,
 )
-from culturebench.cli.output import console, err_console
+from culturebench.cli.output import console
 from culturebench.cli.progress import progress_bar
-from culturebench.cli.shared_flags import BatchSizeOption, GuidanceOption, MaxNewTokensOption
 from culturebench.datasets.borsch.wikidata import DEFAULT_ENDPOINT
+from culturebench.errors import UsageError
 from culturebench.eval.backends import DEFAULT_BACKEND, shared_flags
 from culturebench.jsonsafe import json_text
 from culturebench.sparql import MAX_BYTES, MAX_PAGES, MAX_ROWS
@@ -48,14 +56,16 @@ def maintain(group: typer.Typer) -> None:
     group.command("wikidata-diff")(wikidata_diff_cmd)
 
 
+@deprecated_alias("--cache", "cache_dir")
 def wikidata_cmd(
     lang: Annotated[str, typer.Option(help="Label language: ru, uk or en.")],
     out: Annotated[Path, typer.Option(help="Output folder (candidates.parquet, wikidata.json).")],
     endpoint: Annotated[str, typer.Option(help="SPARQL endpoint URL.")] = DEFAULT_ENDPOINT,
-    cache: Annotated[
-        Path | None, typer.Option(help="Cache folder of answers (default: the culturebench cache).")
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option("--cache-dir", help="Cache folder of answers (default: the culturebench cache)."),
     ] = None,
-    no_cache: Annotated[bool, typer.Option(help="Neither read nor write the cache.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     refresh: Annotated[bool, typer.Option(help="Ask again even when the cache holds an answer.")] = False,
     page_size: Annotated[int, typer.Option(min=1, help="Rows per request (LIMIT/OFFSET pages).")] = 10_000,
     timeout: Annotated[
@@ -85,16 +95,14 @@ def wikidata_cmd(
     from culturebench.cache_dirs import cache_root
     from culturebench.datasets.borsch.wikidata import fetch_candidates
 
-    cache_dir = None if no_cache else (cache or cache_root() / "sparql")
+    cache_dir = None if no_cache else (cache_dir or cache_root() / "sparql")
     with progress_bar() as bar:
         job = bar.add_task(f"Wikidata dishes ({lang})", total=None)
-        record = or_exit(
-            lambda: fetch_candidates(
-                endpoint, lang, out, cache_dir=cache_dir, refresh=refresh, page_size=page_size,
-                timeout=timeout, retries=retries, contact=contact, overwrite=overwrite,
-                progress=lambda n: bar.update(job, completed=n), allow=tuple(allow or ()),
-                max_bytes=max_bytes, max_pages=max_pages, max_rows=max_rows,
-            )
+        record = fetch_candidates(
+            endpoint, lang, out, cache_dir=cache_dir, refresh=refresh, page_size=page_size,
+            timeout=timeout, retries=retries, contact=contact, overwrite=overwrite,
+            progress=lambda n: bar.update(job, completed=n), allow=tuple(allow or ()),
+            max_bytes=max_bytes, max_pages=max_pages, max_rows=max_rows,
         )  # fmt: skip
     console.print(
         f"{record['rows']} candidates ({record['with_origin']} with an ISO origin) in {record['pages']} "
@@ -114,10 +122,8 @@ def wikidata_diff_cmd(
     dishes no longer returned), as a report to review. It changes nothing itself."""
     from culturebench.datasets.borsch.wikidata import refresh_report
 
-    counts = or_exit(
-        lambda: refresh_report(
-            candidates, out, **source.as_kwargs(), overwrite=overwrite,
-        )
+    counts = refresh_report(
+        candidates, out, **source.as_kwargs(), overwrite=overwrite,
     )  # fmt: skip
     console.print(
         f"same {counts['same']}, origins differ {counts['origins_differ']}, new {counts['new']}, "
@@ -155,15 +161,10 @@ def description_cmd(
         str, typer.Option(help="Text-to-image backend (see `eval backends`).")
     ] = DEFAULT_BACKEND["image"],
     images_per_dish: Annotated[int, typer.Option(min=1, help="Images per description (seeds 0..N-1).")] = 1,
-    size: Annotated[str, typer.Option(help="Image size WIDTHxHEIGHT.")] = "512x512",
-    steps: Annotated[
-        int | None, typer.Option(min=1, help="Denoising steps (default: the pipeline's).")
-    ] = None,
+    size: SizeOption = DEFAULT_ENGINE.size,
+    steps: StepsOption = None,
     guidance: GuidanceOption = None,
-    dtype: Annotated[
-        str,
-        typer.Option(help="Text-to-image dtype, for a backend that takes one: float32, float16, bfloat16."),
-    ] = "float32",
+    dtype: DtypeOption = DEFAULT_ENGINE.dtype,
     max_new_tokens: MaxNewTokensOption = 200,
     qa: Annotated[
         Path | None, typer.Option(help="An origin-qa run of the same model (Table 4, Fig. 9).")
@@ -172,21 +173,18 @@ def description_cmd(
     human: Annotated[
         Path | None, typer.Option(help="Human ratings CSV: dish_id, language, rating in [0, 1] (Table 3).")
     ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Backends on an endpoint: its base URL (every stage on one).")
-    ] = None,
+    base_url: BaseUrlOption = None,
     batch_size: BatchSizeOption = 8,
 ) -> None:
     """BORSCH §5: describe -> translate -> generate images -> DINOv2 scores -> correlations."""
     from culturebench.datasets.borsch.pipeline import PipelineSpec, run_pipeline
 
     if not source.local and not source.revision:
-        err_console.print("[red]error:[/] give --local RELEASE or --revision REV")
-        raise typer.Exit(2)
-    or_exit(lambda: _check_stage_options(t2i_backend, size, dtype, human))  # before hours of stages
+        raise UsageError("give --local RELEASE or --revision REV")
+    _check_stage_options(t2i_backend, size, dtype, human)  # before hours of stages
 
     def takes(which: str, flag: str) -> bool:
-        return flag in or_exit(lambda: shared_flags(which))
+        return flag in shared_flags(which)
 
     def text_engine(name: str, which: str):
         # one --base-url serves the stages on an endpoint backend; the others take none
@@ -222,14 +220,12 @@ def description_cmd(
     )
     with progress_bar() as bar:
         job = bar.add_task("borsch §5", total=None)
-        record = or_exit(
-            lambda: run_pipeline(
-                spec,
-                progress=lambda stage, done, total: bar.update(
-                    job, description=stage, completed=done, total=total
-                ),
-                log=console.print,
-            )
+        record = run_pipeline(
+            spec,
+            progress=lambda stage, done, total: bar.update(
+                job, description=stage, completed=done, total=total
+            ),
+            log=console.print,
         )
     for entry in record["stages"]:
         changed = "  (rerun: inputs or settings changed)" if entry["rerun_because_changed"] else ""
@@ -260,7 +256,7 @@ def option_default(backend: str, name: str, fallback: Any) -> Any:
     """The default a backend declares for one of its options (``fallback`` when it has none)."""
     from culturebench.eval.backends import backend_options
 
-    found = [o.default for o in or_exit(lambda: backend_options(backend)) if o.name == name]
+    found = [o.default for o in backend_options(backend) if o.name == name]
     return found[0] if found and found[0] is not None else fallback
 
 
@@ -290,7 +286,7 @@ def code_mixing_cmd(
     from culturebench.datasets.borsch.corpus_analyses import code_mixing
 
     claim_file(out, overwrite, [count, qa, vqa])
-    result = or_exit(lambda: code_mixing(count, qa=qa, vqa=vqa, bins=bins))
+    result = code_mixing(count, qa=qa, vqa=vqa, bins=bins)
     _write(out, result)
     if out is not None:
         keys = ("qa_jaccard_by_difference", "vqa_accuracy_by_difference")
@@ -310,7 +306,7 @@ def cooccurrence_cmd(
     from culturebench.datasets.borsch.corpus_analyses import cooccurrence_bins
 
     claim_file(out, overwrite, [count, qa])
-    result = or_exit(lambda: cooccurrence_bins(count, qa, bins=bins))
+    result = cooccurrence_bins(count, qa, bins=bins)
     _write(out, result)
     if out is not None:
         keys = ("qa_jaccard_by_correct_count", "qa_jaccard_by_correct_ratio")
@@ -341,7 +337,7 @@ def sample_cmd(
     from culturebench.datasets.borsch.corpus_analyses import sample_incorrect
 
     claim_file(out, overwrite, [count])  # an annotated sample is hours of human work
-    console.print(f"wrote {or_exit(lambda: sample_incorrect(count, n, out))}")
+    console.print(f"wrote {sample_incorrect(count, n, out)}")
 
 
 def annotations_cmd(
@@ -356,12 +352,9 @@ def annotations_cmd(
     seen: set[Path] = set()
     for path in files:
         if path.resolve() in seen:
-            err_console.print(
-                f"[red]error:[/] {escape(str(path))}: given twice (it would be counted twice)", soft_wrap=True
-            )
-            raise typer.Exit(EXIT_BAD_INPUT)
+            raise UsageError(f"{path}: given twice (it would be counted twice)")
         seen.add(path.resolve())
-    _write(out, or_exit(lambda: tabulate_annotations(files)))
+    _write(out, tabulate_annotations(files))
 
 
 def captions_cmd(
@@ -373,4 +366,4 @@ def captions_cmd(
     from culturebench.datasets.borsch.corpus_analyses import caption_share
 
     claim_file(out, overwrite, [count])
-    _write(out, or_exit(lambda: caption_share(count)))
+    _write(out, caption_share(count))

@@ -195,7 +195,7 @@ def _by_lang(samples: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]
 # ---------------------------------------------------------------------- 3. images
 class DescriptionImagesTask(_Stage):
     """§5 stage 3: images from the English description (``source`` = a ``translate`` run, or
-    a ``description`` run of a model that describes in English); ``--seeds`` = N per dish."""
+    a ``description`` run of a model that describes in English); ``--repeat-seeds`` = N per dish."""
 
     name = "description-images"
     output_kind = "image"

@@ -6,17 +6,22 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from culturebench.cli.errors import EXIT_BAD_INPUT, or_exit
 from culturebench.cli.options import DEFAULT_ENGINE, EngineChoice, with_engine
-from culturebench.cli.output import console, err_console
+from culturebench.cli.output import console
 from culturebench.cli.progress import progress_bar
+from culturebench.errors import EXIT_VALIDATION, CultureBenchError, UsageError
 
 
 def register(eval_app: typer.Typer) -> None:
     """Add this dataset's commands to ``culturebench eval``."""
     eval_app.command("rubin-distractors")(eval_rubin_distractors_cmd)
+
+
+class NothingAccepted(CultureBenchError):
+    """The distractor stage accepted no question (exit 1: it ran, and failed its own check)."""
+
+    exit_code = EXIT_VALIDATION
 
 
 @with_engine()
@@ -34,35 +39,28 @@ def eval_rubin_distractors_cmd(
     from culturebench.datasets.rubin.distractors import generate_distractors
 
     if not engine.model:
-        err_console.print(
-            "[red]error:[/] rubin-distractors needs --model (the generator; paper: Qwen2.5-14B)"
-        )
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise UsageError("rubin-distractors needs --model (the generator; paper: Qwen2.5-14B)")
     seed = engine.seed
     backend = engine.make()
     with progress_bar() as bar:
         job = bar.add_task("rubin distractors", total=None)
-        report = or_exit(
-            lambda: generate_distractors(
-                questions,
-                backend,
-                out,
-                seed=seed,
-                batch_size=engine.batch_size,
-                overwrite=overwrite,
-                progress=lambda done, total: bar.update(job, completed=done, total=total),
-            )
+        report = generate_distractors(
+            questions,
+            backend,
+            out,
+            seed=seed,
+            batch_size=engine.batch_size,
+            overwrite=overwrite,
+            progress=lambda done, total: bar.update(job, completed=done, total=total),
         )
     console.print(
         f"{report['accepted']} accepted, {report['rejected']} rejected "
         f"{report['rejection_reasons'] or ''}; label positions {report['label_positions_accepted']}"
     )
     if not report["accepted"]:  # an empty questions.jsonl builds an empty RuBIN: not a success
-        err_console.print(
-            f"[red]error:[/] none of the {report['rejected']} questions was accepted; "
-            f"{escape(str(out / 'questions.jsonl'))} is empty (the model's outputs are in "
-            f"{escape(str(out / 'generations.jsonl'))}: check --model and its chat template)",
-            soft_wrap=True,
+        raise NothingAccepted(
+            f"none of the {report['rejected']} questions was accepted; "
+            f"{out / 'questions.jsonl'} is empty (the model's outputs are in "
+            f"{out / 'generations.jsonl'}: check --model and its chat template)"
         )
-        raise typer.Exit(1)
     console.print(f"wrote {out / 'questions.jsonl'} (review {out / 'generations.jsonl'} before annotation)")

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from culturebench.cli.errors import or_exit
 from culturebench.cli.output import console
 
 
@@ -39,7 +38,7 @@ def community_review_cmd(
     from culturebench.outputs import OutputKind, check_output, staged_output
 
     kind = OutputKind("wwd-community-review", ("table2.csv", "comparison.csv"))
-    or_exit(lambda: check_output(out, kind, overwrite=overwrite))  # before reading anything
+    check_output(out, kind, overwrite=overwrite)  # before reading anything
 
     def job() -> tuple[dict, list[Path]]:
         with staged_output(out, kind, overwrite=overwrite) as staged:
@@ -48,7 +47,7 @@ def community_review_cmd(
             names = [p.name for p in write_outputs(data["tables"], data["comparison"], staged)]
         return data, [out / name for name in names]
 
-    data, paths = or_exit(job)
+    data, paths = job()
     console.print("items Table 2 and Table 3 of `culturebench eval paper wwd`")
     for path in paths:
         console.print(f"wrote {path}")

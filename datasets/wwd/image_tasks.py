@@ -3,7 +3,7 @@ VQA probes of the generated images (App. F) and CLIP descriptor scores (App. G.1
 
 - ``t2i-generate`` (a text-to-image backend): the paper's one prompt per dish, over the
   whole release or a §3.1 case-study suite (``--option suite=africa5|us``), N images per dish
-  with ``--seeds``.
+  with ``--repeat-seeds``.
 - ``vqa-probes`` (a vision-language backend): the App. F questions about every image of one
   or more ``t2i-generate`` runs (``--option images=RUN``), answer letters parsed by fixed
   rules (an answer the rules cannot read is counted as unparsed, never guessed), answer

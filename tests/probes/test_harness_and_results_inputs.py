@@ -584,7 +584,7 @@ def test_to_repo_against_a_hub_that_never_answers_ends_within_the_timeout(
         str(scored_run),
         "--out",
         str(out),
-        "--to-repo",
+        "--to",
         "someone/m",
         "--timeout",
         "2",
@@ -611,7 +611,7 @@ def test_to_repo_against_a_hub_that_never_answers_ends_within_the_timeout(
 def test_a_bad_timeout_is_one_line(scored_run: Path, tmp_path: Path) -> None:
     for value in ("0", "-1", "nan", "inf"):
         code, output = _results(
-            str(scored_run), "--out", str(tmp_path / "o"), "--to-repo", "a/b", "--timeout", value
+            str(scored_run), "--out", str(tmp_path / "o"), "--to", "a/b", "--timeout", value
         )
         assert code == 2, (value, output)
         assert "--timeout" in _one_line(output) and "a number of seconds above 0" in output

@@ -80,8 +80,10 @@ def test_a_missing_engine_names_its_extra(monkeypatch, tmp_path) -> None:
 
 def test_error_text_with_brackets_is_printed_as_written(tmp_path) -> None:
     """Rich markup used to eat ``[gpu]`` or ``[0, 1]`` out of error messages."""
-    code, output = cli("eval", "run", "borsch", "--task", "origin-qa", "--model", "m", "--seeds", "[0,1]")
-    assert code == 2 and "--seeds '[0,1]'" in output, output
+    code, output = cli(
+        "eval", "run", "borsch", "--task", "origin-qa", "--model", "m", "--repeat-seeds", "[0,1]"
+    )
+    assert code == 2 and "--repeat-seeds '[0,1]'" in output, output
 
 
 def test_eval_list_fits_80_columns() -> None:

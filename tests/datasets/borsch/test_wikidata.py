@@ -194,3 +194,33 @@ def test_cli_candidates_then_the_refresh_diff(endpoint, borsch_release, tmp_path
         result = runner.invoke(app, args)
         assert result.exit_code == 2 and len(result.output.strip().splitlines()) <= 2, result.output
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+@pytest.mark.parametrize("flag", ["--cache-dir", "--cache"])
+def test_cli_cache_dir_and_its_deprecated_spelling(endpoint, tmp_path: Path, flag: str) -> None:
+    """`--cache-dir DIR` keeps the answers in DIR (a second run reads them: no page asked);
+    `--cache DIR`, its old spelling (docs/commands.md#option-names), still does, with one
+    deprecation line."""
+    from culturebench.cli.options import deprecation_line
+
+    cache = tmp_path / "answers"
+    runner = CliRunner()
+    args = [
+        "borsch",
+        "wikidata",
+        "--endpoint",
+        endpoint,
+        "--lang",
+        "ru",
+        flag,
+        str(cache),
+        "--allow",
+        "127.0.0.1",
+    ]
+    first = runner.invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert first.exit_code == 0, first.output
+    assert any(cache.rglob("*")), "the answers were not kept in the given folder"
+    second = runner.invoke(app, [*args, "--out", str(tmp_path / "b")])
+    assert second.exit_code == 0 and "1 page(s), 1 from the cache" in " ".join(second.output.split())
+    warned = first.output.count(deprecation_line("--cache", "--cache-dir"))
+    assert warned == (1 if flag == "--cache" else 0), first.output
