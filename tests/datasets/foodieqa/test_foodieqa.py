@@ -36,7 +36,7 @@ def test_converter_builds_three_configs_with_images(foodieqa_release, foodieqa_d
     assert [r["label"] for r in multi] == [int(s["answer"]) for s in source]
     first = multi[0]
     assert [img["file"] for img in first["images"]] == source[0]["images"]
-    assert first["images"][0]["image"].size == (96, 72)  # decoded from the embedded bytes
+    assert first["images"][0]["image"].size == (160, 120)  # decoded from the embedded bytes
     single = _rows(foodieqa_release, "single_image")
     raw = json.loads((foodieqa_download / "sivqa_tidy.json").read_text(encoding="utf-8"))
     assert {type(s["answer"]) for s in raw} == {int, str}  # both spellings upstream...
