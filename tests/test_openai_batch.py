@@ -21,6 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+pytest.importorskip("msgspec")  # the batch schema (the eval extra)
+
 from culturebench.cli import app
 from culturebench.eval.backends import check_model_args, make_backend
 from culturebench.eval.backends.base import Request, SamplingParams
