@@ -11,7 +11,7 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
-class FileCache(Generic[T]):
+class FileMemo(Generic[T]):
     """``read(path)`` results keyed by the file's resolved path, size and modification time (a
     changed file is read again); the ``limit`` most recently added are kept. Callers must not
     modify what they get."""

@@ -1,4 +1,8 @@
-"""Small HTTP helpers shared by the URL checker and the OpenAI-compatible backend."""
+"""The wait a ``Retry-After`` header asks for, read defensively: delta-seconds or an HTTP date
+to seconds, capped at a day; a value that names no usable wait (garbage, NaN, infinity, a
+negative number) is ignored so the caller backs off on its own. Used by the clients that
+retry (the URL checker, the SPARQL client, the OpenAI-compatible backend and its rate
+limiter)."""
 
 from __future__ import annotations
 

@@ -382,9 +382,9 @@ def reading_section(results: Mapping[str, Any]) -> list[str]:
 def task_class_of(dataset: str, name: str) -> type[Task] | None:
     """The task class of a result, or None for a dataset or task this install does not have
     (a report of someone else's run still shows the generic tables)."""
-    from culturebench.eval.tasks import canonical_name, registry
+    from culturebench.eval.tasks import find_task
 
-    return registry().get(dataset, {}).get(canonical_name(dataset, name))
+    return find_task(dataset, name)
 
 
 def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:

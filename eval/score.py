@@ -42,7 +42,7 @@ from culturebench.errors import CultureBenchError, Location, SourceError, UsageE
 from culturebench.eval.generation import Generation
 from culturebench.eval.records import Results, RunInfo
 from culturebench.eval.tasks.base import job_id, split_job_id
-from culturebench.file_memo import FileCache
+from culturebench.file_memo import FileMemo
 from culturebench.hashing import sha256_file
 from culturebench.jsonsafe import json_text
 from culturebench.outputs import OutputKind
@@ -66,7 +66,7 @@ def load_layout(dataset: str, name: str) -> dict[str, Any]:
 # Files read in this process: `eval score` of several tasks reads each generations file once,
 # however many tasks take a column from it (a few files at most: the WWD authors' layout reads
 # three; callers never mutate them).
-_READ: FileCache[tuple[list[str], list[tuple[int, dict[str, Any]]]]] = FileCache()
+_READ: FileMemo[tuple[list[str], list[tuple[int, dict[str, Any]]]]] = FileMemo()
 
 
 def _table(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:

@@ -35,10 +35,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
-
-from test_docs_commands import DOCS, SHELL, fenced_blocks  # noqa: E402
-from tree_copy import clean_copy  # noqa: E402
+if __package__:  # imported by the suite (tests/ is a package)
+    from tests.test_docs_commands import DOCS, SHELL, fenced_blocks
+    from tests.tree_copy import clean_copy
+else:  # run as a script: python tests/docs_walk.py
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_docs_commands import DOCS, SHELL, fenced_blocks
+    from tree_copy import clean_copy
 
 # Why a documented line is not run offline. Each is what the newcomer walk of issue 41 counted
 # as "failed as expected offline", or a line CI already runs.

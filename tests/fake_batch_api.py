@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from servers import _Handler, running
+from tests.servers import _Handler, running
 
 Executor = Callable[[bytes], bytes]
 

@@ -5,20 +5,15 @@ of issue 39, each written from a real answer form."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from culturebench.datasets.ash.tasks import parse_ratings
 from culturebench.eval.country_extractor import default_extractor
 from culturebench.eval.multiple_choice import extract_letter
+from tests import answer_sets
 
-_SPEC = importlib.util.spec_from_file_location("answer_sets", Path(__file__).parent / "answer_sets.py")
-answer_sets = importlib.util.module_from_spec(_SPEC)
-sys.modules["answer_sets"] = answer_sets
-_SPEC.loader.exec_module(answer_sets)
+pytestmark = pytest.mark.unit
+
 
 #: the second development set reads below the goal in these (regression floors, not the goal)
 DEV_FLOORS = {("country", "dev2/country.yaml"): 0.98, ("ratings", "dev2/ratings.yaml"): 0.98}
@@ -68,6 +63,7 @@ def test_the_sets_have_the_sizes_the_issue_asks(measured: list) -> None:
     assert {"ru", "zh", "en"} <= {lang for m in measured if m.parser == "letters" for lang in m.total}
 
 
+@pytest.mark.integration
 def test_the_country_sets_cover_every_borsch_origin(borsch_release) -> None:
     from datasets import load_dataset
 
@@ -182,6 +178,7 @@ def test_the_published_accuracy_is_the_measured_one(measured: list) -> None:
     assert shipped == answer_sets.summary(measured, heldout, real, dev, independent, round2)
 
 
+@pytest.mark.integration
 def test_a_release_card_states_its_parsers_accuracy(borsch_release) -> None:
     card = (borsch_release.folder / "README.md").read_text(encoding="utf-8")
     section = card.split("## Answer parsers", 1)[1].split("\n## ", 1)[0]

@@ -16,12 +16,7 @@ from culturebench.errors import UsageError
 from culturebench.eval.backends import backend_names, backend_options, check_model_args, make_backend
 from culturebench.eval.backends.options import split_model_args
 
-
-@pytest.fixture(scope="module")
-def rubin_release(tmp_path_factory: pytest.TempPathFactory):
-    from culturebench.builders import get_builder
-
-    return get_builder("rubin").build(out_root=tmp_path_factory.mktemp("rubin"))
+pytestmark = pytest.mark.unit
 
 
 def test_values_are_typed_by_the_backends_declaration() -> None:
@@ -149,6 +144,7 @@ def test_cli_refuses_before_any_model_loads(tmp_path: Path) -> None:
     assert listed.exit_code == 0 and "tensor_parallel_size" in listed.output and "outputs" in listed.output
 
 
+@pytest.mark.e2e
 def test_output_options_are_identity_speed_options_are_not(
     tiny_model: Path, rubin_release, tmp_path: Path
 ) -> None:
@@ -285,6 +281,7 @@ def endpoint_plugin(tmp_path: Path, monkeypatch) -> None:
     install_plugin(tmp_path, monkeypatch, "endpoint_echo", ENDPOINT_PLUGIN, backends)
 
 
+@pytest.mark.integration
 def test_a_plugin_backend_gets_the_flags_it_declares_from_the_cli(
     endpoint_plugin, wwd_release, tmp_path: Path
 ) -> None:

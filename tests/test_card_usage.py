@@ -21,18 +21,16 @@ from culturebench.cards.usage import paper_reference
 from culturebench.registry import builtin_names
 from culturebench.spec import load_spec
 
+pytestmark = pytest.mark.unit
+
 DATASETS = ("ash", "borsch", "foodieqa", "rubin", "wwd")
 
 
 def _docs_commands() -> Any:
-    """tests/test_docs_commands.py (tests/ is not a package): its check of a command line."""
-    import importlib.util
+    """tests/test_docs_commands.py: its check of a command line."""
+    from tests import test_docs_commands
 
-    path = Path(__file__).with_name("test_docs_commands.py")
-    spec = importlib.util.spec_from_file_location("_docs_commands_for_cards", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return test_docs_commands
 
 
 def _manifest(spec: Any) -> dict[str, Any]:

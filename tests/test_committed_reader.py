@@ -15,6 +15,8 @@ from culturebench.eval.answers.countries import read_countries
 from culturebench.eval.answers.reading import Reading, unparsed_block
 from culturebench.eval.multiple_choice import read_choice
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     ("answer", "countries"),
@@ -176,13 +178,6 @@ def test_a_reader_models_json_is_read_or_refused() -> None:
     assert model_reader.parse_reading("country", "Ukraine") is False
     schema = model_reader.schema("choice", labels="ABCD")
     assert schema["properties"]["choice"]["anyOf"][0]["enum"] == ["A", "B", "C", "D"]
-
-
-@pytest.fixture(scope="module")
-def rubin_release(tmp_path_factory: pytest.TempPathFactory):
-    from culturebench.builders import get_builder
-
-    return get_builder("rubin").build(out_root=tmp_path_factory.mktemp("rubin"))
 
 
 def test_eval_score_with_a_model_reader_records_its_agreement(

@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
-pytestmark = pytest.mark.extra("corpus")  # the corpus engine: Aho-Corasick, zstd, Dask
+# the corpus engine: Aho-Corasick, zstd, Dask
+pytestmark = [pytest.mark.integration, pytest.mark.extra("corpus")]
 
 # Documents written for the test: every dish mention and country is known, inflections included.
 UK_DOCS = [
@@ -400,6 +401,7 @@ def test_a_hub_corpus_at_a_pinned_revision_over_http(borsch_release, tmp_path: P
     assert len(remote["incorrect_samples"]) == len(here["incorrect_samples"])
 
 
+@pytest.mark.e2e
 def test_image_contamination_at_scale_equals_the_validation_check(
     borsch_image_release, tmp_path: Path
 ) -> None:

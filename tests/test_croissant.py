@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 
 import mlcroissant as mlc
+import pytest
+
+pytestmark = pytest.mark.integration
 
 
 def test_croissant_validates_and_declares_1_1(borsch_release) -> None:

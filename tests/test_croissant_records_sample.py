@@ -9,9 +9,12 @@ from pathlib import Path
 
 import mlcroissant as mlc
 import pyarrow.parquet as pq
+import pytest
 
 from culturebench.validation import validate_release
 from culturebench.validation.release import CROISSANT_RECORDS_CHECKED, _croissant_sample
+
+pytestmark = pytest.mark.integration
 
 
 def _copy(release, tmp_path: Path) -> Path:

@@ -10,25 +10,16 @@ CI walks the pages in :data:`CI_PAGES` (about 2 minutes on 2 cores);
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import docs_walk
 
-def _walk_module():
-    """tests/docs_walk.py (tests/ is not a package)."""
-    if "docs_walk" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("docs_walk", Path(__file__).with_name("docs_walk.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["docs_walk"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["docs_walk"]
+pytestmark = pytest.mark.e2e
 
 
-docs_walk = _walk_module()
 PLAN, Entry, filled = docs_walk.PLAN, docs_walk.Entry, docs_walk.filled
 plan_problems, walk_page = docs_walk.plan_problems, docs_walk.walk_page
 

@@ -17,6 +17,8 @@ from culturebench.eval.backends.openai_backend import EndpointError, OpenAIBacke
 from culturebench.eval.backends.vllm_backend import VLLMBackend
 from culturebench.eval.runner import run_eval
 
+pytestmark = pytest.mark.integration
+
 
 def _serve(model: Path, tmp_path_factory: pytest.TempPathFactory, servers):
     """`transformers serve` on 127.0.0.1 serving ``model`` (tests/servers.py)."""
@@ -36,6 +38,7 @@ def served_vlm(tiny_vlm: Path, tmp_path_factory: pytest.TempPathFactory, servers
     yield from _serve(tiny_vlm, tmp_path_factory, servers)
 
 
+@pytest.mark.e2e
 def test_openai_backend_against_a_real_server(served_model: str, tiny_model: Path) -> None:
     engine = OpenAIBackend(
         str(tiny_model), base_url=served_model, sampling=SamplingParams(max_new_tokens=8), concurrency=2
@@ -50,6 +53,7 @@ def test_openai_backend_against_a_real_server(served_model: str, tiny_model: Pat
     assert engine.describe()["base_url"] == served_model
 
 
+@pytest.mark.e2e
 def test_images_over_http_match_the_local_vision_backend(served_vlm: str, tiny_vlm: Path) -> None:
     """Images sent as data URLs to a real server give exactly the local processor's greedy
     output, and different images give different outputs (they reach the model)."""
@@ -78,6 +82,7 @@ def test_images_over_http_match_the_local_vision_backend(served_vlm: str, tiny_v
     assert len(set(local[1:])) > 1
 
 
+@pytest.mark.e2e
 def test_eval_run_through_the_http_backend(
     served_model: str, tiny_model: Path, borsch_release, tmp_path: Path
 ) -> None:
@@ -213,6 +218,7 @@ def _cuda_and_vllm() -> bool:
     return torch.cuda.is_available()
 
 
+@pytest.mark.e2e
 @pytest.mark.gpu
 @pytest.mark.skipif(not _cuda_and_vllm(), reason="needs a CUDA GPU and vllm (pip install culturebench[gpu])")
 def test_vllm_engine_generates_deterministically(tiny_model: Path) -> None:

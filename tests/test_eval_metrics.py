@@ -17,6 +17,8 @@ from culturebench.eval.metrics import (
     overlap,
 )
 
+pytestmark = pytest.mark.unit
+
 CASES = yaml.safe_load(
     (Path(__file__).parent / "data" / "country_extraction.yaml").read_text(encoding="utf-8")
 )

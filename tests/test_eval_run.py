@@ -18,6 +18,8 @@ from culturebench.eval.runner import run_eval
 from culturebench.eval.tasks import get_task
 from culturebench.hashing import sha256_file
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 3  # rows of `parallel` -> 3 rows x 2 languages x 5 prompts = 30 samples
 TOKENS = 12
 
@@ -208,6 +210,7 @@ def _png(color: tuple[int, int, int]) -> bytes:
     return buf.getvalue()
 
 
+@pytest.mark.integration
 def test_vqa_tasks_attach_images_and_skip_rows_without_bytes() -> None:
     row = {
         "id": "par-ru1-uk2",
@@ -284,6 +287,7 @@ def test_eval_pins_a_hub_revision_to_its_commit(
     assert results["samples"] == 5
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("config", "langs"), [("ru", ["ru"]), ("uk", ["uk"])])
 def test_origin_tasks_run_on_the_language_configs(
     borsch_release, scripted_backend, tmp_path: Path, config: str, langs: list[str]
@@ -308,6 +312,7 @@ def test_origin_tasks_run_on_the_language_configs(
     assert results["provenance"]["task_options"] == {"config": config}
 
 
+@pytest.mark.integration
 def test_origin_task_refuses_an_unknown_config(borsch_release, scripted_backend, tmp_path: Path) -> None:
     from culturebench.errors import UsageError
 

@@ -16,6 +16,8 @@ from culturebench.datasets.wwd.table_h9 import CONTINENTS, read_published
 from culturebench.errors import CultureBenchError, SourceError
 from culturebench.eval.score import score_generations
 
+pytestmark = pytest.mark.integration
+
 PROBING_STATS = "gpt35_dish_info_cleaned_stats.csv"
 PROBING = (
     "gpt35_dish_info_cleaned_results.csv",
@@ -245,6 +247,7 @@ def test_llm_matcher_uses_the_paper_prompts_and_caches(
     assert ingredients["metrics"]["en"]["iou"]["mean"] == pytest.approx(0.25)  # 1 of 4 by the judge's lists
 
 
+@pytest.mark.e2e
 def test_llm_matcher_on_the_tiny_model(
     probing: Path, wwd_release, tiny_model: Path, tmp_path: Path, csv_editor
 ) -> None:
@@ -313,15 +316,13 @@ def test_a_finished_run_can_be_rescored(borsch_release, scripted_backend, tmp_pa
 
 @pytest.mark.parametrize(("dataset", "task"), [("rubin", "mcqa"), ("foodieqa", "text")])
 def test_score_path_for_other_datasets(
-    dataset, task, foodieqa_download, scripted_backend, tmp_path: Path
+    dataset, task, request: pytest.FixtureRequest, scripted_backend, tmp_path: Path
 ) -> None:
     """Any tool's `{id, output}` lines score like a live run: here the live run's own lines,
     and a hand-written file answering each item's first prompt by its bare row id."""
-    from culturebench.builders import get_builder
     from culturebench.eval.runner import run_eval
 
-    source = str(foodieqa_download) if dataset == "foodieqa" else None
-    folder = get_builder(dataset).build(source=source, out_root=tmp_path / "dist").folder
+    folder = request.getfixturevalue(f"{dataset}_release").folder
     live = run_eval(dataset, task, scripted_backend("B"), tmp_path / "live", local=str(folder), limit=3)
     rescored = score_generations(
         dataset, task, [tmp_path / "live" / "samples.jsonl"], tmp_path / "re", local=str(folder)

@@ -36,6 +36,8 @@ from culturebench.manifest import read_manifest, write_manifest
 from culturebench.spec import load_spec
 from culturebench.validation import validate_release
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parent.parent
 DATASETS = ("ash", "borsch", "foodieqa", "rubin", "wwd")
 
@@ -45,19 +47,12 @@ def _load(folder: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def releases(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def releases(request: pytest.FixtureRequest) -> dict[str, Path]:
     """One real release per dataset: BORSCH and WWD from the shared upstream (session
     fixtures), RuBIN and CulinaryASH from what the repository ships, FoodieQA from a download
     in the upstream layout."""
-    out = tmp_path_factory.mktemp("eval-yaml-dist")
-    foodieqa = request.getfixturevalue("foodieqa_download")
-    return {
-        "borsch": request.getfixturevalue("borsch_release").folder,
-        "wwd": request.getfixturevalue("wwd_release").folder,
-        "rubin": get_builder("rubin").build(out_root=out).folder,
-        "ash": get_builder("ash").build(out_root=out).folder,
-        "foodieqa": get_builder("foodieqa").build(source=str(foodieqa), out_root=out).folder,
-    }
+    names = ("borsch", "wwd", "rubin", "ash", "foodieqa")
+    return {name: request.getfixturevalue(f"{name}_release").folder for name in names}
 
 
 @pytest.mark.parametrize("dataset", DATASETS)

@@ -28,6 +28,8 @@ from culturebench.eval.harness.common import harness_tasks, top_level
 from culturebench.eval.runner import run_eval
 from culturebench.registry import builtin_names
 
+pytestmark = pytest.mark.e2e
+
 BIN = Path(sys.executable).parent
 OFFLINE = {
     **os.environ,

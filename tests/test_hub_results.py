@@ -30,6 +30,8 @@ from culturebench.errors import CultureBenchError
 from culturebench.eval import every_eval_ever as eee
 from culturebench.eval.hub_runs import read_run_result
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parent.parent
 WWD_TASKS = ("country", "description", "ingredients", "meal-type", "time-of-day", "utensils")
 GPT35 = "openai/gpt-3.5-turbo"
@@ -156,6 +158,7 @@ def test_every_eval_ever_records_validate_and_are_reproducible(gpt35_scored: Pat
         assert data["model_info"]["id"] == GPT35 and data["eval_library"]["name"] == "culturebench"
 
 
+@pytest.mark.e2e
 def test_a_two_language_run_pools_its_groups(
     tiny_run: Path, gpt35_scored: Path, borsch_release, tmp_path: Path
 ) -> None:
@@ -187,6 +190,7 @@ def test_a_two_language_run_pools_its_groups(
     assert (details["limit"], details["limit_rows"]) == ("2", "spread")  # how --limit chose the rows
 
 
+@pytest.mark.e2e
 def test_a_hub_run_names_the_commit_it_read(
     borsch_release, tiny_model: Path, tmp_path: Path, servers
 ) -> None:
@@ -382,6 +386,7 @@ def _copy_run(source: Path, dest: Path, edit) -> Path:
     return dest
 
 
+@pytest.mark.e2e
 def test_bad_input_is_one_line(
     gpt35_scored: Path, tiny_run: Path, borsch_release, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.hashing import sha256_bytes, sha256_file
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("one_torch_thread")]
 
 
 def _pixels(data: bytes) -> np.ndarray:
@@ -33,6 +33,7 @@ def _diffusers(path: Path, *, seed: int = 0, batch_size: int = 1, steps: int = 3
 
 
 # ---------------------------------------------------------------------- diffusers backend
+@pytest.mark.e2e
 def test_diffusers_seeded_generation_is_byte_identical_and_seed_dependent(tiny_sd: Path) -> None:
     from culturebench.eval.backends import Request
 
@@ -52,6 +53,7 @@ def test_diffusers_seeded_generation_is_byte_identical_and_seed_dependent(tiny_s
     assert max(int(np.abs(_pixels(a) - _pixels(b)).max()) for a, b in zip(first, batched, strict=True)) <= 2
 
 
+@pytest.mark.e2e
 def test_diffusers_provenance_names_pipeline_scheduler_and_settings(tiny_sd: Path) -> None:
     info = _diffusers(tiny_sd, seed=5, steps=4).describe()
     assert info["backend"] == "diffusers" and info["pipeline_class"] == "StableDiffusionPipeline"
@@ -82,6 +84,7 @@ def _openai_images(base_url: str, **options):
     )
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mode", ["b64", "url"])
 def test_openai_images_backend_against_a_local_server(servers, mode: str, monkeypatch) -> None:
     from culturebench.eval.backends import Request
@@ -108,6 +111,7 @@ def test_openai_images_backend_against_a_local_server(servers, mode: str, monkey
     assert "sk-test" not in described and '"seeded": false' in described
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("mode", "script", "message"),
     [
@@ -131,6 +135,7 @@ def test_openai_images_backend_errors_are_one_line(
 
 
 # ---------------------------------------------------------------------- embeddings
+@pytest.mark.e2e
 def test_clip_and_dinov2_embeddings_are_batched_and_cached(
     tiny_clip: Path, tiny_dinov2: Path, tmp_path: Path, servers, monkeypatch
 ) -> None:
@@ -159,6 +164,7 @@ def test_clip_and_dinov2_embeddings_are_batched_and_cached(
     assert texts.shape == (2, 16) and not np.allclose(texts[0], texts[1])
 
 
+@pytest.mark.integration
 def test_embedding_cache_is_keyed_by_weights(tmp_path: Path, servers) -> None:
     from culturebench.eval.embeddings import ImageEmbedder
     from culturebench.eval.tiny import build_tiny_clip
@@ -194,6 +200,7 @@ def t2i_run(wwd_release: Path, tiny_sd: Path, tmp_path_factory: pytest.TempPathF
     return out
 
 
+@pytest.mark.e2e
 def test_t2i_generate_writes_pngs_with_their_sha256_and_provenance(t2i_run: Path) -> None:
     samples = [
         json.loads(line) for line in (t2i_run / "samples.jsonl").read_text(encoding="utf-8").splitlines()
@@ -220,6 +227,7 @@ def test_t2i_generate_writes_pngs_with_their_sha256_and_provenance(t2i_run: Path
     assert results["metrics"]["n"] == 6 and results["metrics"]["n_dishes"] == 3
 
 
+@pytest.mark.e2e
 def test_t2i_generate_resumes_per_item_and_seed_to_identical_images(
     t2i_run: Path, wwd_release: Path, tiny_sd: Path, tmp_path: Path
 ) -> None:
@@ -246,6 +254,7 @@ def test_t2i_generate_resumes_per_item_and_seed_to_identical_images(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.e2e
 def test_t2i_generate_needs_an_image_backend(wwd_release: Path, tiny_model: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,
@@ -256,6 +265,7 @@ def test_t2i_generate_needs_an_image_backend(wwd_release: Path, tiny_model: Path
     assert not (tmp_path / "x" / "run.json").exists()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("suite", "count", "first"), [("africa5", 150, "Nigeria"), ("us", 30, "the United States of America")]
 )
@@ -296,6 +306,7 @@ def test_t2i_suites_come_from_the_paper_test_suites(
         assert requests[0].meta["regions"] == ["New England"]
 
 
+@pytest.mark.integration
 def test_shipped_suites_and_questions_equal_the_upstream_files(upstream_wwd: Path) -> None:
     from culturebench.datasets.wwd.image_tasks import FOLDER, image_eval
 
@@ -342,6 +353,7 @@ def test_vqa_answer_letters_are_parsed_by_fixed_rules(answer: str, letter: str |
     assert parse_choice(answer, choices) == letter
 
 
+@pytest.mark.e2e
 def test_vqa_probes_shares_per_region_and_model(t2i_run: Path, scripted_backend, tmp_path: Path) -> None:
     from culturebench.eval.runner import run_eval
 
@@ -386,6 +398,7 @@ def test_clip_descriptor_formula_by_hand() -> None:
     assert literal[0]["mean"] == pytest.approx(-1.0) and literal[1]["mean"] == pytest.approx(1.0)
 
 
+@pytest.mark.integration
 def test_clip_descriptors_task_on_the_published_embeddings(upstream_wwd: Path, tmp_path: Path) -> None:
     from culturebench.datasets.wwd.clip_descriptors import read_descriptors, scores
 
@@ -421,6 +434,7 @@ def test_clip_descriptors_task_on_the_published_embeddings(upstream_wwd: Path, t
     ).read_text(encoding="utf-8")
 
 
+@pytest.mark.e2e
 def test_clip_descriptors_task_on_generated_images(t2i_run: Path, tiny_clip: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,
@@ -463,6 +477,7 @@ def test_tiny_model_command_builds_each_kind(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "choose one of" in result.output
 
 
+@pytest.mark.integration
 def test_generation_tasks_need_a_model_and_score_skips_image_tasks(wwd_release, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,
@@ -505,6 +520,7 @@ def _cuda() -> bool:
         return False
 
 
+@pytest.mark.e2e
 @pytest.mark.gpu
 @pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU")
 def test_diffusers_on_cuda_in_half_precision(tiny_sd: Path) -> None:

@@ -20,6 +20,8 @@ from culturebench.images.index import HashIndex, brute_force
 from culturebench.images.licenses import allowed, commons_title, to_spdx
 from culturebench.images.stage import ImageOptions
 
+pytestmark = pytest.mark.unit
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -170,6 +172,7 @@ def _images(result) -> dict[str, dict]:
     return out
 
 
+@pytest.mark.integration
 def test_build_embeds_licensed_images_with_hash_checks(image_world) -> None:
     w = image_world
     options = ImageOptions(mirror=w["mirror"], commons_api=w["api"], allow=("127.0.0.1",), cache=w["cache"])
@@ -208,6 +211,7 @@ def test_build_embeds_licensed_images_with_hash_checks(image_world) -> None:
     assert result.log.stats["images"]["per_status"]["embedded"] == len(embedded)
 
 
+@pytest.mark.integration
 def test_embedded_images_load_as_pil_and_offline_rebuild_uses_the_cache(image_world, tmp_path: Path) -> None:
     from datasets import load_dataset
 
@@ -225,6 +229,7 @@ def test_embedded_images_load_as_pil_and_offline_rebuild_uses_the_cache(image_wo
     }
 
 
+@pytest.mark.integration
 def test_contamination_fails_the_gate_unless_waived(image_world, tmp_path: Path, monkeypatch) -> None:
     import pandas as pd
     import yaml
@@ -275,6 +280,7 @@ def test_contamination_fails_the_gate_unless_waived(image_world, tmp_path: Path,
     assert "data:image/png;base64" in sheet.read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_wwd_links_get_images_licences_and_statuses(upstream_wwd: Path, tmp_path: Path, servers) -> None:
     import csv as _csv
     from urllib.parse import unquote, urlsplit
@@ -324,6 +330,7 @@ def test_wwd_links_get_images_licences_and_statuses(upstream_wwd: Path, tmp_path
     assert result.report.ok
 
 
+@pytest.mark.integration
 def test_cli_build_with_images_against_a_local_mirror(image_world) -> None:
     """The documented command line, end to end: `build --images --image-mirror ... --allow`."""
     import pyarrow.parquet as pq
@@ -454,6 +461,7 @@ def test_a_silent_host_costs_a_bounded_number_of_timeouts(tmp_path: Path) -> Non
     assert [results[r.key].error for r in requests] == ["timeout"] * 12
 
 
+@pytest.mark.integration
 def test_cli_build_against_a_silent_mirror_fails_in_one_line_naming_the_url(
     image_source, tmp_path: Path
 ) -> None:

@@ -9,6 +9,8 @@ import pytest
 from culturebench.images import index as idx
 from culturebench.images.index import HashIndex
 
+pytestmark = pytest.mark.unit
+
 
 def _random(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)

@@ -30,6 +30,8 @@ from hypothesis import strategies as st
 
 from culturebench.errors import CultureBenchError, SourceError
 
+pytestmark = pytest.mark.unit
+
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _count = itertools.count()
 

@@ -10,6 +10,8 @@ import pytest
 from culturebench.spec import load_spec
 from datasets import load_dataset
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.parametrize(("config", "n_rows"), [("ru", 1147), ("uk", 823), ("parallel", 433)])
 def test_load_dataset_every_config(borsch_release, tmp_path: Path, config: str, n_rows: int) -> None:
@@ -32,6 +34,7 @@ def test_load_dataset_parallel_rows(borsch_release, tmp_path: Path) -> None:
     assert one_sided.num_rows == 126
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("release", ["borsch_release", "wwd_release", "borsch_image_release"])
 def test_runs_read_a_local_release_as_datasets_reads_it(release: str, request: pytest.FixtureRequest) -> None:
     """The runs read a local release's Parquet with pyarrow alone (eval/dataset_ref.py

@@ -4,9 +4,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from culturebench.eval.paper_report import COMPUTED, Item, Row, Table, render, render_table
 from culturebench.eval.run_report import result_sections
 from culturebench.text import md_cell, md_row
+
+pytestmark = pytest.mark.unit
 
 LABEL = "origin-vqa | name"
 

@@ -21,6 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+pytest.importorskip("msgspec")  # the batch schema (the eval extra)
+
 from culturebench.cli import app
 from culturebench.eval.backends import check_model_args, make_backend
 from culturebench.eval.backends.base import Request, SamplingParams
@@ -33,6 +35,8 @@ from culturebench.eval.backends.openai_batch import (
     read_output,
     split_parts,
 )
+
+pytestmark = pytest.mark.unit
 
 CLI = [sys.executable, "-c", "from culturebench.cli import main; main()"]
 
@@ -150,6 +154,7 @@ def _without_run_key(folder: Path) -> list[dict]:
 BATCH = ("--model-arg", "batch=true", "--model-arg", "batch_poll=0.05")
 
 
+@pytest.mark.e2e
 def test_a_batch_run_writes_the_samples_a_direct_run_writes(
     served: str, tiny_model: Path, wwd_release, batch_api, tmp_path: Path
 ) -> None:
@@ -171,6 +176,7 @@ def test_a_batch_run_writes_the_samples_a_direct_run_writes(
     assert "batch" not in run["model"].get("model_args", {})
 
 
+@pytest.mark.e2e
 def test_a_run_killed_while_polling_resumes_its_batch(
     served: str, tiny_model: Path, wwd_release, batch_api, tmp_path: Path
 ) -> None:
@@ -204,6 +210,7 @@ def test_a_run_killed_while_polling_resumes_its_batch(
     assert len((out / "samples.jsonl").read_text(encoding="utf-8").splitlines()) == 6
 
 
+@pytest.mark.e2e
 def test_failed_and_expired_lines_go_in_a_new_batch(
     served: str, tiny_model: Path, batch_api, tmp_path: Path
 ) -> None:
@@ -224,6 +231,7 @@ def test_failed_and_expired_lines_go_in_a_new_batch(
     assert any("sending 4 unanswered request(s) again" in line for line in said), said
 
 
+@pytest.mark.e2e
 def test_requests_still_failing_after_every_round_are_one_line_and_a_rerun_pays_only_for_them(
     served: str, tiny_model: Path, batch_api, tmp_path: Path
 ) -> None:
@@ -241,6 +249,7 @@ def test_requests_still_failing_after_every_round_are_one_line_and_a_rerun_pays_
     assert [b["requests"] for b in record] == [2, 1]
 
 
+@pytest.mark.e2e
 def test_a_batch_made_but_not_recorded_is_found_at_the_provider(
     served: str, tiny_model: Path, batch_api, tmp_path: Path
 ) -> None:
@@ -257,6 +266,7 @@ def test_a_batch_made_but_not_recorded_is_found_at_the_provider(
     assert any("at the provider, resuming it" in line for line in said), said
 
 
+@pytest.mark.e2e
 def test_a_batch_the_provider_lost_is_one_line_and_the_rerun_sends_again(
     served: str, tiny_model: Path, batch_api, tmp_path: Path
 ) -> None:
@@ -292,6 +302,7 @@ def test_a_batch_the_provider_lost_is_one_line_and_the_rerun_sends_again(
     assert len(answers) == 2 and api.creates == 2
 
 
+@pytest.mark.e2e
 def test_a_lone_failed_request_goes_in_a_new_batch_not_back_to_the_one_it_failed_in(
     served: str, tiny_model: Path, batch_api, tmp_path: Path
 ) -> None:
@@ -347,6 +358,7 @@ def _one_line(failed: list[BaseException], pattern: str) -> str:
     return message
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("status", "shown"), [(None, "null"), ("paused", '"paused"'), (7, "7")])
 def test_a_status_the_batch_api_does_not_define_ends_in_one_line_naming_it(
     chat, batch_api, tmp_path: Path, status, shown: str
@@ -365,6 +377,7 @@ def test_a_status_the_batch_api_does_not_define_ends_in_one_line_naming_it(
     assert [b.status for b in Ledger(tmp_path).entries] in (["validating"], ["in_progress"])
 
 
+@pytest.mark.integration
 def test_the_wait_ends_at_batch_max_wait_and_a_rerun_resumes(chat, batch_api, tmp_path: Path) -> None:
     """batch_max_wait ends the wait in one line; the batch stays recorded as running, and the
     rerun polls it to the end without creating another."""
@@ -381,6 +394,7 @@ def test_the_wait_ends_at_batch_max_wait_and_a_rerun_resumes(chat, batch_api, tm
     assert answers == ["Україна", "Україна"] and api.creates == 1
 
 
+@pytest.mark.integration
 def test_a_batch_still_running_past_its_completion_window_ends_in_one_line(
     chat, batch_api, tmp_path: Path
 ) -> None:
@@ -408,6 +422,7 @@ def _answer_line(custom_id: str, content: str) -> dict:
     return {"id": "batch_req_x", "custom_id": custom_id, "response": {"status_code": 200, "body": body}}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("extra", "pattern"),
     [
@@ -427,6 +442,7 @@ def test_an_output_file_answering_a_request_twice_or_one_never_sent_is_refused(
     _one_line(failed, r"^batch batch_\d+ " + pattern)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("change", "field"),
     [

@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.e2e
+
 # target kinds for folder outputs and for single-file outputs
 FOLDER_TARGETS = ("foreign", "release", "in-release", "run", "in-run", "file")
 FILE_TARGETS = ("folder", "in-release", "in-run", "existing-file")
@@ -227,6 +229,7 @@ def test_a_read_only_target_is_one_line(inputs: dict, world: Path, name: str, re
     assert len(result.output.strip().splitlines()) == 1, result.output
 
 
+@pytest.mark.unit
 def test_the_walk_covers_every_command_with_an_output() -> None:
     """A new command with ``--out``/``--json`` must join the walk (or say why not)."""
     from typer.main import get_command

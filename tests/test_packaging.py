@@ -14,18 +14,17 @@ import pytest
 
 from culturebench.registry import builtin_names
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parent.parent
 DATASETS = builtin_names()  # what this checkout ships, from the registry
 
 
 def _clean_copy(dest: Path) -> Path:
     """The working tree as git sees it (tests/tree_copy.py)."""
-    import importlib.util
+    from tests.tree_copy import clean_copy
 
-    spec = importlib.util.spec_from_file_location("tree_copy", Path(__file__).with_name("tree_copy.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.clean_copy(dest)
+    return clean_copy(dest)
 
 
 @pytest.fixture(scope="module")

@@ -13,18 +13,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from culturebench.builders import get_builder
 from culturebench.cli import app
 from culturebench.errors import CultureBenchError
 from culturebench.eval.paper_report import PAPER, Context, ModelId, Run, build_report, load_runs
 from culturebench.eval.runner import run_eval
 
+pytestmark = pytest.mark.unit
+
 WWD_LLM_TASKS = ("country", "time-of-day", "meal-type", "utensils", "ingredients", "description")
-
-
-@pytest.fixture(scope="module")
-def rubin_release(tmp_path_factory: pytest.TempPathFactory):
-    return get_builder("rubin").build(out_root=tmp_path_factory.mktemp("rubin"))
 
 
 def _item(report: dict, ref: str) -> dict:
@@ -140,6 +136,7 @@ def test_two_runs_of_one_task_and_model_are_an_error_naming_both(
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.integration
 def test_runs_that_differ_in_an_option_or_language_are_not_duplicates(
     borsch_release, scripted_backend, tmp_path: Path
 ) -> None:
@@ -213,6 +210,7 @@ def wwd_runs(wwd_release, scripted_backend, tmp_path_factory: pytest.TempPathFac
     return {"folders": folders, "tmp": tmp, "local": local}
 
 
+@pytest.mark.integration
 def test_wwd_h9_sets_a_local_model_beside_the_three_printed_models(wwd_runs) -> None:
     tmp, folders = wwd_runs["tmp"], wwd_runs["folders"]
     report = build_report("wwd", folders["tiny"], tmp / "r-tiny", local=wwd_runs["local"])
@@ -247,6 +245,7 @@ def test_wwd_h9_sets_a_local_model_beside_the_three_printed_models(wwd_runs) -> 
     assert "| Country: Africa | 61.0 ± 1.0 | 45.2 ± 1.0 | 50.2 ± 2.2 |" in markdown
 
 
+@pytest.mark.integration
 def test_wwd_h9_groups_runs_by_model_and_compares_only_gpt35(wwd_runs) -> None:
     """Runs of two models: one column each (no run of one task overwrites another's); the
     authors' stats file (GPT 3.5's) is set beside the GPT 3.5 run only."""
@@ -280,6 +279,7 @@ def test_wwd_h9_groups_runs_by_model_and_compares_only_gpt35(wwd_runs) -> None:
     assert {k["label"] for k in report["runs"]} == {"GPT 3.5", "tiny"}
 
 
+@pytest.mark.integration
 def test_a_pinned_alias_in_the_catalogue(monkeypatch, wwd_runs) -> None:
     """An alias that pins the weights' sha256 makes the local `tiny` the paper's Llama 3-8B."""
     from culturebench.cards import paper as cards_paper

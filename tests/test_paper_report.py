@@ -13,10 +13,7 @@ from culturebench.builders import get_builder
 from culturebench.cli import app
 from culturebench.eval.runner import run_eval
 
-
-@pytest.fixture(scope="module")
-def rubin_release(tmp_path_factory: pytest.TempPathFactory):
-    return get_builder("rubin").build(out_root=tmp_path_factory.mktemp("rubin"))
+pytestmark = pytest.mark.unit
 
 
 def _rows(release, config: str) -> list[dict]:
@@ -141,6 +138,7 @@ def test_every_catalogue_names_functions_that_exist() -> None:
     assert checked >= 11
 
 
+@pytest.mark.integration
 def test_borsch_items_read_from_the_release(borsch_release, tmp_path: Path) -> None:
     """Fig. 2b reproduces §3.1: 119 (17.6%) ru and 81 (19.5%) uk Wikidata dishes with a
     post-Soviet origin; Tables 7-8 count dishes per origin; Table 1 sets the provenance
@@ -168,6 +166,7 @@ def test_borsch_items_read_from_the_release(borsch_release, tmp_path: Path) -> N
     assert report["status_counts"]["missing inputs"] >= 5  # every run-based item says what it needs
 
 
+@pytest.mark.integration
 def test_borsch_error_pairs_and_over_prediction(borsch_release, scripted_backend, tmp_path: Path) -> None:
     """Every answer "Польща" (Poland): Fig. 12's pairs are (origin, PL) for every dish not from
     Poland, counted by hand; Fig. 4: Poland named, Ukraine never."""
@@ -189,15 +188,15 @@ def test_borsch_error_pairs_and_over_prediction(borsch_release, scripted_backend
     assert _row(fig4, "scripted origin-qa uk: RU+UA dishes, names RU")["ours"] == 0
 
 
+@pytest.mark.integration
 def test_foodieqa_variants_web_images_and_question_types(
-    foodieqa_download: Path, scripted_backend, tmp_path: Path
+    foodieqa_download: Path, foodieqa_release, scripted_backend, tmp_path: Path
 ) -> None:
     """Table 4 sets the private photos beside the web images on the questions that have one;
     Tables 5-6 read the name/image variants; Tables 7-9 count question types in the release."""
     from culturebench.eval.paper_report import build_report
 
-    release = get_builder("foodieqa").build(source=str(foodieqa_download), out_root=tmp_path / "dist")
-    local = str(release.folder)
+    local = str(foodieqa_release.folder)
     model = "HuggingFaceM4/idefics2-8b"  # the paper's Idefics2-8B
 
     def answer(prompt: str) -> str:
@@ -227,7 +226,7 @@ def test_foodieqa_variants_web_images_and_question_types(
     folders = [tmp_path / n for n in ("plain", "web", "named", "name_only")]
     report = build_report("foodieqa", folders, tmp_path / "r", local=local)
 
-    rows = _rows(release, "single_image")
+    rows = _rows(foodieqa_release, "single_image")
     web_ids = {f"sivqa-s{i}" for i in range(6)}  # the fixture names a web image for six dishes
     share_b = 100 * sum(r["label"] == 1 for r in rows if r["id"] in web_ids) / len(web_ids)
     t4 = _item(report, "Table 4")
@@ -316,6 +315,7 @@ def test_ash_human_agreement_and_kappas(scripted_backend, tmp_path: Path) -> Non
     assert not (tmp_path / "r2").exists()
 
 
+@pytest.mark.integration
 def test_wwd_tallies_reviews_and_worldcuisines(wwd_release, upstream_wwd: Path, tmp_path: Path) -> None:
     """Table B.2 equals the paper cell by cell; Table E.7 from the authors' review file (Kenya
     and Cameroon per model as printed); a WorldCuisines KB written here is matched by name and
@@ -363,15 +363,15 @@ def test_wwd_tallies_reviews_and_worldcuisines(wwd_release, upstream_wwd: Path, 
         build_report("wwd", [], tmp_path / "r2", local=local, inputs={"worldcuisines": kb})
 
 
-def test_foodieqa_human_answers(foodieqa_download: Path, tmp_path: Path) -> None:
+@pytest.mark.integration
+def test_foodieqa_human_answers(foodieqa_release, tmp_path: Path) -> None:
     """Human accuracy and Fleiss' kappa per task from a human-answers CSV; bad rows are one line."""
     from culturebench.errors import SourceError
     from culturebench.eval.agreement import fleiss_kappa
     from culturebench.eval.paper_report import build_report
 
-    release = get_builder("foodieqa").build(source=str(foodieqa_download), out_root=tmp_path / "dist")
-    local = str(release.folder)
-    rows = _rows(release, "single_image")
+    local = str(foodieqa_release.folder)
+    rows = _rows(foodieqa_release, "single_image")
     lines = ["question_id,annotator,answer"]
     for r in rows:  # h1 always right, h2 always A, h3 skips every question
         lines += [f"{r['id']},h1,{'ABCD'[r['label']]}", f"{r['id']},h2,A", f"{r['id']},h3,"]
@@ -391,6 +391,7 @@ def test_foodieqa_human_answers(foodieqa_download: Path, tmp_path: Path) -> None
         build_report("foodieqa", [], tmp_path / "r2", local=local, inputs={"human": human})
 
 
+@pytest.mark.e2e
 def test_borsch_vqa_name_effect_and_dish_names(
     borsch_image_release, scripted_backend, tmp_path: Path
 ) -> None:
@@ -451,6 +452,7 @@ def test_borsch_vqa_name_effect_and_dish_names(
     assert _item(report, "Figure 13")["status"] == "computed, no printed number to compare"
 
 
+@pytest.mark.integration
 def test_borsch_corpus_items(borsch_release, scripted_backend, tmp_path: Path) -> None:
     """Figs. 5-7 and App. C from a `corpus count` of a written corpus, a QA run and annotated
     sentences: the code-mixing share is the `corpus code-mixing` analysis beside §4.2's 41%; the
@@ -530,6 +532,7 @@ def test_ash_summary_is_item_figure_1(scripted_backend, tmp_path: Path) -> None:
         assert (tmp_path / "s" / name).read_bytes() == (tmp_path / "p" / name).read_bytes(), name
 
 
+@pytest.mark.integration
 def test_community_review_is_items_table_2_and_3(upstream_wwd: Path, tmp_path: Path) -> None:
     """`eval wwd-community-review` compares the cells item Table 2 of `eval paper wwd` compares,
     with the printed cells read from paper.yaml only."""

@@ -16,6 +16,8 @@ from culturebench.release import plan_release, publish_release
 from culturebench.release.pipeline import same_content
 from culturebench.release.targets import GitTarget
 
+pytestmark = pytest.mark.unit
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -27,6 +29,7 @@ def release_bytes(folder: Path) -> dict[str, bytes]:
 
 
 # --------------------------------------------------------------------------- 4: content, not paths
+@pytest.mark.integration
 def test_rebuild_from_another_path_is_the_same_release(
     borsch_release, upstream_borsch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,6 +60,7 @@ def test_rebuild_from_another_path_is_the_same_release(
     assert "nothing to do" in again.output
 
 
+@pytest.mark.integration
 def test_a_manifest_that_recorded_paths_is_the_same_release(borsch_release) -> None:
     """A release published before manifests left paths out is not 'different content'."""
     new = json.loads((borsch_release.folder / "manifest.json").read_text(encoding="utf-8"))
@@ -109,6 +113,7 @@ def ru_qa_run(borsch_release, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.integration
 def test_cooccurrence_over_a_run_of_another_config_is_an_error(ru_qa_run: Path, tmp_path: Path) -> None:
     parallel = [f"par-ru{k}-uk{k}" for k in range(1, 9)]
     names = {"ru": [f"БЛЮДО{k}" for k in range(8)], "uk": [f"СТРАВА{k}" for k in range(8)]}
@@ -159,6 +164,7 @@ def cut(output: str) -> list[str]:
     return re.findall(r"\S*[\w,.]…", output)
 
 
+@pytest.mark.integration
 def test_plan_table_fits_80_columns_with_whole_numbers(borsch_release, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,
@@ -207,6 +213,7 @@ def test_breakdown_counts_are_integers_and_ids_sort_naturally() -> None:
     assert "None" not in text
 
 
+@pytest.mark.e2e
 def test_a_run_report_prints_values_as_people_write_them(
     wwd_release, tiny_model: Path, tmp_path: Path
 ) -> None:

@@ -16,6 +16,8 @@ from culturebench.cli import app
 from culturebench.eval.backends.base import Request
 from culturebench.eval.plan_cost import Price, RateLimit, cell_cost, expected_hits
 
+pytestmark = pytest.mark.unit
+
 
 def test_one_cell_in_money_and_time() -> None:
     cell = {"generations": 1_000, "prompt_tokens_planned": 200_000, "max_new_tokens": 100}
@@ -50,6 +52,7 @@ def test_price_is_checked() -> None:
             Price.parse(bad)
 
 
+@pytest.mark.integration
 def test_borsch_plan_in_money(borsch_release, tmp_path: Path) -> None:
     out = tmp_path / "plan"
     done = CliRunner().invoke(
@@ -124,6 +127,7 @@ def test_a_throughput_file_given_without_the_backend_is_one_line(tmp_path: Path)
     assert Throughput.choose(None, saved, "vllm", saved_given=True).tokens_per_s == 5000
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -24,6 +24,8 @@ from typer.testing import CliRunner
 from culturebench.builders import get_builder
 from culturebench.cli import app
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "datasets" / "borsch" / "sample"
 CLI = [sys.executable, "-c", "from culturebench.cli import main; main()"]
@@ -126,6 +128,7 @@ def test_quiet_shows_no_progress(monkeypatch, capsys) -> None:
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.e2e
 def test_eval_run_reports_generation_progress_into_a_pipe(tmp_path: Path, tiny_model: Path) -> None:
     """`eval run` with its stderr a pipe (a scheduler's log): progress lines while
     generating (not only 0 and the end), done/total, rate, ETA; `--quiet` prints none of it."""
@@ -251,6 +254,7 @@ def test_contact_sheet_is_written_or_says_why(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------- 4. a stoppable eval run (issue 53, item 5)
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("command", "signum"),
     [

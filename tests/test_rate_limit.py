@@ -15,6 +15,8 @@ from culturebench.eval.backends.openai_backend import OpenAIBackend
 from culturebench.eval.backends.rate_limit import MAX_PAUSE_S, AdaptiveLimit, duration_seconds
 from culturebench.retry_after import MAX_RETRY_AFTER_S, retry_after_seconds
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
@@ -58,6 +60,7 @@ def test_an_exhausted_limit_pauses_before_a_429() -> None:
     assert time.monotonic() - start >= 0.25  # the next sender waited for the reset
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("retry_after", [False, True])
 def test_every_request_answered_without_a_storm(servers, retry_after: bool) -> None:
     with servers.rate_limited_chat(rps=20, retry_after=retry_after) as server:
@@ -106,6 +109,7 @@ def test_reset_headers_that_are_no_number_never_stall_the_senders() -> None:
     assert limit.budget_until - time.monotonic() <= MAX_PAUSE_S
 
 
+@pytest.mark.integration
 def test_retry_after_nan_from_a_real_endpoint_is_ignored_and_every_request_answered(servers) -> None:
     """A local endpoint answers 503 and 429 with Retry-After values that name no wait (nan,
     inf, a negative, infinity spelled 1e999): the client backs off on its own and gets its

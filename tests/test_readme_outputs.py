@@ -8,6 +8,10 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 REPO = Path(__file__).resolve().parent.parent
 FLAGS = ("--out", "--report", "--contact-sheet", "--history", "--json")
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]

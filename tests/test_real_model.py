@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.extra("eval")  # torch, transformers and gguf load SmolLM2
+pytestmark = [pytest.mark.e2e, pytest.mark.extra("eval")]  # torch, transformers and gguf load SmolLM2
 
 REPO = Path(__file__).resolve().parent.parent
 WWD_TASKS = ("country", "time-of-day", "meal-type", "utensils", "ingredients", "description")

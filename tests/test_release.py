@@ -28,6 +28,8 @@ from culturebench.release import plan_release, publish_release
 from culturebench.release.pipeline import ReleaseRefused
 from culturebench.release.targets import GitTarget, HubTarget, PublishError
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parent.parent
 REPO_ID = "culturebench/borsch"
 NEW_DISH = (1148, "КАЛИТКИ", "FI, RU", "bootstrap-2")

@@ -11,6 +11,8 @@ from culturebench.builders import get_builder
 from culturebench.datasets.borsch.builder import BorschBuilder
 from culturebench.errors import BuildError, ValidationFailed
 
+pytestmark = pytest.mark.integration
+
 
 def release_files(folder: Path) -> dict[str, bytes]:
     """Every file of a release folder, relative path -> bytes."""

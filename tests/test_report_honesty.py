@@ -10,14 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from culturebench.builders import get_builder
 from culturebench.eval.runner import run_eval
 
-
-@pytest.fixture(scope="module")
-def rubin_sample(tmp_path_factory: pytest.TempPathFactory):
-    """The shipped RuBIN sample, built (its manifest says ``sample``)."""
-    return get_builder("rubin").build(out_root=tmp_path_factory.mktemp("rubin-sample"))
+pytestmark = pytest.mark.unit
 
 
 def _results(folder: Path) -> dict:
@@ -46,6 +41,7 @@ def test_choose_rows_is_round_robin_over_sorted_groups_in_release_order() -> Non
     ]
 
 
+@pytest.mark.integration
 def test_a_limited_wwd_run_covers_several_continents(wwd_release, scripted_backend, tmp_path: Path) -> None:
     """The first 20 WWD dishes are all Algerian: `--limit 20` used to be an Africa-only run.
     Spread over the continents, its table has every continent; `--first` keeps the old rows."""
@@ -67,6 +63,7 @@ def test_a_limited_wwd_run_covers_several_continents(wwd_release, scripted_backe
     assert run["limit_rows"] == "first"  # which rows a limited run asks is part of its identity
 
 
+@pytest.mark.e2e
 def test_eval_run_cli_limit_first_and_spread(wwd_release, tiny_model: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -84,6 +81,7 @@ def test_eval_run_cli_limit_first_and_spread(wwd_release, tiny_model: Path, tmp_
 
 
 # --------------------------------------------------------------------------- a) the coverage block
+@pytest.mark.integration
 def test_results_json_opens_with_its_coverage(wwd_release, scripted_backend, tmp_path: Path) -> None:
     run_eval(
         "wwd", "country", scripted_backend("Algeria"), tmp_path / "r", local=str(wwd_release.folder), limit=3
@@ -95,6 +93,7 @@ def test_results_json_opens_with_its_coverage(wwd_release, scripted_backend, tmp
     assert "- rows used: 3 of 765 (default/test)" in report and "a full build" in report
 
 
+@pytest.mark.integration
 def test_a_five_seed_run_reports_every_seed(wwd_release, scripted_backend, tmp_path: Path) -> None:
     backend = scripted_backend("Algeria")
     seeds = [0, 1, 2, 3, 4]
@@ -110,13 +109,13 @@ def test_a_five_seed_run_reports_every_seed(wwd_release, scripted_backend, tmp_p
 
 
 def test_the_shipped_sample_and_the_parser_versions_are_stated(
-    rubin_sample, scripted_backend, tmp_path: Path
+    rubin_release, scripted_backend, tmp_path: Path
 ) -> None:
     from culturebench.eval import answers, metrics, multiple_choice, ratings
     from culturebench.eval.answers import countries
 
     results = run_eval("rubin", "mcqa", scripted_backend("<answer>A</answer>"), tmp_path / "r",
-                       local=str(rubin_sample.folder))  # fmt: skip
+                       local=str(rubin_release.folder))  # fmt: skip
     coverage = results["coverage"]
     assert coverage["release"]["build"] == "sample"
     assert coverage["parsers"] == {
@@ -133,7 +132,9 @@ def test_the_shipped_sample_and_the_parser_versions_are_stated(
     )
 
 
-def test_a_grid_cell_writes_down_its_assumed_sampling(rubin_sample, scripted_backend, tmp_path: Path) -> None:
+def test_a_grid_cell_writes_down_its_assumed_sampling(
+    rubin_release, scripted_backend, tmp_path: Path
+) -> None:
     """`eval reproduce` printed the grid's temperature assumption in the terminal only; each
     cell's run now records its sampling, where it came from and which settings are assumed."""
     from culturebench.eval.grid import parse_grid
@@ -148,7 +149,7 @@ def test_a_grid_cell_writes_down_its_assumed_sampling(rubin_sample, scripted_bac
     grid = parse_grid("rubin", block, tmp_path / "paper.yaml")
     backend = scripted_backend("<answer>B</answer>")
     run_cells(
-        grid, grid.cells, backend, tmp_path / "repro", source={"local": str(rubin_sample.folder)}, limit=4
+        grid, grid.cells, backend, tmp_path / "repro", source={"local": str(rubin_release.folder)}, limit=4
     )
     coverage = _results(tmp_path / "repro" / "mcqa")["coverage"]
     assert coverage["sampling"] == {"max_new_tokens": 50, "temperature": 0.7, "seed": 0}
@@ -168,10 +169,10 @@ def test_the_repositorys_grids_declare_what_they_assume() -> None:
         assert set(load_grid(dataset).cells[0].assumed or ()) == {"temperature", "max_new_tokens"}
 
 
-def test_the_paper_report_opens_with_its_coverage(rubin_sample, scripted_backend, tmp_path: Path) -> None:
+def test_the_paper_report_opens_with_its_coverage(rubin_release, scripted_backend, tmp_path: Path) -> None:
     from culturebench.eval.paper_report import build_report
 
-    local = str(rubin_sample.folder)
+    local = str(rubin_release.folder)
     run_eval("rubin", "mcqa", scripted_backend("<answer>A</answer>"), tmp_path / "run", local=local, limit=5)
     report = build_report("rubin", [tmp_path / "run"], tmp_path / "paper", local=local)
     assert next(iter(report)) == "coverage"
@@ -229,13 +230,12 @@ def test_reproduced_only_when_every_compared_cell_is_equal_as_printed() -> None:
     assert judge_status(Item("F", "t", COMPUTED, [Row("x", 1.0)])).status == COMPUTED
 
 
-def test_a_sample_release_does_not_reproduce_the_papers_counts(
-    foodieqa_download: Path, tmp_path: Path
-) -> None:
+@pytest.mark.integration
+def test_a_sample_release_does_not_reproduce_the_papers_counts(foodieqa_release, tmp_path: Path) -> None:
     """FoodieQA Table 1 was "reproduced" with 8 questions against the paper's 403."""
     from culturebench.eval.paper_report import build_report
 
-    release = get_builder("foodieqa").build(source=str(foodieqa_download), out_root=tmp_path / "dist")
+    release = foodieqa_release
     report = build_report("foodieqa", [], tmp_path / "r", local=str(release.folder))
     table1 = next(i for i in report["items"] if i["ref"] == "Table 1")
     assert table1["status"].startswith("computed, differs by")
@@ -248,6 +248,7 @@ def test_a_sample_release_does_not_reproduce_the_papers_counts(
     assert f"{report['status_counts']['computed, differs']} computed, differs; " in in_all
 
 
+@pytest.mark.integration
 def test_wwd_h10_without_a_compared_cell_is_not_reproduced(
     wwd_release, scripted_backend, tmp_path: Path
 ) -> None:
@@ -275,6 +276,7 @@ def test_wwd_h10_without_a_compared_cell_is_not_reproduced(
 
 
 # ------------------------------------------------------------ c) eval compare over shared items
+@pytest.mark.integration
 def test_compare_pairs_runs_over_their_shared_items(borsch_release, scripted_backend, tmp_path: Path) -> None:
     """Runs over 5 and 20 dishes: the difference and its interval are over the 5 shared dishes,
     the counts are stated, a warning says the item sets differ, and the interval is not [0, 0]."""
@@ -352,6 +354,7 @@ def test_mean_interval_chooses_wilson_bootstrap_or_none() -> None:
     assert ratings.method == "none" and ratings.lo is None and ratings.mean == pytest.approx(11 / 3)
 
 
+@pytest.mark.integration
 def test_no_report_prints_a_zero_width_interval_at_small_n(
     wwd_release, borsch_release, scripted_backend, tmp_path: Path
 ) -> None:
@@ -379,6 +382,7 @@ def test_no_report_prints_a_zero_width_interval_at_small_n(
     assert "0.000 [0.000, 0.000]" not in _report(tmp_path / "b")
 
 
+@pytest.mark.integration
 def test_recorded_outputs_have_their_coverage(borsch_release, tmp_path: Path) -> None:
     """`eval score` (recorded outputs): :func:`scored_coverage` states the rows the outputs
     answer of the release's, their seeds and the parser versions; a results file without a
@@ -409,6 +413,7 @@ def test_recorded_outputs_have_their_coverage(borsch_release, tmp_path: Path) ->
     assert f"of {rows.num_rows}" in text and "a full build" in text
 
 
+@pytest.mark.integration
 def test_a_run_json_without_coverage_finishes_with_a_reconstructed_one(
     wwd_release, scripted_backend, tmp_path: Path
 ) -> None:
@@ -433,13 +438,13 @@ def test_a_run_json_without_coverage_finishes_with_a_reconstructed_one(
 
 
 def test_compare_pairs_a_metric_by_the_sample_field_it_is_the_mean_of(
-    rubin_sample, scripted_backend, tmp_path: Path
+    rubin_release, scripted_backend, tmp_path: Path
 ) -> None:
     """RuBIN's headline `accuracy` is the mean of the samples' `correct`: paired over the
     shared questions; `na` (a count) cannot be paired and says so."""
     from culturebench.eval.compare import compare, warnings
 
-    local = str(rubin_sample.folder)
+    local = str(rubin_release.folder)
     run_eval("rubin", "mcqa", scripted_backend("<answer>A</answer>"), tmp_path / "a", local=local)
     run_eval("rubin", "mcqa", scripted_backend("<answer>B</answer>"), tmp_path / "b", local=local, limit=40)
     rows = {r["metric"]: r for r in compare(tmp_path / "a", tmp_path / "b")}

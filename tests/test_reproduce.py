@@ -18,6 +18,8 @@ from culturebench.eval.run_folder import read_samples
 from culturebench.eval.tasks import task_class
 from culturebench.registry import builtin_names
 
+pytestmark = pytest.mark.unit
+
 DATASETS = builtin_names()  # every shipped dataset, from the registry
 WWD_LLM = ("description", "country", "time-of-day", "meal-type", "utensils", "ingredients")
 
@@ -70,6 +72,7 @@ def test_a_grid_that_does_not_read_is_one_line_naming_the_cell(
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.e2e
 def test_plan_counts_the_grid_without_loading_a_model(wwd_release, tiny_model: Path, tmp_path: Path) -> None:
     # only the tokenizer's files: a plan that tried to load the model would fail here
     tokenizer = tmp_path / "tokenizer-only"
@@ -106,6 +109,7 @@ def test_plan_counts_the_grid_without_loading_a_model(wwd_release, tiny_model: P
     )
 
 
+@pytest.mark.e2e
 def test_reproduce_runs_cells_resumes_and_reports_beside_the_printed_models(
     wwd_release, tiny_model: Path, tmp_path: Path
 ) -> None:
@@ -132,6 +136,7 @@ def test_reproduce_runs_cells_resumes_and_reports_beside_the_printed_models(
     assert (out / "country" / "samples.jsonl").stat().st_mtime_ns == stamp
 
 
+@pytest.mark.e2e
 def test_reproduction_shards_merge_cell_by_cell(wwd_release, tiny_model: Path, tmp_path: Path) -> None:
     common = ["eval", "reproduce", "wwd", "--model", tiny_model, "--local", wwd_release.folder,
               "--only", "country", "--limit", "4", "--max-new-tokens", "8"]  # fmt: skip
@@ -152,6 +157,7 @@ def test_reproduction_shards_merge_cell_by_cell(wwd_release, tiny_model: Path, t
     assert (merged / "paper" / "paper_report.md").is_file()
 
 
+@pytest.mark.e2e
 def test_a_cell_with_nothing_to_run_stops_before_the_model_loads(
     borsch_release, tiny_model: Path, tmp_path: Path
 ) -> None:
@@ -169,6 +175,7 @@ def test_a_cell_with_nothing_to_run_stops_before_the_model_loads(
     assert not (tmp_path / "repro" / "origin-vqa").exists()
 
 
+@pytest.mark.integration
 def test_plan_reads_the_throughput_the_benchmark_saved(wwd_release, tmp_path: Path) -> None:
     saved = tmp_path / "throughput.json"  # the shape benchmarks/bench_eval_throughput.py --save writes
     saved.write_text(json.dumps({"transformers": {"tokens_per_s": 500.0, "model": "m"}}), encoding="utf-8")
@@ -185,6 +192,7 @@ def test_plan_reads_the_throughput_the_benchmark_saved(wwd_release, tmp_path: Pa
     assert cell["gpu_hours"] == pytest.approx(work / 500 / 3600)
 
 
+@pytest.mark.integration
 def test_a_corrupt_throughput_file_is_one_line(wwd_release, tmp_path: Path) -> None:
     saved = tmp_path / "throughput.json"
     saved.write_text("{not json", encoding="utf-8")

@@ -25,6 +25,8 @@ from culturebench.cli import app
 from culturebench.errors import UsageError
 from culturebench.eval.shards import Shard, shard_jobs
 
+pytestmark = pytest.mark.integration
+
 CELLS = ("country", "time-of-day")
 LIMIT = 2  # dishes per cell: 2 units, x 5 seeds
 
@@ -207,6 +209,7 @@ def test_a_cell_folder_of_the_wrong_shard_is_refused_before_reproduce_json(
 
 
 # ---------------------------------------------------------------------- shard counts
+@pytest.mark.unit
 def test_shard_counts_above_the_units_are_refused_in_the_api() -> None:
     from culturebench.eval.backends.base import Request
     from culturebench.eval.tasks.base import TaskRequest

@@ -11,6 +11,8 @@ import pytest
 from culturebench.eval.backends.base import Backend, Request
 from culturebench.eval.request_order import engine_order, in_engine_order
 
+pytestmark = pytest.mark.unit
+
 
 def test_requests_sharing_images_run_together_in_canonical_order() -> None:
     a, b = b"image-a", b"image-b"
@@ -44,6 +46,7 @@ class _Recording(Backend):
         return [r.prompt for r in requests]
 
 
+@pytest.mark.integration
 def test_whatever_the_engine_order_the_samples_file_is_canonical(
     wwd_release, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,6 +22,8 @@ from culturebench.cli import app
 from culturebench.eval.backends.base import Request
 from culturebench.eval.response_cache import ResponseCache, model_identity, request_key
 
+pytestmark = pytest.mark.unit
+
 MODEL = {"backend": "openai", "model": "m", "model_revision": "abc", "versions": {"x": "1"}}
 GREEDY = {"max_new_tokens": 20, "temperature": 0.0, "seed": 0}
 SAMPLED = {"max_new_tokens": 20, "temperature": 0.7, "seed": 0}
@@ -105,6 +107,7 @@ def _samples(folder: Path) -> list[dict]:
     return [json.loads(x) for x in (folder / "samples.jsonl").read_text(encoding="utf-8").splitlines() if x]
 
 
+@pytest.mark.e2e
 def test_a_second_reproduction_into_a_new_folder_sends_nothing(
     served: str, tiny_model: Path, borsch_release, servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,6 +156,7 @@ def test_a_second_reproduction_into_a_new_folder_sends_nothing(
             assert a.read_bytes() == b.read_bytes(), (cell, name)
 
 
+@pytest.mark.e2e
 def test_no_cache_sends_every_request(
     served: str, tiny_model: Path, borsch_release, servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -173,6 +177,7 @@ def test_no_cache_sends_every_request(
 FILES = ("samples.jsonl", "results.json", "run.json", "report.md")
 
 
+@pytest.mark.e2e
 def test_the_cache_leaves_no_trace_in_a_run(
     tiny_model: Path, borsch_release, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -217,6 +222,7 @@ def _foreign_database(path: Path, table: str) -> None:
     db.close()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("kind", "said"),
     [

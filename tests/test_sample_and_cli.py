@@ -13,6 +13,8 @@ from culturebench.builders import get_builder, sources
 from culturebench.cli import app
 from culturebench.spec import load_spec
 
+pytestmark = pytest.mark.unit
+
 runner = CliRunner()
 
 
@@ -42,6 +44,7 @@ def test_default_source_falls_back_to_the_shipped_sample(
     )
 
 
+@pytest.mark.integration
 def test_default_source_prefers_the_shared_snapshot(upstream_borsch: Path) -> None:
     folder, kind = sources.default_source(load_spec("borsch"))
     assert kind == "shared" and folder.resolve() == upstream_borsch.resolve()
@@ -58,6 +61,7 @@ def test_cli_list_and_info() -> None:
     assert unknown.exit_code == 2 and "unknown dataset 'nosuch'" in unknown.output
 
 
+@pytest.mark.integration
 def test_cli_build_validate_card(upstream_borsch: Path, tmp_path: Path) -> None:
     out = tmp_path / "dist"
     built = runner.invoke(

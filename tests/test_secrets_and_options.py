@@ -16,6 +16,8 @@ from culturebench.errors import UsageError
 from culturebench.eval.backends import check_model_args, make_backend
 from culturebench.secrets import SecretRefused, key_format
 
+pytestmark = pytest.mark.unit
+
 KEYS = {
     "openai": "sk-proj-" + "Ab3dE" * 8,
     "huggingface": "hf_" + "aBcD3fGh1" * 4,
@@ -35,6 +37,7 @@ def test_every_key_format_is_recognised(kind: str) -> None:
     assert key_format("OPENAI_API_KEY") is None and key_format("sk-learn is a library") is None
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind", sorted(KEYS))
 def test_a_key_given_as_api_key_env_is_refused_unechoed(kind: str, wwd_release, tmp_path: Path) -> None:
     out = tmp_path / "run"

@@ -20,6 +20,8 @@ from culturebench.eval.run_folder import RunMismatch, read_samples
 from culturebench.eval.runner import run_eval
 from culturebench.eval.shards import Shard
 
+pytestmark = pytest.mark.e2e
+
 LIMIT = 5  # parallel rows -> 5 dishes x 2 languages x 5 prompts x 2 seeds = 100 generations
 SEEDS = [0, 1]
 FILES = ("run.json", "samples.jsonl", "results.json", "report.md")
@@ -209,6 +211,7 @@ def test_sampling_does_not_depend_on_the_batch(tiny_model: Path) -> None:
     assert sample(1, 5) != together
 
 
+@pytest.mark.unit
 def test_answers_with_unicode_line_separators_read_back(tmp_path: Path) -> None:
     """A sampled answer may hold U+2028, U+0085 or U+001C, which ``str.splitlines`` treats as
     line ends; a sample line holding them is still one sample (found by a sampled tiny run)."""

@@ -16,18 +16,17 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.extra("site")
+pytestmark = [pytest.mark.integration, pytest.mark.extra("site")]
 
 CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
 def runs(
-    borsch_release, foodieqa_download: Path, scripted_backend, tmp_path_factory: pytest.TempPathFactory
+    borsch_release, foodieqa_release, scripted_backend, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
     """Real runs through the run loop: two BORSCH origin-qa runs (a map, a confusion matrix, a
     comparison) and a FoodieQA single-image run on a release built with images (thumbnails)."""
-    from culturebench.builders import get_builder
     from culturebench.eval.runner import run_eval
 
     scripted = scripted_backend
@@ -43,7 +42,7 @@ def runs(
             local=str(borsch_release.folder),
             limit=40,
         )
-    foodieqa = get_builder("foodieqa").build(source=str(foodieqa_download), out_root=root / "dist")
+    foodieqa = foodieqa_release
     out["foodieqa-release"] = foodieqa.folder
     out["foodieqa"] = root / "foodieqa"
     run_eval(
@@ -330,6 +329,7 @@ def test_same_inputs_same_bytes(runs, site: Path, tmp_path: Path) -> None:
     assert one == two and len(one) > 10
 
 
+@pytest.mark.unit
 def test_a_folder_with_nothing_to_show_is_one_line(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

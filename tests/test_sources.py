@@ -13,6 +13,8 @@ from culturebench.builders.sources import resolve_sources
 from culturebench.errors import ChecksumError, SourceError
 from culturebench.spec import load_spec
 
+pytestmark = pytest.mark.integration
+
 
 def repo_layout(upstream: Path, dest: Path) -> Path:
     """Lay the snapshot out as the upstream repository does (data/RU/RU_DATA.xlsx, ...)."""
@@ -99,6 +101,7 @@ def test_local_file_differing_from_pin_is_recorded(upstream_copy: Path) -> None:
     assert sources.files["ru"].matches_pin
 
 
+@pytest.mark.unit
 def test_source_that_is_neither_folder_nor_url(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="neither a folder nor an http"):
         resolve_sources(load_spec("borsch"), str(tmp_path / "nope"))

@@ -9,6 +9,8 @@ import pytest
 from culturebench.countries import all_alpha2, country_name, country_names, is_iso_alpha2
 from culturebench.text import clean_whitespace, fix_homoglyphs, has_mixed_script, normalize_name
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     ("raw", "expected"),

@@ -22,6 +22,8 @@ from typer.testing import CliRunner
 from culturebench import registry
 from culturebench.cli import app
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parent.parent
 TOY = Path(__file__).resolve().parent / "data" / "toy_dataset" / "culturebench_toy"
 
@@ -62,6 +64,7 @@ def _repo_state() -> str:
     ).stdout
 
 
+@pytest.mark.e2e
 def test_toy_dataset_end_to_end(toy_site: Path, tmp_path: Path, tiny_model: Path) -> None:
     from culturebench.builders import get_builder
     from culturebench.eval.backends.base import SamplingParams
@@ -280,6 +283,7 @@ def _add_task(package: Path, module: str = "initial", source: str = NEW_TASK) ->
     )
 
 
+@pytest.mark.e2e
 def test_a_new_task_touches_only_the_dataset_folder(toy_site: Path, tmp_path: Path, tiny_model: Path) -> None:
     """A new question about the toy's rows is a short declaration in the toy's own folder;
     the shared request loop asks it (ids ``<row>:<lang>:<template>``), the runner runs it."""

@@ -17,6 +17,8 @@ from culturebench.eval.runner import run_eval
 from culturebench.eval.score import score_generations, score_tasks
 from culturebench.eval.tasks import get_task
 
+pytestmark = pytest.mark.integration
+
 RESULTS = "gpt35_dish_info_cleaned_results.csv"  # time of day, meal type, utensils (no ids)
 COMPARED = "gpt35_dish_info_cleaned_compared.csv"  # ids, seeds and ingredients
 REFUSALS = (
@@ -132,6 +134,7 @@ def test_live_run_refusals_are_counted_and_score_like_eval_score(
     assert [s["iou"] for s in _samples(tmp_path / "score")] == [s["iou"] for s in samples]
 
 
+@pytest.mark.unit
 def test_one_parser_tolerates_text_around_a_list_and_nothing_else() -> None:
     assert parse_list('["Main dish - eaten with sides"] - United States of America (USA)') == [
         "Main dish - eaten with sides"
@@ -144,6 +147,7 @@ def test_one_parser_tolerates_text_around_a_list_and_nothing_else() -> None:
     assert not tod.score({"gold": ["lunch"]}, "[]")["unparsed"]  # an empty choice is an answer
 
 
+@pytest.mark.unit
 def test_mcq_and_country_answers_keep_their_rules() -> None:
     samples = [{**score_letter(text, 0), "gold": 0} for text in ("", "\x00\ufffd", "E", "A")]
     assert [s["parsed"] for s in samples] == [False, False, False, True]

@@ -19,6 +19,8 @@ from culturebench.parquet_io import write_split
 from culturebench.urlcheck import CheckConfig, UrlChecker, UrlItem, collect_urls
 from culturebench.urlcheck.history import Diff, load_history, update_history
 
+pytestmark = pytest.mark.integration
+
 FAST = CheckConfig(
     timeout_s=0.5,
     retries=2,
@@ -235,6 +237,7 @@ def test_collect_urls_from_real_releases(borsch_release, wwd_release) -> None:
     assert len(sample) == 25 and sample == collect_urls(wwd_release.folder, sample=25)
 
 
+@pytest.mark.unit
 def test_scheduled_workflow_runs_check_urls() -> None:
     import yaml
 
@@ -249,6 +252,7 @@ def test_scheduled_workflow_runs_check_urls() -> None:
     assert set(workflow["jobs"]["check"]["strategy"]["matrix"]["dataset"]) >= {"borsch", "wwd"}
 
 
+@pytest.mark.unit
 def test_retry_after_parsing() -> None:
     from datetime import datetime, timedelta, timezone
     from email.utils import format_datetime
@@ -334,6 +338,7 @@ def test_dead_hosts_are_findings_and_the_check_goes_on(server, dead_hosts) -> No
     assert got[base + "/ok.png"].status == "ok"  # the check survived to the end
 
 
+@pytest.mark.unit
 def test_a_dead_host_is_dead_for_the_rest_of_the_check(dead_hosts) -> None:
     """Many URLs on a host whose name does not resolve, and on one that refuses: the first is
     dead before its URLs are checked (names are looked up first), the second after one

@@ -31,6 +31,8 @@ from culturebench.parquet_io import write_split
 from culturebench.urlcheck import UrlResult, collect_urls
 from culturebench.urlcheck.history import Diff
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parent.parent
 FAST_ARGS = ["--allow", "127.0.0.1", "--delay", "0", "--timeout", "2", "--retries", "0"]
 

@@ -20,6 +20,8 @@ from culturebench.manifest import read_manifest, write_manifest
 from culturebench.parquet_io import write_split
 from culturebench.validation import validate_release
 
+pytestmark = pytest.mark.integration
+
 
 def test_good_release_passes(borsch_release) -> None:
     report = validate_release(borsch_release.folder)
@@ -136,6 +138,7 @@ def test_card_without_licence_fails(borsch_release, tmp_path: Path) -> None:
     assert any(f.check == "card" and f.field == "license" for f in found)
 
 
+@pytest.mark.unit
 def test_missing_manifest_is_reported(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("---\n---\n")
     report = validate_release(tmp_path)

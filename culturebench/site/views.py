@@ -251,16 +251,5 @@ def confusions(metrics: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]
     return out
 
 
-def small_tables(metrics: Mapping[str, Any], name: str) -> list[tuple[str, Mapping[str, Any]]]:
-    """``(group, block)`` of a named block of scalars (e.g. ``over_prediction``) per group."""
-    out = []
-    if isinstance(metrics.get(name), Mapping):
-        out.append(("all", metrics[name]))
-    for key, value in metrics.items():
-        if isinstance(value, Mapping) and isinstance(value.get(name), Mapping):
-            out.append((str(key), value[name]))
-    return out
-
-
 def digest(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:10]

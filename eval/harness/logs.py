@@ -15,7 +15,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.harness.common import parse_harness_name
-from culturebench.file_memo import FileCache
+from culturebench.file_memo import FileMemo
 
 INSPECT = "inspect-ai"
 LM_EVAL = "lm-eval"
@@ -63,7 +63,7 @@ def _inspect_json(path: Path) -> bool:
 
 
 # every task of one `eval score` (and the command's choice of tasks) reads the same logs
-_LOGS: FileCache[HarnessLog] = FileCache()
+_LOGS: FileMemo[HarnessLog] = FileMemo()
 
 
 def read_harness_log(path: Path) -> HarnessLog:

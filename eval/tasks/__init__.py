@@ -18,6 +18,16 @@ def registry() -> dict[str, dict[str, type[Task]]]:
     return {name: entry.tasks() for name, entry in datasets.datasets().items()}
 
 
+def find_task(dataset: str, name: str) -> type[Task] | None:
+    """The task class ``name`` stands for in ``dataset``: the task of that name, or the task it
+    is an old name of (:attr:`Task.aliases`); None for a dataset or task this install does not
+    have. The one place an old task name is resolved."""
+    tasks = registry().get(dataset, {})
+    if name in tasks:
+        return tasks[name]
+    return next((cls for cls in tasks.values() if name in cls.aliases), None)
+
+
 def task_class(dataset: str, name: str) -> type[Task]:
     """The class of task ``name`` (or one of its old names, :attr:`Task.aliases`, with a
     warning) of ``dataset``; :class:`UsageError` naming the choices."""
@@ -26,29 +36,26 @@ def task_class(dataset: str, name: str) -> type[Task]:
     tasks = registry().get(dataset)
     if not tasks:
         raise UsageError(f"no evaluation tasks for dataset {dataset!r} (have: {', '.join(registry())})")
-    if name in tasks:
-        return tasks[name]
-    for cls in tasks.values():
-        if name in cls.aliases:
-            import warnings
+    cls = find_task(dataset, name)
+    if cls is None:
+        raise UsageError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
+    if name not in tasks:
+        import warnings
 
-            warnings.warn(
-                f"task {dataset}/{name} is now called {cls.name!r}; the old name is accepted until "
-                "culturebench 0.3",
-                FutureWarning,
-                stacklevel=2,
-            )
-            return cls
-    raise UsageError(f"unknown task {name!r} for {dataset} (have: {', '.join(tasks)})")
+        warnings.warn(
+            f"task {dataset}/{name} is now called {cls.name!r}; the old name is accepted until "
+            "culturebench 0.3",
+            FutureWarning,
+            stacklevel=2,
+        )
+    return cls
 
 
 def canonical_name(dataset: str, name: str) -> str:
     """``name``, or the current name of the task an old name (alias) stands for; an unknown
     dataset or task is returned as it is (an old run folder stays readable)."""
-    for cls in registry().get(dataset, {}).values():
-        if name in cls.aliases:
-            return cls.name
-    return name
+    cls = find_task(dataset, name)
+    return name if cls is None else cls.name
 
 
 def get_task(dataset: str, name: str, **options: Any) -> Task:
@@ -56,4 +63,13 @@ def get_task(dataset: str, name: str, **options: Any) -> Task:
     return task_class(dataset, name)(**options)
 
 
-__all__ = ["AnalysisTask", "Task", "TaskRequest", "canonical_name", "get_task", "registry", "task_class"]
+__all__ = [
+    "AnalysisTask",
+    "Task",
+    "TaskRequest",
+    "canonical_name",
+    "find_task",
+    "get_task",
+    "registry",
+    "task_class",
+]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from culturebench.eval.backends.base import Request
-from culturebench.file_memo import FileCache
+from culturebench.file_memo import FileMemo
 from culturebench.hashing import sha256_text
 from culturebench.registry import DatasetName
 from culturebench.yamlio import load_yaml
@@ -42,7 +42,7 @@ def load_prompts(dataset: str) -> dict[str, Any]:
     return _PROMPTS.get(registry.get(dataset).folder / "prompts.yaml", load_yaml)
 
 
-_PROMPTS: FileCache[dict[str, Any]] = FileCache(limit=16)  # one per dataset
+_PROMPTS: FileMemo[dict[str, Any]] = FileMemo(limit=16)  # one per dataset
 
 
 def request_id(row_id: str, lang: str, template: int | str) -> str:

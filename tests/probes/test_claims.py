@@ -15,12 +15,15 @@ from culturebench.cli import app
 from culturebench.errors import CultureBenchError
 from culturebench.eval.runner import run_eval
 
+pytestmark = pytest.mark.integration
+
 CONTINENTS = ("Africa", "Asia", "Europe", "North America", "Oceania", "South America")
 #: the printed GPT 3.5 time-of-day row of WWD Table H.9 (paper.yaml results.table_h9), value ± SEM
 TIME_OF_DAY = ("50.7±0.8", "52.0±1.2", "57.9±2.0", "55.3±2.6", "55.0±14.9", "49.2±3.7")
 
 
 # ------------------------------------------------------------ a table compared in part (eval paper)
+@pytest.mark.unit
 def test_a_table_with_printed_cells_without_a_run_is_not_reproduced() -> None:
     """Six compared cells, all equal, of a model whose printed column has 30: not "reproduced",
     and the claim counts the 24 printed cells with no number of ours. A printed model with no
@@ -70,6 +73,7 @@ def test_the_time_of_day_run_alone_does_not_reproduce_table_h9(gpt35_scored: Pat
     assert "| Table H.9 | reproduced" not in markdown
 
 
+@pytest.mark.unit
 def test_the_site_judges_a_report_file_by_its_cells() -> None:
     """A paper_report.json written before printed cells without a run were counted (or edited)
     says "reproduced" for a part of a table: the site shows what its cells give."""
@@ -88,6 +92,7 @@ def test_the_site_judges_a_report_file_by_its_cells() -> None:
 
 
 # ------------------------------------------------------- eval compare TABLE --paper on one row
+@pytest.mark.unit
 def test_compare_paper_on_a_one_row_table_counts_the_missing_printed_cells(tmp_path: Path) -> None:
     table = tmp_path / "table_h9_paper.csv"
     table.write_text(",".join(["", *CONTINENTS]) + "\nTime of day," + ",".join(TIME_OF_DAY) + "\n", "utf-8")

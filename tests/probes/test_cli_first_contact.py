@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
@@ -117,13 +119,6 @@ def test_image_size_beyond_int64(upstream_copy: Path, tmp_path: Path, csv_editor
     assert f"images_manifest.csv, row {where['row'] + 1}, field 'size'" in output
 
 
-@pytest.fixture(scope="module")
-def ash_release(tmp_path_factory) -> Path:
-    from culturebench.builders import get_builder
-
-    return get_builder("ash").build(out_root=tmp_path_factory.mktemp("ash")).folder
-
-
 def _cases(tmp: Path, ash: Path) -> list[tuple[list[str], str]]:
     (tmp / "afile").write_text("x")
     (tmp / "corrupt").mkdir()
@@ -167,10 +162,10 @@ def _cases(tmp: Path, ash: Path) -> list[tuple[list[str], str]]:
     ]
 
 
-def test_first_contact_errors_are_one_line(ash_release: Path, tmp_path: Path, monkeypatch) -> None:
+def test_first_contact_errors_are_one_line(ash_release, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     failures = []
-    for args, expected in _cases(tmp_path, ash_release):
+    for args, expected in _cases(tmp_path, ash_release.folder):
         code, output = cli(*args)
         if code != 2 or "Traceback" in output or expected not in output:
             failures.append((args, code, output[-300:]))
@@ -188,16 +183,16 @@ def test_offline_revision_is_one_line(tmp_path: Path, monkeypatch) -> None:
     assert "cannot resolve dataset culturebench/ash@v1.0.0" in output
 
 
-def test_validate_json_into_missing_folder(ash_release: Path, tmp_path: Path) -> None:
+def test_validate_json_into_missing_folder(ash_release, tmp_path: Path) -> None:
     target = tmp_path / "new" / "dir" / "report.json"
-    code, output = cli("validate", str(ash_release), "--no-records", "--json", str(target))
+    code, output = cli("validate", str(ash_release.folder), "--no-records", "--json", str(target))
     assert code == 0, output
-    assert json.loads(target.read_text())["target"] == str(ash_release)
+    assert json.loads(target.read_text())["target"] == str(ash_release.folder)
 
 
-def test_release_gate_exits_3_for_a_folder_that_fails_validation(ash_release: Path, tmp_path: Path) -> None:
+def test_release_gate_exits_3_for_a_folder_that_fails_validation(ash_release, tmp_path: Path) -> None:
     out = tmp_path / "dist"
-    shutil.copytree(ash_release, out / "ash" / "1.0.0")
+    shutil.copytree(ash_release.folder, out / "ash" / "1.0.0")
     (out / "ash" / "1.0.0" / "notes.txt").write_text("stray")
     code, output = cli(
         "release",

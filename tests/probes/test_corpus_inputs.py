@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import importlib.util
 import io
 import itertools
 import json
@@ -19,23 +18,13 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.extra("corpus")  # the corpus engine: Aho-Corasick, zstd, Dask
+from tests.probes.test_cli_first_contact import cli
+
+# the corpus engine: Aho-Corasick, zstd, Dask
+pytestmark = [pytest.mark.integration, pytest.mark.extra("corpus")]
 
 REPO = Path(__file__).resolve().parents[2]
 
-
-def _probe_cli():
-    """tests/probes/test_cli_first_contact.py's CLI helper (tests/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(
-        "_probe_cli_helpers", REPO / "tests" / "probes" / "test_cli_first_contact.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module.cli
-
-
-cli = _probe_cli()
 
 DOCS = [
     "Борщ — українська страва. В Україні борщ варять щодня.",
@@ -212,6 +201,7 @@ def test_a_utf16_annotation_list_names_file_and_line(tmp_path: Path) -> None:
     _one_error(*cli("corpus", "annotations", str(nul)), "nul.csv, line 2", "NUL byte")
 
 
+@pytest.mark.e2e
 def test_reference_shards_of_the_wrong_kind_name_the_file(borsch_image_release, tmp_path: Path) -> None:
     """Reference pHash lists: a number column would be read as hex digits (silently wrong), a
     JSON Lines list used to be left out in silence, a non-hex value ended in the catch-all."""

@@ -17,6 +17,8 @@ from culturebench.eval.metrics import bootstrap_ci
 from culturebench.eval.run_folder import RunMismatch, SamplesError
 from culturebench.eval.runner import run_eval
 
+pytestmark = pytest.mark.integration
+
 LIMIT = 4
 
 
@@ -94,6 +96,7 @@ def test_corrupt_run_json_is_a_clear_error(run, borsch_release, scripted_backend
 
 
 # 15. a model that does not load leaves nothing; --out inside a release folder is refused
+@pytest.mark.e2e
 def test_wrong_model_leaves_no_run_json(borsch_release, tiny_model: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     wrong = TransformersBackend(str(tmp_path / "no-such-model"))
@@ -123,6 +126,7 @@ def test_out_inside_release_folder_is_refused(borsch_release, scripted_backend, 
 
 
 # 18. --base-url without a scheme fails at once, not after a minute of retries
+@pytest.mark.unit
 @pytest.mark.parametrize("url", ["127.0.0.1:8000/v1", "localhost", "ftp://127.0.0.1/v1", "http:///v1"])
 def test_base_url_without_scheme_fails_fast(url: str) -> None:
     with pytest.raises(EndpointError, match="must be an http"):  # at construction: no request made
@@ -154,6 +158,7 @@ def test_client_errors_are_not_retried(servers) -> None:
 
 
 # 19. bootstrap over dishes, not prompts
+@pytest.mark.unit
 def test_bootstrap_resamples_dishes() -> None:
     import random
 
@@ -180,6 +185,7 @@ def test_reported_intervals_use_dishes(run) -> None:
     assert ru["n"] == LIMIT * 5 and ru["n_dishes"] == LIMIT
 
 
+@pytest.mark.unit
 def test_base_url_credentials_are_not_recorded() -> None:
     backend = OpenAIBackend("m", base_url="http://alice:s3cret@127.0.0.1:9/v1")
     assert "s3cret" not in json.dumps(backend.describe())

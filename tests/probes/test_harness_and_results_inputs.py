@@ -27,6 +27,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.integration
+
 pytest.importorskip("inspect_ai")
 
 EXE = str(Path(sys.executable).with_name("culturebench"))

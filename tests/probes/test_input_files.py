@@ -31,6 +31,8 @@ from culturebench.inputs import (
     read_text,
 )
 
+pytestmark = pytest.mark.unit
+
 runner = CliRunner()
 REVIEWS = "Community_Review_Generated_Dish_Images.csv"
 STATS = "gpt35_dish_info_cleaned_stats.csv"
@@ -255,6 +257,7 @@ def _bad_tables(tmp_path: Path, stats: Path) -> list[tuple[Path, tuple[str, ...]
     return out
 
 
+@pytest.mark.integration
 def test_compare_tables_read_whole_or_refused(stats: Path, tmp_path: Path) -> None:
     code, output = cli("eval", "compare", str(stats), str(stats))
     assert code == 0 and "country_acc" in output, output
@@ -270,17 +273,10 @@ def test_compare_tables_read_whole_or_refused(stats: Path, tmp_path: Path) -> No
 
 
 @pytest.fixture(scope="module")
-def ash_release(tmp_path_factory) -> Path:
-    from culturebench.builders import get_builder
-
-    return get_builder("ash").build(out_root=tmp_path_factory.mktemp("ash")).folder
-
-
-@pytest.fixture(scope="module")
-def judge_runs(ash_release: Path, scripted_backend, tmp_path_factory) -> list[Path]:
+def judge_runs(ash_release, scripted_backend, tmp_path_factory) -> list[Path]:
     """A generate run and two judge runs over it (2 recipes, 2 repeats), made once."""
     root = tmp_path_factory.mktemp("ash_runs")
-    local = str(ash_release)
+    local = str(ash_release.folder)
     run_eval(
         "ash",
         "generate",
@@ -353,6 +349,7 @@ def reviews(upstream_wwd: Path) -> Path:
     return path
 
 
+@pytest.mark.integration
 def test_real_review_file_has_no_duplicate_review(reviews: Path) -> None:
     """The natural key (country, reviewer, dish, model, image) is unique in the published file:
     duplicates are therefore errors, and the real file reads as before."""
@@ -374,6 +371,7 @@ def _write_rows(path: Path, rows: list[list[str]]) -> Path:
     return path
 
 
+@pytest.mark.integration
 def test_community_review_bad_files(reviews: Path, tmp_path: Path) -> None:
     rows = _review_rows(reviews)
     header = rows[0]
@@ -422,6 +420,7 @@ def test_community_review_bad_files(reviews: Path, tmp_path: Path) -> None:
 
 
 # ============================================================== eval paper --input FILES
+@pytest.mark.integration
 def test_paper_inputs_wwd_reviews_and_worldcuisines(reviews: Path, tmp_path: Path) -> None:
     rows = _review_rows(reviews)
     bad = tmp_path / "reviews.csv"
@@ -574,6 +573,7 @@ def test_ash_summary_reads_runs_strictly(judge_runs: list[Path], tmp_path: Path)
 
 
 # ---------------------------------------------------------------------- eval score's generations
+@pytest.mark.integration
 def test_score_generations_read_strictly(borsch_release, scripted_backend, tmp_path: Path) -> None:
     live = tmp_path / "live"
     run_eval(

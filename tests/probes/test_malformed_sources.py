@@ -15,6 +15,8 @@ from openpyxl import load_workbook
 from culturebench.builders import get_builder, tables
 from culturebench.errors import SourceError
 
+pytestmark = pytest.mark.integration
+
 
 def build(name: str, source: Path, out: Path):
     return get_builder(name).build(source=str(source), out_root=out)
@@ -168,6 +170,7 @@ def test_hostile_sheet_xml(upstream_copy: Path, tmp_path: Path, xml: bytes) -> N
     assert err.location.file == "RU_DATA.xlsx"
 
 
+@pytest.mark.unit
 def test_duplicate_json_key(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "1", "question": "a", "question": "b"}\n', encoding="utf-8")

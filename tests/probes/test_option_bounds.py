@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.unit
+
 runner = CliRunner()
 
 
@@ -193,6 +195,7 @@ def test_a_dry_run_refuses_a_target_the_release_would_refuse(tmp_path, monkeypat
     assert sorted(p.name for p in target.iterdir()) == ["mine.txt"]
 
 
+@pytest.mark.integration
 def test_a_csv_cut_mid_row_is_refused(upstream_wwd, tmp_path) -> None:
     reviews = upstream_wwd / "community_review" / "Community_Review_Generated_Dish_Images.csv"
     text = reviews.read_text(encoding="utf-8")

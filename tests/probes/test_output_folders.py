@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.errors import CultureBenchError
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
@@ -297,6 +299,7 @@ def test_csv_cells_beyond_pythons_limit_are_read_and_long_answers_cut(
     assert results["outputs_cut_for_scoring"] == 1
 
 
+@pytest.mark.e2e
 def test_a_run_of_nothing_exits_non_zero(borsch_release, tmp_path: Path, tiny_vlm: Path) -> None:
     """BORSCH VQA on a release without embedded images: every row is skipped."""
     code, output = cli(

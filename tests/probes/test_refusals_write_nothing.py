@@ -24,6 +24,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.integration
+
 HEADER = (
     "id,seed,describe,ingredients_llm,country_llm,country_match,ingredients_intersect,ingredients_union\n"
 )
@@ -169,6 +171,7 @@ def test_a_score_replaces_an_earlier_score_whole(inputs: dict, tmp_path: Path) -
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging or lock left
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("written", "kept"),
     [

@@ -19,6 +19,8 @@ from culturebench.registry import builtin_names
 from culturebench.release.targets import GitTarget, PublishError, release_files
 from culturebench.validation import validate_release
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def release(borsch_release, tmp_path: Path) -> Path:

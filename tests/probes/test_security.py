@@ -13,6 +13,8 @@ from culturebench.safe_http import BlockedAddress, check_target, check_url, guar
 from culturebench.urlcheck import CheckConfig, UrlChecker
 from culturebench.urlcheck.collect import UrlItem
 
+pytestmark = pytest.mark.unit
+
 
 class _Handler(BaseHTTPRequestHandler):
     """/img: a PNG; /redirect-to?u=URL: 302 there; /slow: one byte a second, forever-ish."""
@@ -60,6 +62,7 @@ def loopback(servers):
 
 
 # 1. one parser: the backslash/userinfo trick is refused, never fetched from loopback
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "template",
     [
@@ -83,6 +86,7 @@ def test_ambiguous_urls_are_refused_and_loopback_never_hit(loopback, template, t
     assert server.hits == []
 
 
+@pytest.mark.integration
 def test_guard_checks_the_address_actually_connected(loopback):
     base, server = loopback
     # No --allow: the loopback address is refused at connect time by the session itself.
@@ -94,6 +98,7 @@ def test_guard_checks_the_address_actually_connected(loopback):
 
 
 # 2. the image fetcher checks every redirect hop
+@pytest.mark.integration
 def test_image_fetch_redirect_to_loopback_is_blocked(loopback, tmp_path):
     base, server = loopback
     hop = f"{base}/redirect-to?u=http://127.0.0.2:{base.rsplit(':', 1)[1]}/img"
@@ -103,6 +108,7 @@ def test_image_fetch_redirect_to_loopback_is_blocked(loopback, tmp_path):
     assert server.hits == ["/redirect-to?u=" + hop.split("=", 1)[1]]  # the second hop never connected
 
 
+@pytest.mark.integration
 def test_url_checker_redirect_hop_to_loopback_is_blocked(loopback):
     base, _server = loopback
     hop = f"{base}/redirect-to?u=http://127.0.0.2:{base.rsplit(':', 1)[1]}/img"
@@ -150,6 +156,7 @@ def test_public_addresses_pass():
 
 
 # 12. a wall-clock deadline per request
+@pytest.mark.integration
 def test_slow_drip_server_is_cut_at_the_deadline(loopback, tmp_path):
     base, _server = loopback
     url = f"{base}/slow"

@@ -9,6 +9,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.unit
+
 NAME = "<img src=x onerror=alert(1)>\n# not a heading `code` | cell"
 
 

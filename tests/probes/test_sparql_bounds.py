@@ -19,6 +19,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from typer.testing import CliRunner
 
+pytestmark = pytest.mark.integration
+
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "wikidata_fixture.ttl"
 LOOPBACK = ("127.0.0.1",)
 

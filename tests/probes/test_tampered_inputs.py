@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -193,6 +195,7 @@ def test_an_input_key_given_twice_is_an_error(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------- round-3 leftovers
+@pytest.mark.e2e
 def test_rubin_distractors_with_nothing_accepted_is_not_a_success(tiny_model: Path, tmp_path: Path) -> None:
     """A random tiny model writes no usable distractors: the stage keeps the outputs for review
     but does not exit 0 with an empty questions.jsonl."""
@@ -313,6 +316,7 @@ def test_the_annotation_sample_is_drawn_from_content(borsch_release, tmp_path: P
 
 
 # ------------------------------------------------------------------- engine options
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("extra", "line"),
     [
@@ -337,6 +341,7 @@ def test_engine_settings_that_would_be_ignored_are_errors(
     assert len(output.strip().splitlines()) == 1 and not out.exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.extra("eval")
 def test_resuming_with_an_option_at_its_default_is_the_same_run(
     wwd_release, tiny_model: Path, tmp_path: Path

@@ -17,6 +17,8 @@ from culturebench.builders import get_builder
 from culturebench.cli import app
 from culturebench.errors import SourceError
 
+pytestmark = pytest.mark.integration
+
 
 def edit_xlsx(path: Path, edit: Callable) -> None:
     workbook = load_workbook(path)

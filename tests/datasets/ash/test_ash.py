@@ -18,10 +18,7 @@ from culturebench.errors import CultureBenchError, SourceError
 from culturebench.eval.runner import run_eval
 from culturebench.spec import load_spec
 
-
-@pytest.fixture(scope="module")
-def ash_release(tmp_path_factory: pytest.TempPathFactory):
-    return get_builder("ash").build(out_root=tmp_path_factory.mktemp("ash"))
+pytestmark = pytest.mark.unit
 
 
 def test_800_instructions_from_the_paper_lists(ash_release) -> None:
@@ -137,6 +134,7 @@ def test_judge_needs_a_generate_run(ash_release, scripted_backend, tmp_path: Pat
         run_eval("ash", "judge", scripted_backend("x"), tmp_path / "j", local=str(ash_release.folder))
 
 
+@pytest.mark.e2e
 def test_generate_and_judge_on_the_tiny_model(ash_release, tiny_model: Path, tmp_path: Path) -> None:
     from culturebench.eval.backends import SamplingParams
     from culturebench.eval.backends.transformers_backend import TransformersBackend

@@ -16,6 +16,8 @@ from culturebench.datasets.ash.paper_report import STOP_WORDS, cuisine_names, re
 from culturebench.eval.paper_report import build_report
 from culturebench.eval.runner import run_eval
 
+pytestmark = pytest.mark.unit
+
 REF = "Figure 2 words"
 
 

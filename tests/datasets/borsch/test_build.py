@@ -11,6 +11,8 @@ import pytest
 
 from culturebench.spec import load_spec
 
+pytestmark = pytest.mark.integration
+
 
 def rows(result, config: str) -> list[dict]:
     files = result.manifest["configs"][config]["splits"]["test"]["files"]
@@ -190,6 +192,7 @@ def test_card_lists_differences_from_the_paper(borsch_release) -> None:
     assert "| Images (Appendix C" in section and "| 8192 | 7095 |" in section
 
 
+@pytest.mark.unit
 def test_paper_comparison_flags_unexplained_and_missing(tmp_path: Path) -> None:
     from culturebench.cards.paper import compare
     from culturebench.spec import DatasetSpec

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("one_torch_thread")]
 
 
 # ---------------------------------------------------------------------- by hand
@@ -155,6 +155,7 @@ def section5(borsch_image_release, tiny_model: Path, tiny_sd: Path, tiny_dinov2:
     }
 
 
+@pytest.mark.e2e
 def test_pipeline_runs_every_stage_and_records_timings(section5) -> None:
     out = section5["out"]
     record = json.loads((out / "pipeline.json").read_text(encoding="utf-8"))
@@ -178,6 +179,7 @@ def test_pipeline_runs_every_stage_and_records_timings(section5) -> None:
     assert images["seeds"] == [0, 1] and len(list((out / "3-images" / "images").iterdir())) == 12
 
 
+@pytest.mark.e2e
 def test_scores_match_a_hand_computation_and_the_reference_frame(section5) -> None:
     from culturebench.datasets.borsch.description import read_scores, reference_frame
     from culturebench.eval.dataset_ref import load_rows, resolve_dataset
@@ -218,6 +220,7 @@ def test_scores_match_a_hand_computation_and_the_reference_frame(section5) -> No
     assert (out / "4-scores" / "description_scores.png").is_file()
 
 
+@pytest.mark.e2e
 def test_correlations_against_qa_and_human_ratings(section5) -> None:
     from scipy import stats
 
@@ -242,6 +245,7 @@ def test_correlations_against_qa_and_human_ratings(section5) -> None:
     )
 
 
+@pytest.mark.e2e
 def test_killed_pipeline_resumes_to_identical_outputs(section5, tmp_path: Path) -> None:
     out = tmp_path / "pipe"
     shutil.copytree(section5["out"], out)
@@ -262,6 +266,7 @@ def test_killed_pipeline_resumes_to_identical_outputs(section5, tmp_path: Path) 
         assert (out / "3-images" / "images" / image.name).read_bytes() == image.read_bytes()
 
 
+@pytest.mark.e2e
 def test_a_changed_stage_reruns_only_what_depends_on_it(section5, tmp_path: Path) -> None:
     out = tmp_path / "pipe"
     shutil.copytree(section5["out"], out)
@@ -281,6 +286,7 @@ def test_a_changed_stage_reruns_only_what_depends_on_it(section5, tmp_path: Path
     assert (out / "3-images.stale-1" / "samples.jsonl").is_file()  # moved aside, never deleted
 
 
+@pytest.mark.e2e
 def test_rows_without_embedded_images_are_skipped_and_counted(section5, tmp_path: Path) -> None:
     from culturebench.datasets.borsch.description import DescriptionScoresTask
     from culturebench.eval.dataset_ref import load_rows, resolve_dataset

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.unit
+
 REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "datasets" / "borsch" / "sample"
 
@@ -115,6 +117,7 @@ def test_a_local_folder_mirror_is_checked_like_a_server(tmp_path: Path, monkeypa
     assert not out.exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_section5_pipeline_runs_on_the_sample_release(
     sample_image_release: Path, tiny_model: Path, tiny_sd: Path, tiny_dinov2: Path, tmp_path: Path

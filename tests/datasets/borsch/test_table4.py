@@ -15,7 +15,7 @@ import pytest
 from culturebench.eval.paper_report import build_report
 from culturebench.eval.runner import run_eval
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("one_torch_thread")]
 
 LLAMA = "meta-llama/Llama-3.1-70B-Instruct"  # the paper's Llama-3.1, by the `models:` aliases
 LLAMA_VISION = "meta-llama/Llama-3.2-90B-Vision-Instruct"  # the paper's Llama-3.2-Vision
@@ -127,6 +127,7 @@ def test_table4_other_qa_model_is_not_compared(section5, scripted_backend) -> No
     assert any(m.startswith("Llama-3.2 QA") for m in t4["missing"])
 
 
+@pytest.mark.integration
 def test_table4_without_runs_says_what_is_missing(borsch_release, tmp_path: Path) -> None:
     report = build_report("borsch", [], tmp_path / "r", local=str(borsch_release.folder))
     t4 = _item(report, "Table 4")
@@ -156,6 +157,7 @@ def test_reference_frame_rows_in_figure_8(section5) -> None:
     assert not_giant["paper"] is None and "not compared" in not_giant["note"]
 
 
+@pytest.mark.integration
 def test_figure2a_from_a_corpus_count(borsch_release, tmp_path: Path) -> None:
     """Fig. 2a: occurrences of each Ukrainian dish in a written corpus and its frequency rank,
     Wikidata vs bootstrapped; medians and ranks recomputed here from the count's table."""

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.integration
+
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "wikidata_fixture.ttl"
 
 

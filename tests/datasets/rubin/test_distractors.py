@@ -23,6 +23,8 @@ from culturebench.datasets.rubin.distractors import (
 from culturebench.errors import CultureBenchError, SourceError
 from culturebench.spec import load_spec
 
+pytestmark = pytest.mark.unit
+
 SAMPLE = load_spec("rubin").folder / "sample" / "questions.jsonl"
 
 
@@ -209,6 +211,7 @@ def test_existing_output_is_not_replaced_without_overwrite(tmp_path: Path, scrip
     assert report["rejected"] == 4
 
 
+@pytest.mark.e2e
 def test_stage_runs_on_the_tiny_model(tiny_model: Path, tmp_path: Path) -> None:
     from culturebench.eval.backends import SamplingParams
     from culturebench.eval.backends.transformers_backend import TransformersBackend

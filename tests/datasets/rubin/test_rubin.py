@@ -17,12 +17,9 @@ from culturebench.eval.multiple_choice import extract_letter
 from culturebench.eval.runner import run_eval
 from culturebench.spec import load_spec
 
+pytestmark = pytest.mark.unit
+
 SAMPLE = load_spec("rubin").sample_dir
-
-
-@pytest.fixture(scope="module")
-def rubin_sample_release(tmp_path_factory: pytest.TempPathFactory):
-    return get_builder("rubin").build(out_root=tmp_path_factory.mktemp("rubin"))
 
 
 def _user_copy(tmp_path: Path, edit=None) -> Path:
@@ -40,10 +37,10 @@ def _user_copy(tmp_path: Path, edit=None) -> Path:
     return folder
 
 
-def test_sample_builds_full_and_easy(rubin_sample_release) -> None:
-    manifest, log = rubin_sample_release.manifest, rubin_sample_release.log
+def test_sample_builds_full_and_easy(rubin_release) -> None:
+    manifest, log = rubin_release.manifest, rubin_release.log
     assert manifest["sample"] is True
-    assert rubin_sample_release.report.ok
+    assert rubin_release.report.ok
     rows = {c: manifest["configs"][c]["splits"]["test"]["num_rows"] for c in ("full", "easy")}
     assert rows["full"] == 68
     # easy = questions with >= 50% correct synthetic answers, recomputed here from the raw file
@@ -60,7 +57,7 @@ def test_sample_builds_full_and_easy(rubin_sample_release) -> None:
     expected_easy = sum(sum(v) / len(v) >= 0.5 for v in votes.values())
     assert rows["easy"] == expected_easy < 68
     assert log.stats["label_positions_full"] == {"A": 17, "B": 17, "C": 17, "D": 17}
-    card = (rubin_sample_release.folder / "README.md").read_text(encoding="utf-8")
+    card = (rubin_release.folder / "README.md").read_text(encoding="utf-8")
     assert "SAMPLE build" in card
 
 
@@ -108,13 +105,13 @@ def test_content_filters_exclude_and_report(tmp_path: Path) -> None:
     assert result.manifest["source"]["files"]["questions"]["user_supplied"] is True
 
 
-def test_validation_catches_a_hand_edited_release(rubin_sample_release, tmp_path: Path) -> None:
+def test_validation_catches_a_hand_edited_release(rubin_release, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     from culturebench.validation import validate_release
 
     folder = tmp_path / "edited"
-    shutil.copytree(rubin_sample_release.folder, folder)
+    shutil.copytree(rubin_release.folder, folder)
     path = next((folder / "data" / "full").glob("*.parquet"))
     table = pq.read_table(path)
     options = table.column("options").to_pylist()
@@ -143,14 +140,14 @@ def test_user_supplied_release_publishes_and_loads(tmp_path: Path) -> None:
     assert full.features["label"].names == ["A", "B", "C", "D"]
 
 
-def test_sample_release_is_refused(rubin_sample_release, tmp_path: Path) -> None:
+def test_sample_release_is_refused(rubin_release, tmp_path: Path) -> None:
     from culturebench.release import plan_release
     from culturebench.release.pipeline import ReleaseRefused
     from culturebench.release.targets import GitTarget
 
     with pytest.raises(ReleaseRefused, match="sample"):
         plan_release(
-            "rubin", "1.0.0", GitTarget(str(tmp_path / "t")), out_root=rubin_sample_release.folder.parents[1]
+            "rubin", "1.0.0", GitTarget(str(tmp_path / "t")), out_root=rubin_release.folder.parents[1]
         )
 
 
@@ -174,11 +171,9 @@ def test_answer_letter_extraction_is_deterministic(output: str, letter: str | No
     assert extract_letter(output) == letter
 
 
-def test_metrics_accuracy_na_and_position_bias(
-    rubin_sample_release, scripted_backend, tmp_path: Path
-) -> None:
+def test_metrics_accuracy_na_and_position_bias(rubin_release, scripted_backend, tmp_path: Path) -> None:
     ScriptedBackend = scripted_backend
-    local = str(rubin_sample_release.folder)
+    local = str(rubin_release.folder)
     results = run_eval("rubin", "mcqa", ScriptedBackend("<answer>A</answer>"), tmp_path / "a", local=local)
     m = results["metrics"]
     assert m["accuracy"] == pytest.approx(17 / 68) and m["na_rate"] == 0
@@ -194,17 +189,16 @@ def test_metrics_accuracy_na_and_position_bias(
     assert na["na_rate"] == 1.0 and na["accuracy"] == 0.0
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("task", "config"), [("mcqa", "full"), ("mcqa-easy", "easy")])
 def test_mcqa_runs_on_the_tiny_model(
-    rubin_sample_release, tiny_model: Path, tmp_path: Path, task: str, config: str
+    rubin_release, tiny_model: Path, tmp_path: Path, task: str, config: str
 ) -> None:
     from culturebench.eval.backends import SamplingParams
     from culturebench.eval.backends.transformers_backend import TransformersBackend
 
     engine = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=6))
-    results = run_eval(
-        "rubin", task, engine, tmp_path / "run", local=str(rubin_sample_release.folder), limit=6
-    )
+    results = run_eval("rubin", task, engine, tmp_path / "run", local=str(rubin_release.folder), limit=6)
     assert results["samples"] == 6 and results["provenance"]["config"] == config
     m = results["metrics"]
     assert m["n"] == 6 and 0 <= m["na"] <= 6
@@ -280,7 +274,7 @@ def test_age_year_check_finds_a_generational_effect(tmp_path: Path) -> None:
     assert set(k.split(" / ")[1] for k in check["accuracy_by_period_and_age"]) == set(groups)
 
 
-def test_age_year_check_does_not_reject_without_an_effect(tmp_path: Path, rubin_sample_release) -> None:
+def test_age_year_check_does_not_reject_without_an_effect(tmp_path: Path, rubin_release) -> None:
     ages = [22, 27, 33, 38, 44, 47, 55, 65]
     release = get_builder("rubin").build(
         source=str(_with_ages(tmp_path, ages.__getitem__, lambda q, age: True)), out_root=tmp_path / "dist"
@@ -288,7 +282,7 @@ def test_age_year_check_does_not_reject_without_an_effect(tmp_path: Path, rubin_
     check = json.loads((release.folder / "build_report.json").read_text())["stats"]["human_age_year_check"]
     assert check["correct_chi2"] == pytest.approx(0.0, abs=1e-9)
     assert not check["correct_independence_rejected_at_0.01"]
-    shipped = json.loads((rubin_sample_release.folder / "build_report.json").read_text())["stats"]
+    shipped = json.loads((rubin_release.folder / "build_report.json").read_text())["stats"]
     assert shipped["human_age_year_check"] == {
         "computed": "no: the human answers have no annotator_age column"
     }

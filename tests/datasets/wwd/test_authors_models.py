@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.datasets.wwd.tasks import _plain, iou, keywords_in
 
+pytestmark = pytest.mark.integration
+
 MODEL = "llama3-8B"
 #: printed Llama 3-8B cells the authors' files do not give, each traced in a test below
 TRACED = {"Type of meal: Asia", "Utensils: Asia", "Utensils: Europe"}

@@ -17,6 +17,8 @@ from culturebench.errors import SourceError
 from culturebench.validation import validate_release
 from datasets import load_dataset
 
+pytestmark = pytest.mark.integration
+
 
 def rows(result, config: str = "default", split: str = "test") -> list[dict]:
     files = result.manifest["configs"][config]["splits"][split]["files"]
@@ -27,6 +29,7 @@ def dish(result, upstream_id: int) -> dict:
     return next(r for r in rows(result) if r["upstream_id"] == upstream_id)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.integration
+
 REVIEWS = "Community_Review_Generated_Dish_Images.csv"
 MODELS = ("Dalle2", "Dalle3", "Stable Diffusion")
 
@@ -121,6 +123,7 @@ def test_south_africa_dalle2_without_reviewer_8_is_the_print(reviews: Path, prin
     assert not all(cells(rule, "Stable Diffusion"))  # ...but not the printed cells
 
 
+@pytest.mark.unit
 def test_explain_says_what_it_cannot_explain() -> None:
     from culturebench.datasets.wwd.community_review import explain
 

@@ -14,6 +14,8 @@ from culturebench.eval.backends.transformers_backend import TransformersBackend
 from culturebench.eval.runner import run_eval
 from culturebench.eval.tasks import get_task
 
+pytestmark = pytest.mark.unit
+
 
 def test_parse_and_keyword_matching() -> None:
     assert parse_list("Sure! ['lunch', 'dinner']") == ["lunch", "dinner"]
@@ -74,6 +76,7 @@ def test_per_continent_mean_and_sem() -> None:
     assert got["Asia"] == {"n": 1, "mean": 1.0, "sem": 0.0}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("task", ["country", "utensils", "ingredients", "description"])
 def test_end_to_end_on_the_real_release(wwd_release, tiny_model: Path, tmp_path: Path, task: str) -> None:
     engine = TransformersBackend(str(tiny_model), sampling=SamplingParams(max_new_tokens=8))

@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
+pytestmark = pytest.mark.integration
+
 TASKS = ("country", "description", "ingredients", "meal-type", "time-of-day", "utensils")
 
 

@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.eval.score import score_generations
 
+pytestmark = pytest.mark.integration
+
 TASKS = ("country", "description", "ingredients", "meal-type", "time-of-day", "utensils")
 COMPARED = "gpt35_dish_info_cleaned_compared.csv"
 #: printed cells the authors' files do not give, each traced in a test below
