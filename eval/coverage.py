@@ -228,8 +228,7 @@ def checked_coverage(folder: str | Path, results: Mapping[str, Any]) -> dict[str
     the file holds, or None for a run with no ``samples.jsonl`` (an analysis, or a run whose
     samples are gone: its counts are then marked as not checked)."""
     from culturebench.errors import CultureBenchError
-    from culturebench.eval.every_eval_ever import read_run_samples
-    from culturebench.eval.run_folder import RESULTS, SAMPLES
+    from culturebench.eval.run_folder import RESULTS, SAMPLES, read_run_samples
     from culturebench.eval.tasks.base import split_job_id
 
     coverage = coverage_of(results)

@@ -22,7 +22,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.hub_runs import RunResult, culturebench_version, model_label
-from culturebench.eval.records import Sample
+from culturebench.eval.run_folder import read_run_samples
 
 EEE_VERSION = "0.3.0"
 SCHEMAS = Path(__file__).parent / "data" / "every_eval_ever"
@@ -121,33 +121,6 @@ def record_uuid(result: RunResult) -> str:
     return str(uuid.UUID(bytes=hashlib.sha256(text.encode()).digest()[:16], version=4))
 
 
-def read_run_samples(folder: Path) -> list[Sample]:
-    """A finished run's ``samples.jsonl``, read without changing it: each id once (the first
-    line of an id wins, as the run's own reader has it). A line that is not JSON is an error
-    naming the file and the line; a last line cut short (no newline, not JSON) says the file
-    was truncated."""
-    from culturebench.eval.run_folder import SAMPLES, parse_sample_lines
-
-    path = Path(folder) / SAMPLES
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise CultureBenchError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise CultureBenchError(f"{path}, line {line}: not UTF-8 text") from None
-
-    def cut_or_not_json(why: str, last: bool) -> str:
-        if last:  # the last line, without its newline
-            return (
-                f"truncated (the last line is cut short: {why}); the run's samples are incomplete: "
-                "resume or re-run it"
-            )
-        return f"not a JSON sample ({why})"
-
-    return parse_sample_lines(text, str(path), CultureBenchError, not_json=cut_or_not_json)
-
-
 def build(
     result: RunResult,
     *,
@@ -160,7 +133,7 @@ def build(
 ) -> Record:
     """The run's Every Eval Ever record (``dataset_id``/``revision``: the Hub dataset of the
     ``.eval_results`` entry; ``samples``: the run's samples when already read, see
-    :func:`read_run_samples`)."""
+    :func:`~culturebench.eval.run_folder.read_run_samples`)."""
     if "/" not in model_id:
         raise CultureBenchError(f"--model-id {model_id!r}: expected DEVELOPER/MODEL")
     if relationship not in RELATIONSHIPS:

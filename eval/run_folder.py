@@ -128,6 +128,31 @@ def parse_sample_lines(
     return out
 
 
+def read_run_samples(folder: Path) -> list[Sample]:
+    """A finished run's ``samples.jsonl``, read without changing it: each id once (the first
+    line of an id wins, as the run's own reader has it). A line that is not JSON is an error
+    naming the file and the line; a last line cut short (no newline, not JSON) says the file
+    was truncated."""
+    path = Path(folder) / SAMPLES
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise CultureBenchError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise CultureBenchError(f"{path}, line {line}: not UTF-8 text") from None
+
+    def cut_or_not_json(why: str, last: bool) -> str:
+        if last:  # the last line, without its newline
+            return (
+                f"truncated (the last line is cut short: {why}); the run's samples are incomplete: "
+                "resume or re-run it"
+            )
+        return f"not a JSON sample ({why})"
+
+    return parse_sample_lines(text, str(path), CultureBenchError, not_json=cut_or_not_json)
+
+
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
     if not path.is_file():
         raise CultureBenchError(f"{path.parent} is not {what} (no {path.name})")

@@ -20,9 +20,9 @@ from culturebench.errors import CultureBenchError
 from culturebench.outputs import OutputKind
 from culturebench.site import charts
 from culturebench.site.format import count, number, sort_key
-from culturebench.site.inputs import find_inputs, read_json
+from culturebench.site.inputs import find_inputs
 from culturebench.site.release import ReleaseView, attach_url_check, read_release
-from culturebench.site.safety import CSP, copy_json, copy_jsonl, portable, portable_text
+from culturebench.site.safety import CSP, copy_json, copy_jsonl, portable, portable_text, read_json
 from culturebench.site.samples import Thumbnails, row_images, sample_rows, write_data
 from culturebench.site.views import (
     RunView,

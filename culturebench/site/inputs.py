@@ -16,7 +16,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from culturebench.errors import UsageError
 
@@ -130,13 +129,3 @@ def _walk(folder: Path, depth: int, found: Found, seen: set[Path], given: Path) 
     for child in children:
         if child.name not in NOT_INPUTS:
             _walk(child, depth + 1, found, seen, given)
-
-
-def read_json(path: Path) -> Any:
-    """A JSON file an input folder holds; a corrupt one is a one-line error naming it."""
-    from culturebench.errors import CultureBenchError
-
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise CultureBenchError(f"{path}: cannot be read as JSON ({exc})") from None

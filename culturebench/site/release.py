@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import CultureBenchError
-from culturebench.site.inputs import read_json
-from culturebench.site.safety import inside
+from culturebench.site.safety import inside, read_json
 from culturebench.site.samples import Thumbnails
 
 MAX_ROWS = 300  # rows shown with their images (the review's first page; the count says so)

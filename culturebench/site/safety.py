@@ -84,7 +84,6 @@ def portable(value: Any, folder: Path | None = None, *, in_text: bool = True) ->
 def copy_json(source: Path, target: Path, folder: Path) -> None:
     """Copy a JSON file of an input folder with its paths made portable (:func:`portable`)."""
     from culturebench.jsonsafe import json_text
-    from culturebench.site.inputs import read_json
 
     target.write_text(json_text(portable(read_json(source), folder), indent=2), "utf-8")
 
@@ -133,3 +132,13 @@ def link_out(folder: Path, names: Iterable[str] | None = None) -> str | None:
         if path.is_symlink() and not inside(folder, path):
             return path.relative_to(folder).as_posix()
     return None
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file an input folder holds; a corrupt one is a one-line error naming it."""
+    from culturebench.errors import CultureBenchError
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise CultureBenchError(f"{path}: cannot be read as JSON ({exc})") from None
