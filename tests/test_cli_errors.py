@@ -28,6 +28,8 @@ from culturebench.errors import (
 )
 from culturebench.outputs import OutputRefused
 
+pytestmark = pytest.mark.unit  # the CLI in process (CliRunner): no server, no subprocess
+
 ROOT = Path(__file__).resolve().parents[1]
 HANDLER = ("errors.py", "application.py")  # the one handler: report_error and the entry point
 COMMAND_MODULES = sorted((ROOT / "culturebench" / "cli").glob("*.py")) + sorted(
