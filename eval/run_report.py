@@ -6,7 +6,8 @@ The generic part reads a task's metrics as they are: a metric is a number, or a 
 mapping of rows that share numeric fields (``per_country``, ``per_category``, ...). From
 that it renders the headline table (metric, value, 95% CI or SEM, n) and one table per
 breakdown, so a new dataset gets a correct report with no report code. A task adds its own
-sections (plots, paper-specific summaries) by defining ``Task.report_sections``.
+sections (plots, paper-specific summaries) by defining ``Task.report_sections``, which the
+writer of a report hands in (:data:`SectionsOf`): the report reads the run folder only.
 
 Each result opens with its coverage (:mod:`culturebench.eval.coverage`: rows used of the
 release's, how ``--limit`` chose them, seeds, sample or full release, sampling and what of it
@@ -18,18 +19,22 @@ standard error of zero at fewer than 30 values is not shown as ``± 0.000`` (it 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from culturebench.eval.tasks.base import Task
+from typing import Any
 
 from culturebench.eval.coverage import checked_coverage, coverage_lines, coverage_of, sampling_of
 from culturebench.text import md_cell, md_row
 
 MAX_BREAKDOWN_ROWS = 60
+
+# a task's own report sections (``Task.report_sections``: results, folder, relative path -> lines)
+Sections = Callable[[Mapping[str, Any], Path, str], list[str]]
+# which sections a result gets: given its results.json, its task's sections (None: none). The
+# report reads the run folder only; the caller that knows the task (``eval run``, ``eval
+# score``, the ``eval report`` command) hands them in.
+SectionsOf = Callable[[Mapping[str, Any]], Sections | None]
 
 
 @dataclass(frozen=True)
@@ -64,37 +69,39 @@ class Headline:
         return f"{self.value:.4g}" if isinstance(self.value, float) else str(self.value)
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """A number that is not a truth value."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _is_stat(value: Any) -> bool:
-    return isinstance(value, Mapping) and _is_number(value.get("mean"))
+def is_stat(value: Any) -> bool:
+    """A statistic: a mapping with a numeric ``mean`` (and its ``ci95`` or ``sem``)."""
+    return isinstance(value, Mapping) and is_number(value.get("mean"))
 
 
 def _interval(ci: Any) -> tuple[float, float] | None:
     """A ``ci95`` as two finite floats, or None (absent, null bounds, NaN)."""
     import math
 
-    if not isinstance(ci, Sequence) or isinstance(ci, str) or len(ci) != 2 or not all(map(_is_number, ci)):
+    if not isinstance(ci, Sequence) or isinstance(ci, str) or len(ci) != 2 or not all(map(is_number, ci)):
         return None
     lo, hi = float(ci[0]), float(ci[1])
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
 
 
 def _headline(group: str, metric: str, value: Any, n: Any) -> Headline | None:
-    if _is_stat(value):
+    if is_stat(value):
         interval = _interval(value.get("ci95"))
         return Headline(
             group,
             metric,
             float(value["mean"]),
             interval,
-            float(value["sem"]) if _is_number(value.get("sem")) else None,
-            int(value["n"]) if _is_number(value.get("n")) else n,
+            float(value["sem"]) if is_number(value.get("sem")) else None,
+            int(value["n"]) if is_number(value.get("n")) else n,
             no_interval="ci95" in value and interval is None,
         )
-    if _is_number(value) and not _is_count(metric):
+    if is_number(value) and not _is_count(metric):
         return Headline(group, metric, value, n=n)
     return None
 
@@ -108,7 +115,7 @@ def is_count_column(name: str) -> bool:
 
 def count_text(value: Any) -> str:
     """A count as people write it: ``8`` and ``1,204``, not ``8.0``; other values unchanged."""
-    if _is_number(value) and float(value).is_integer():
+    if is_number(value) and float(value).is_integer():
         return f"{int(value):,}"
     return "" if value is None else str(value)
 
@@ -121,20 +128,20 @@ def _is_count(key: str) -> bool:
 def _is_group(value: Any) -> bool:
     """A block of metrics for one group: it has an ``n`` or statistics among its values."""
     return isinstance(value, Mapping) and (
-        _is_number(value.get("n")) or any(_is_stat(v) for v in value.values())
+        is_number(value.get("n")) or any(is_stat(v) for v in value.values())
     )
 
 
 def headlines(metrics: Mapping[str, Any]) -> list[Headline]:
     """Every headline number of a metrics dict, top level ("all") and per group."""
     out: list[Headline] = []
-    n_all = metrics.get("n") if _is_number(metrics.get("n")) else None
+    n_all = metrics.get("n") if is_number(metrics.get("n")) else None
     for key, value in metrics.items():
         item = _headline("all", key, value, n_all)
         if item is not None:
             out.append(item)
         elif _is_group(value) and not _is_breakdown(value):
-            n = value.get("n") if _is_number(value.get("n")) else None
+            n = value.get("n") if is_number(value.get("n")) else None
             for metric, inner in value.items():
                 item = _headline(str(key), metric, inner, n)
                 if item is not None:
@@ -145,7 +152,7 @@ def headlines(metrics: Mapping[str, Any]) -> list[Headline]:
 def _is_series(value: Any) -> bool:
     """Numbers keyed by a label (e.g. a metric per prompt variant); a statistic (``mean`` with
     its ``sem``) is not one: the headline table shows it, with its interval."""
-    return isinstance(value, Mapping) and len(value) > 0 and all(_is_number(v) for v in value.values())
+    return isinstance(value, Mapping) and len(value) > 0 and all(is_number(v) for v in value.values())
 
 
 def _is_breakdown(value: Any) -> bool:
@@ -154,8 +161,8 @@ def _is_breakdown(value: Any) -> bool:
         isinstance(value, Mapping)
         and len(value) > 0
         and all(isinstance(v, Mapping) for v in value.values())
-        and all(any(_is_number(x) or _is_stat(x) for x in v.values()) for v in value.values())
-        and not any(_is_number(v) for v in value.values())
+        and all(any(is_number(x) or is_stat(x) for x in v.values()) for v in value.values())
+        and not any(is_number(v) for v in value.values())
     )
 
 
@@ -167,11 +174,11 @@ def breakdowns(metrics: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, 
             for name, inner in value.items():
                 if _is_breakdown(inner):
                     out.append((str(key), name, inner))
-                elif _is_series(inner) and not _is_count(name) and not _is_stat(inner):
+                elif _is_series(inner) and not _is_count(name) and not is_stat(inner):
                     out.append((str(key), name, {label: {"value": v} for label, v in inner.items()}))
         elif _is_breakdown(value):
             out.append(("all", key, value))
-        elif _is_series(value) and not _is_count(key) and not _is_stat(value):
+        elif _is_series(value) and not _is_count(key) and not is_stat(value):
             out.append(("all", key, {label: {"value": v} for label, v in value.items()}))
     return out
 
@@ -179,24 +186,24 @@ def breakdowns(metrics: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, 
 def cell_text(value: Any, n: Any = None) -> str:
     """One table cell: a statistic with its CI or SEM (or why it has none), a number, or blank;
     ``n``: the row's count, when the statistic has none of its own."""
-    if _is_stat(value):
+    if is_stat(value):
         interval = _interval(value.get("ci95"))
-        sem = float(value["sem"]) if _is_number(value.get("sem")) else None
-        count = value.get("n") if _is_number(value.get("n")) else n
+        sem = float(value["sem"]) if is_number(value.get("sem")) else None
+        count = value.get("n") if is_number(value.get("n")) else n
         no_interval = "ci95" in value and interval is None
         return Headline(
-            "", "", float(value["mean"]), interval, sem, count if _is_number(count) else None, no_interval
+            "", "", float(value["mean"]), interval, sem, count if is_number(count) else None, no_interval
         ).formatted()
     if isinstance(value, float):
         return f"{value:.3f}"
-    return str(value) if _is_number(value) else ""
+    return str(value) if is_number(value) else ""
 
 
 def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
     columns: list[str] = []
     for row in rows.values():
         for key, value in row.items():
-            if key not in columns and key != "ci95" and (_is_number(value) or _is_stat(value)):
+            if key not in columns and key != "ci95" and (is_number(value) or is_stat(value)):
                 columns.append(key)
     # a row {"n": .., "mean": .., "sem": ..} shows its mean ± SEM in one cell (an SEM of zero at
     # small n is then said to be no interval, as in the headline table)
@@ -210,15 +217,11 @@ def _breakdown_table(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
         cells = []
         for column in columns:
             value = row.get(column)
-            if (
-                _is_number(value)
-                and isinstance(row.get("ci95"), Sequence)
-                and column not in ("n", "n_dishes")
-            ):
+            if is_number(value) and isinstance(row.get("ci95"), Sequence) and column not in ("n", "n_dishes"):
                 value = {"mean": value, "ci95": row["ci95"]}
-            elif with_sem and column == "mean" and _is_number(value) and _is_number(row.get("sem")):
+            elif with_sem and column == "mean" and is_number(value) and is_number(row.get("sem")):
                 value = {"mean": value, "sem": row["sem"]}
-            if is_count_column(column) and _is_number(value) and float(value).is_integer():
+            if is_count_column(column) and is_number(value) and float(value).is_integer():
                 cells.append(count_text(value))
             else:
                 cells.append(cell_text(value, row.get("n")))
@@ -248,7 +251,7 @@ def _unit_counts(metrics: Mapping[str, Any]) -> dict[str, str]:
     out = {}
     blocks = {"all": metrics, **{str(k): v for k, v in metrics.items() if _is_group(v)}}
     for group, block in blocks.items():
-        parts = [f"{count_text(v)} {k[2:]}" for k, v in block.items() if k.startswith("n_") and _is_number(v)]
+        parts = [f"{count_text(v)} {k[2:]}" for k, v in block.items() if k.startswith("n_") and is_number(v)]
         if parts:
             out[group] = ", ".join(parts)
     return out
@@ -319,18 +322,20 @@ def _short_inputs(inputs: Any) -> str:
     return "; ".join(parts)
 
 
-def result_sections(results: Mapping[str, Any], folder: Path, rel: str) -> list[str]:
-    """The generic tables for one result, then its task's own sections
-    (:meth:`Task.report_sections`), when the task is known."""
+def result_sections(
+    results: Mapping[str, Any], folder: Path, rel: str, sections: SectionsOf | None = None
+) -> list[str]:
+    """The generic tables for one result, then its task's own sections (``sections``: see
+    :data:`SectionsOf`; none without it)."""
     metrics = results["metrics"]
     lines = ["### Headline metrics", "", *headline_table(metrics)]
     for group, name, rows in breakdowns(metrics):
         title = name if group == "all" else f"{group}: {name}"
         lines += [f"### {title}", "", *_breakdown_table(rows)]
     lines += reading_section(results)
-    task = task_class_of(results["provenance"]["dataset"]["dataset"], results["provenance"]["task"])
-    if task is not None:
-        lines += task.report_sections(results, folder, rel)
+    own = sections(results) if sections is not None else None
+    if own is not None:
+        lines += own(results, folder, rel)
     return lines
 
 
@@ -381,16 +386,11 @@ def reading_section(results: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def task_class_of(dataset: str, name: str) -> type[Task] | None:
-    """The task class of a result, or None for a dataset or task this install does not have
-    (a report of someone else's run still shows the generic tables)."""
-    from culturebench.eval.tasks import canonical_name, registry
-
-    return registry().get(dataset, {}).get(canonical_name(dataset, name))
-
-
-def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
-    """Write a Markdown report covering every result folder (plots go beside each result)."""
+def write_report(
+    folders: Sequence[str | Path], path: str | Path, *, sections: SectionsOf | None = None
+) -> Path:
+    """Write a Markdown report covering every result folder (plots go beside each result);
+    ``sections``: each result's task's own sections (:data:`SectionsOf`)."""
     from culturebench.eval.run_folder import read_results
 
     out = Path(path)
@@ -399,6 +399,6 @@ def write_report(folders: Sequence[str | Path], path: str | Path) -> Path:
         results = read_results(folder)
         rel = Path(os.path.relpath(folder, out.parent)).as_posix()
         lines += _header(results, folder)
-        lines += result_sections(results, folder, rel)
+        lines += result_sections(results, folder, rel, sections)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out

@@ -45,10 +45,12 @@ from culturebench.eval.run_folder import (
     git_sha,
     holds_work,
     identity,
+    keep_thumbnails,
     output_counts,
     read_json_object,
     read_samples,
     run_key,
+    schema_fields,
     store_image,
     task_identity,
     without_part,
@@ -182,10 +184,11 @@ def finish_run(
         **output_counts(samples),
         "metrics": task.aggregate(samples),
     }
+    results.update(schema_fields(task, results["provenance"], samples, results["metrics"]))
     if run_info.get("shard"):  # a part of a run: its metrics cover only that part
         results["shard"] = describe_shard(run_info["shard"])
     write_json(out / RESULTS, results)
-    write_report([out], out / "report.md")
+    write_report([out], out / "report.md", sections=lambda _results: task.report_sections)
     problem = task.unusable(samples)
     if problem:
         raise CultureBenchError(f"{task.dataset}/{task.name}: {problem}; the run's files are kept in {out}")
@@ -362,6 +365,8 @@ def _generate_pending(
                             "run": key,
                             "id": job_id(item.request.id, seed),
                         }
+                        if item.request.images:  # a viewer draws them from the run folder
+                            sample["images"] = keep_thumbnails(out, item.request.images)
                         if isinstance(output, tuple):
                             sample["image_sha256"] = output[1]
                         if seed is not None:
@@ -449,6 +454,7 @@ def _run_analysis(
         "samples": int(metrics.get("n", 0)) if isinstance(metrics.get("n"), int) else 0,
         "metrics": metrics,
     }
+    results.update(schema_fields(task, results["provenance"], [], metrics))
     write_json(out / RESULTS, results)
-    write_report([out], out / "report.md")
+    write_report([out], out / "report.md", sections=lambda _results: task.report_sections)
     return results

@@ -325,13 +325,14 @@ def eval_report_cmd(
 ) -> None:
     """Write one Markdown report (tables with 95% CIs, plots) over several runs."""
     from culturebench.eval.run_report import write_report
+    from culturebench.eval.tasks import report_sections_of
 
     claim_file(out, overwrite, folders)
     missing = [str(f) for f in folders if not (f / "results.json").is_file()]
     if missing:
         err_console.print(f"[red]error:[/] no results.json in {', '.join(missing)}")
         raise typer.Exit(EXIT_BAD_INPUT)
-    console.print(f"wrote {or_exit(lambda: write_report(folders, out))}")
+    console.print(f"wrote {or_exit(lambda: write_report(folders, out, sections=report_sections_of))}")
 
 
 @commands.command("paper")

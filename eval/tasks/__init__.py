@@ -6,6 +6,9 @@ its task, with a warning."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest
 
 
@@ -49,9 +52,30 @@ def canonical_name(dataset: str, name: str) -> str:
     return name
 
 
+def report_sections_of(results: Mapping[str, Any]) -> Callable[..., list[str]] | None:
+    """The report sections of a result's task (``Task.report_sections``), found by the dataset
+    and task its provenance names; None for a task this install does not have (a report of
+    someone else's run still shows the generic tables)."""
+    prov = results.get("provenance") or {}
+    dataset, name = (prov.get("dataset") or {}).get("dataset"), prov.get("task")
+    if not isinstance(dataset, str) or not isinstance(name, str):
+        return None
+    cls = registry().get(dataset, {}).get(canonical_name(dataset, name))
+    return cls.report_sections if cls is not None else None
+
+
 def get_task(dataset: str, name: str, **options) -> Task:
     """The task ``name`` of ``dataset`` with ``options``; :class:`UsageError` otherwise."""
     return task_class(dataset, name)(**options)
 
 
-__all__ = ["AnalysisTask", "Task", "TaskRequest", "canonical_name", "get_task", "registry", "task_class"]
+__all__ = [
+    "AnalysisTask",
+    "Task",
+    "TaskRequest",
+    "canonical_name",
+    "get_task",
+    "registry",
+    "report_sections_of",
+    "task_class",
+]
