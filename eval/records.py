@@ -455,9 +455,11 @@ def _sample_1_to_2(sample: dict[str, Any]) -> dict[str, Any]:
 
 def _1_to_2(folder: _Folder) -> None:
     """Version 1 -> 2: the normalised sample fields read through the conventional field names
-    (:data:`CONVENTIONAL`; no thumbnails: version 1 kept none); the results' headline (the
-    first headline of its metrics: version 1 does not name the task's), kind (from what the
-    run recorded), model label (the model's short name), interval and prompt images."""
+    (:data:`CONVENTIONAL`; no thumbnails: version 1 kept none); the results' headline (version 1
+    does not name the task's: the first of :data:`SCORE_FIELDS` among its metrics, pooled over
+    its groups, else its first headline), kind (from what the run recorded), model label (the
+    model's short name: a paper's name for it is not known without the paper), interval and
+    prompt images."""
     folder.samples = [_sample_1_to_2(s) for s in folder.samples]
     if folder.run is not None:
         folder.run["schema_version"] = 2
@@ -466,13 +468,18 @@ def _1_to_2(folder: _Folder) -> None:
     results = folder.results
     prov = results.get("provenance") or {}
     metrics = results.get("metrics") or {}
-    headline = headline_of(metrics, None) if isinstance(metrics, Mapping) else None
-    parsers = (results.get("coverage") or {}).get("parsers") or {}
+    headline = None
+    if isinstance(metrics, Mapping):
+        from culturebench.eval.run_report import headlines
+
+        named = {h.metric for h in headlines(metrics)}
+        headline = headline_of(metrics, next((m for m in SCORE_FIELDS if m in named), None))
+    parsers = (results.get("coverage") or {}).get("parsers_used") or {}
     if prov.get("inputs") is not None and not prov.get("model"):
         kind = "analysis"
     elif any("image_sha256" in s for s in folder.samples):
         kind = "image"
-    elif isinstance(parsers, Mapping) and "letters" in parsers:
+    elif isinstance(parsers, list | Mapping) and "letters" in parsers:
         kind = "multiple-choice"
     else:
         kind = "generation"
