@@ -80,7 +80,9 @@ def borsch_run(borsch_release, scripted_backend, tmp_path_factory: pytest.TempPa
     from culturebench.eval.runner import run_eval
 
     out = tmp_path_factory.mktemp("schema") / "run"
-    run_eval("borsch", "origin-qa", scripted_backend("Россия"), out, local=str(borsch_release.folder), limit=12)
+    run_eval(
+        "borsch", "origin-qa", scripted_backend("Россия"), out, local=str(borsch_release.folder), limit=12
+    )
     return out
 
 
@@ -179,7 +181,9 @@ def test_a_vision_run_keeps_its_thumbnails(foodieqa_download: Path, scripted_bac
     assert results["prompt_images"] is True and results["kind"] == "multiple-choice"
     samples = _lines(out / "samples.jsonl")
     kept = {rel for s in samples for rel in s["images"]}
-    assert kept and all(rel.startswith("thumbs/") and (out / rel).read_bytes()[:2] == b"\xff\xd8" for rel in kept)
+    assert kept and all(
+        rel.startswith("thumbs/") and (out / rel).read_bytes()[:2] == b"\xff\xd8" for rel in kept
+    )
     shutil.rmtree(release)  # the site never reloads the dataset
     (tmp_path / "site").mkdir()
     paths, note = run_images(read_run_view(out), Thumbnails(tmp_path / "site"))
