@@ -42,7 +42,7 @@ class DatasetRef:
         names = [f.name for f in fields(cls)]
         if not isinstance(pin, Mapping) or set(pin) - set(names) or not isinstance(pin.get("dataset"), str):
             raise CultureBenchError(f"{where} is malformed: {pin!r}")
-        values = {name: pin.get(name) for name in names}
+        values: dict[str, Any] = {name: pin.get(name) for name in names}
         return cls(**values)
 
 

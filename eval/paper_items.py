@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 REPRODUCED = "reproduced"  # every printed cell has our number, equal to the print at its precision
 DIFFERS = "computed, differs"  # computed and compared; some cell differs (status: "... by X")
@@ -228,9 +228,10 @@ def judge_status(item: Item, *, printed_model: bool = False) -> Item:
     equal, worst, worst_digits = 0, 0.0, 0
     for row in compared:
         digits = digits_of(row)
-        same = equal_at_printed(row.ours, row.paper, digits)
+        ours, paper = cast(float, row.ours), cast(float, row.paper)  # compared: both are numbers
+        same = equal_at_printed(ours, paper, digits)
         equal += same
-        gap = abs(float(row.ours) - float(row.paper))
+        gap = abs(float(ours) - float(paper))
         if not same and gap >= worst:
             worst, worst_digits = gap, digits
     item.cells_compared, item.cells_equal, item.cells_without_run = len(compared), equal, without

@@ -30,7 +30,7 @@ from culturebench.text import md_cell, md_row
 MAX_BREAKDOWN_ROWS = 60
 
 # a task's own report sections (``Task.report_sections``: results, folder, relative path -> lines)
-Sections = Callable[[Mapping[str, Any], Path, str], list[str]]
+Sections = Callable[[Any, Path, str], list[str]]
 # which sections a result gets: given its results.json, its task's sections (None: none). The
 # report reads the run folder only; the caller that knows the task (``eval run``, ``eval
 # score``, the ``eval report`` command) hands them in.

@@ -179,12 +179,14 @@ def _headline(headline: Any) -> Figure | None:
     if not isinstance(headline, Mapping) or not isinstance(headline.get("value"), int | float):
         return None
     ci = headline.get("ci95")
-    bounds = isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, int | float) for x in ci)
+    interval = None
+    if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, int | float) for x in ci):
+        interval = (float(ci[0]), float(ci[1]))
     n, sem = headline.get("n"), headline.get("sem")
     return Figure(
         str(headline.get("metric")),
         float(headline["value"]),
-        (float(ci[0]), float(ci[1])) if bounds else None,
+        interval,
         n if isinstance(n, int) else None,
         float(sem) if isinstance(sem, int | float) else None,
     )
