@@ -315,7 +315,7 @@ def leaderboard_value(metrics: Mapping[str, Any], metric: str, *, where: str = "
     the groups weighted by their sample counts (the metrics are means over samples, so this is
     the mean over all the run's samples). A metric the run lacks raises ``CultureBenchError``."""
     from culturebench.errors import CultureBenchError
-    from culturebench.eval.run_report import headlines
+    from culturebench.eval.metric_shapes import headlines
 
     found = [h for h in headlines(metrics) if h.metric == metric]
     top = [h for h in found if h.group == "all"]
@@ -337,7 +337,7 @@ def headline_of(metrics: Mapping[str, Any], metric: str | None) -> Headline | No
     :func:`leaderboard_value` reads it, else the first top-level headline of the metrics, else
     the first headline of any group; None when the metrics hold no number."""
     from culturebench.errors import CultureBenchError
-    from culturebench.eval.run_report import headlines
+    from culturebench.eval.metric_shapes import headlines
 
     if metric:
         try:
@@ -470,7 +470,7 @@ def _1_to_2(folder: _Folder) -> None:
     metrics = results.get("metrics") or {}
     headline = None
     if isinstance(metrics, Mapping):
-        from culturebench.eval.run_report import headlines
+        from culturebench.eval.metric_shapes import headlines
 
         named = {h.metric for h in headlines(metrics)}
         headline = headline_of(metrics, next((m for m in SCORE_FIELDS if m in named), None))

@@ -338,27 +338,6 @@ def task_identity(ref: DatasetRef, task_name: str, task: Any) -> RunInfo:
     return out
 
 
-def schema_fields(
-    task: Any, prov: Mapping[str, Any], samples: Sequence[Sample], metrics: Mapping[str, Any]
-) -> Results:
-    """What ``results.json`` says of itself (:mod:`culturebench.eval.records`, written by
-    ``eval run``, ``eval score`` and ``eval merge``): its schema version, headline (the task's
-    :meth:`~culturebench.eval.tasks.base.Task.headline` metric), kind, model label, how the
-    headline's interval was made and whether the prompts carried images."""
-    from culturebench.eval.paper_report import model_label
-    from culturebench.eval.records import SCHEMA_VERSION, headline_of, interval_kind
-
-    headline = headline_of(metrics, task.headline())
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "headline": headline,
-        "kind": task.run_kind(),
-        "prompt_images": any((s.get("n_images") or 0) > 0 for s in samples),
-        "model_label": model_label(task.dataset, prov),
-        "interval": interval_kind(headline, samples),
-    }
-
-
 def output_counts(samples: Sequence[Sample]) -> OutputCounts:
     """How many outputs were not text (scored as failures) and how many were scored only in
     part (longer than :data:`MAX_SCORED_CHARS`): reported beside every run's metrics."""

@@ -50,7 +50,6 @@ from culturebench.eval.run_folder import (
     read_json_object,
     read_samples,
     run_key,
-    schema_fields,
     store_image,
     task_identity,
     without_part,
@@ -403,6 +402,27 @@ def _generate_cached(
             fresh.append((key, label, output))
     cache.put_many(fresh)
     return answers, len(requests) - len(misses)
+
+
+def schema_fields(
+    task: Any, prov: Mapping[str, Any], samples: Sequence[Sample], metrics: Mapping[str, Any]
+) -> Results:
+    """What ``results.json`` says of itself (:mod:`culturebench.eval.records`, written by
+    ``eval run``, ``eval score`` and ``eval merge``): its schema version, headline (the task's
+    :meth:`~culturebench.eval.tasks.base.Task.headline` metric), kind, model label, how the
+    headline's interval was made and whether the prompts carried images."""
+    from culturebench.eval.paper_report import model_label
+    from culturebench.eval.records import SCHEMA_VERSION, headline_of, interval_kind
+
+    headline = headline_of(metrics, task.headline())
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "headline": headline,
+        "kind": task.run_kind(),
+        "prompt_images": any((s.get("n_images") or 0) > 0 for s in samples),
+        "model_label": model_label(task.dataset, prov),
+        "interval": interval_kind(headline, samples),
+    }
 
 
 def progress_chunk(chunk: int, batch_size: int, todo: int) -> int:

@@ -548,7 +548,6 @@ def write_scoring(
         SAMPLES,
         keep_thumbnails,
         output_counts,
-        schema_fields,
         task_identity,
         write_json,
     )
@@ -624,6 +623,8 @@ def write_scoring(
         **extra,
         "metrics": task.aggregate(samples),
     }
+    from culturebench.eval.runner import schema_fields
+
     results.update(schema_fields(task, results["provenance"], samples, results["metrics"]))
     write_json(out / RESULTS, results)
     write_report([out], out / "report.md", sections=lambda _results: task.report_sections)
