@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from culturebench.eval.records import Results
+from culturebench.eval.records import RECORD_KEYS, Results
 
 ITERATIONS = 1000
 
@@ -37,7 +37,18 @@ def _samples_by_unit(samples: Sequence[Mapping[str, Any]], group: str, metric: s
 
 
 # sample fields that are bookkeeping, never a score a headline metric is the mean of
-_NOT_SCORES = {"id", "run", "row_id", "lang", "prompt_index", "n_images", "seed", "gold", "scored_chars"}
+# (and the schema's normalised fields: ``score`` copies the task's own score field, named there)
+_NOT_SCORES = {
+    "id",
+    "run",
+    "row_id",
+    "lang",
+    "prompt_index",
+    "n_images",
+    "seed",
+    "gold",
+    "scored_chars",
+} | set(RECORD_KEYS)
 
 
 def _sample_field(

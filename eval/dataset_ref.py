@@ -8,8 +8,8 @@ group it can; ``--limit N --first`` takes the first N rows in file order, as bef
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,22 @@ class DatasetRef:
     commit_sha: str | None
     manifest_sha256: str | None
     version: str | None
+
+    def to_pin(self) -> dict[str, Any]:
+        """The pin a run folder records (``run.json``'s and the provenance's ``dataset``), the
+        harness exports and logs carry: this ref's fields as a JSON object."""
+        return asdict(self)
+
+    @classmethod
+    def from_pin(cls, pin: Mapping[str, Any], *, where: str = "the recorded dataset pin") -> DatasetRef:
+        """The ref a pin (:meth:`to_pin`) records; a pin that is not one (not an object, an
+        unknown field, no ``dataset``) raises ``CultureBenchError`` naming ``where``. A field a
+        pin of an older culturebench lacks reads as None."""
+        names = [f.name for f in fields(cls)]
+        if not isinstance(pin, Mapping) or set(pin) - set(names) or not isinstance(pin.get("dataset"), str):
+            raise CultureBenchError(f"{where} is malformed: {pin!r}")
+        values: dict[str, Any] = {name: pin.get(name) for name in names}
+        return cls(**values)
 
 
 def resolve_dataset(dataset: str, *, revision: str | None, local: str | None, repo: str | None) -> DatasetRef:
@@ -330,7 +346,4 @@ def source_ref(dataset: str, info: dict[str, Any] | None) -> DatasetRef:
     ``none`` when the inputs are published files outside any release."""
     if info is None:
         return DatasetRef(dataset, "none", "", None, None, None, None)
-    try:
-        return DatasetRef(**info)
-    except TypeError:
-        raise CultureBenchError(f"input run's dataset reference is malformed: {info!r}") from None
+    return DatasetRef.from_pin(info, where="the input run's dataset reference")

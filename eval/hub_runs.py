@@ -1,31 +1,20 @@
 """A finished run read for the Hub: its files, the Hub declaration of its task (``hub:`` in the
 dataset's ``prompts.yaml``) and its leaderboard value (:func:`leaderboard_value`): the task's
 ``hub.result.metric`` as ``results.json`` holds it, top level, or its one group's, or the
-sample-weighted mean over its groups (each a mean over its samples)."""
+sample-weighted mean over its groups (each a mean over its samples; the schema's
+:func:`~culturebench.eval.records.leaderboard_value`, which ``results.json``'s headline is too)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from culturebench.cards.hub_tasks import HubTask, hub_tasks
 from culturebench.errors import CultureBenchError
-from culturebench.eval.records import DatasetPin, Provenance, Results, RunInfo
-
-
-@dataclass(frozen=True)
-class Value:
-    """A run's leaderboard value: the number, its sample count, the groups it pools (group ->
-    (value, n)) and, for a single headline, its 95% CI or SEM."""
-
-    value: float
-    n: int | None
-    groups: dict[str, tuple[float, int | None]] = field(default_factory=dict)
-    ci95: tuple[float, float] | None = None
-    sem: float | None = None
+from culturebench.eval.records import Pin, Provenance, Results, RunInfo, Value, leaderboard_value
 
 
 @dataclass(frozen=True)
@@ -53,7 +42,7 @@ class RunResult:
         return self.results["provenance"]
 
     @property
-    def ref(self) -> DatasetPin:
+    def ref(self) -> Pin:
         return self.provenance["dataset"]
 
 
@@ -88,27 +77,6 @@ def read_run_result(folder: str | Path) -> RunResult:
     return RunResult(folder, run, results, declared[task], value, samples_sha256(folder), finished)
 
 
-def leaderboard_value(metrics: dict[str, Any], metric: str, *, where: str = "results.json") -> Value:
-    """``metric`` of a run: the top-level headline, else the one group's, else the mean over
-    the groups weighted by their sample counts (the metrics are means over samples, so this is
-    the mean over all the run's samples)."""
-    from culturebench.eval.run_report import headlines
-
-    found = [h for h in headlines(metrics) if h.metric == metric]
-    top = [h for h in found if h.group == "all"]
-    if top or len(found) == 1:
-        h = (top or found)[0]
-        groups = {} if h.group == "all" else {h.group: (h.value, h.n)}
-        return Value(float(h.value), h.n, groups, h.ci95, h.sem)
-    if not found:
-        raise CultureBenchError(f"{where}: no value of the leaderboard metric {metric!r}")
-    if any(h.n is None for h in found):
-        raise CultureBenchError(f"{where}: {metric!r} has groups without a sample count; cannot pool them")
-    n = sum(h.n or 0 for h in found)
-    pooled = sum(h.value * (h.n or 0) for h in found) / n if n else 0.0
-    return Value(pooled, n, {h.group: (h.value, h.n) for h in found})
-
-
 def culturebench_version(prov: Mapping[str, Any]) -> str:
     """The culturebench version a run's provenance records (``unknown`` when none)."""
     return str(
@@ -122,3 +90,13 @@ def model_label(model: dict[str, Any]) -> str:
     name = str(model.get("model"))
     path = Path(name)
     return f"{path.name} (a local folder)" if path.is_absolute() else name
+
+
+__all__ = [
+    "RunResult",
+    "Value",
+    "culturebench_version",
+    "leaderboard_value",
+    "model_label",
+    "read_run_result",
+]

@@ -43,7 +43,8 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Results:
     """Merge the finished shards of one run into ``out`` (new or empty): the same identity in
     every shard, every part 1..N once, every generation of the whole run exactly once. Writes
     ``run.json``, ``samples.jsonl`` (in the whole run's order), ``results.json`` and
-    ``report.md`` (and ``images/`` of a text-to-image run) as one process writes them, staged
+    ``report.md`` (and ``images/`` of a text-to-image run, ``thumbs/`` of a run whose prompts
+    held images) as one process writes them, staged
     and renamed into place; returns the results."""
     import os
     import shutil
@@ -124,10 +125,13 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Results:
         write_json(staged / RUN, whole)
         with open(staged / SAMPLES, "w", encoding="utf-8") as handle:
             for sample, source in ordered:
-                if "image_sha256" in sample:
-                    target = staged / str(sample["output"])
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(source / str(sample["output"]), target)
+                # the images it made, and the thumbnails of its prompt's images
+                made = [str(sample["output"])] if "image_sha256" in sample else []
+                for rel in [*made, *(sample.get("images") or [])]:
+                    target = staged / rel
+                    if not target.is_file():
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(source / rel, target)
                 handle.write(json_text(sample, sort_keys=True))
             handle.flush()
             os.fsync(handle.fileno())

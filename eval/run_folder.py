@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
 from culturebench.errors import CultureBenchError
 from culturebench.eval.dataset_ref import DatasetRef
-from culturebench.eval.records import DatasetPin, OutputCounts, Results, RunInfo, Sample
+from culturebench.eval.records import OutputCounts, Results, RunInfo, Sample
 from culturebench.hashing import sha256_file, sha256_text
 from culturebench.jsonsafe import json_text
 
@@ -246,7 +245,8 @@ def identity(run_info: Mapping[str, Any]) -> dict[str, Any]:
     copied or moved pipeline folder still resumes)."""
     # a part of a run is the run; the coverage describes the run, it does not determine it (nor
     # did the response cache's hits, which run.json recorded before issue 53: such a run resumes)
-    info = {k: v for k, v in run_info.items() if k not in ("shard", "coverage", "cache")}
+    # nor does the schema version the folder's records are written in
+    info = {k: v for k, v in run_info.items() if k not in ("shard", "coverage", "cache", "schema_version")}
     if isinstance(info.get("model"), dict):
         info["model"] = {k: v for k, v in info["model"].items() if k not in SPEED_ONLY}
     located = set(info.pop("location_options", []) or [])
@@ -268,6 +268,28 @@ def run_key(run_info: Mapping[str, Any]) -> str:
 
 
 IMAGES = "images"
+
+
+def keep_thumbnails(out: Path, images: Sequence[bytes]) -> list[str]:
+    """Thumbnails of a prompt's images, kept in the run folder as ``thumbs/<sha256>.jpg`` (once
+    per image content; a file already there is the same bytes) so that a viewer draws a sample
+    without the dataset: the sample's ``images``, paths relative to the folder. An image that
+    does not decode has no thumbnail."""
+    from culturebench.atomic import write_bytes_atomic
+    from culturebench.eval.records import THUMBS
+    from culturebench.hashing import sha256_bytes
+    from culturebench.images.thumbnail import thumbnail_jpeg
+
+    kept = []
+    for data in images:
+        rel = f"{THUMBS}/{sha256_bytes(data)[:20]}.jpg"
+        if not (out / rel).is_file():
+            jpeg = thumbnail_jpeg(data)
+            if jpeg is None:
+                continue
+            write_bytes_atomic(out / rel, jpeg)
+        kept.append(rel)
+    return kept
 
 
 def store_image(out: Path, job_id: str, png: bytes) -> tuple[str, str]:
@@ -324,9 +346,13 @@ def samples_sha256(folder: str | Path) -> str:
 
 
 def task_identity(ref: DatasetRef, task_name: str, task: Any) -> RunInfo:
-    """What names a run's dataset revision and task (shared by ``eval run`` and ``eval score``)."""
+    """What names a run's dataset revision and task (shared by ``eval run`` and ``eval score``),
+    with the schema version its records are written in."""
+    from culturebench.eval.records import SCHEMA_VERSION
+
     out: RunInfo = {
-        "dataset": cast(DatasetPin, asdict(ref)),
+        "schema_version": SCHEMA_VERSION,
+        "dataset": ref.to_pin(),
         "task": task_name,
         "task_options": task.task_options,
         "config": task.config,

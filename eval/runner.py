@@ -45,6 +45,7 @@ from culturebench.eval.run_folder import (
     git_sha,
     holds_work,
     identity,
+    keep_thumbnails,
     output_counts,
     read_json_object,
     read_samples,
@@ -182,10 +183,11 @@ def finish_run(
         **output_counts(samples),
         "metrics": task.aggregate(samples),
     }
+    results.update(schema_fields(task, results["provenance"], samples, results["metrics"]))
     if run_info.get("shard"):  # a part of a run: its metrics cover only that part
         results["shard"] = describe_shard(run_info["shard"])
     write_json(out / RESULTS, results)
-    write_report([out], out / "report.md")
+    write_report([out], out / "report.md", sections=lambda _results: task.report_sections)
     problem = task.unusable(samples)
     if problem:
         raise CultureBenchError(f"{task.dataset}/{task.name}: {problem}; the run's files are kept in {out}")
@@ -362,6 +364,8 @@ def _generate_pending(
                             "run": key,
                             "id": job_id(item.request.id, seed),
                         }
+                        if item.request.images:  # a viewer draws them from the run folder
+                            sample["images"] = keep_thumbnails(out, item.request.images)
                         if isinstance(output, tuple):
                             sample["image_sha256"] = output[1]
                         if seed is not None:
@@ -398,6 +402,27 @@ def _generate_cached(
             fresh.append((key, label, output))
     cache.put_many(fresh)
     return answers, len(requests) - len(misses)
+
+
+def schema_fields(
+    task: Any, prov: Mapping[str, Any], samples: Sequence[Sample], metrics: Mapping[str, Any]
+) -> Results:
+    """What ``results.json`` says of itself (:mod:`culturebench.eval.records`, written by
+    ``eval run``, ``eval score`` and ``eval merge``): its schema version, headline (the task's
+    :meth:`~culturebench.eval.tasks.base.Task.headline` metric), kind, model label, how the
+    headline's interval was made and whether the prompts carried images."""
+    from culturebench.eval.paper_report import model_label
+    from culturebench.eval.records import SCHEMA_VERSION, headline_of, interval_kind
+
+    headline = headline_of(metrics, task.headline())
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "headline": headline,
+        "kind": task.run_kind(),
+        "prompt_images": any((s.get("n_images") or 0) > 0 for s in samples),
+        "model_label": model_label(task.dataset, prov),
+        "interval": interval_kind(headline, samples),
+    }
 
 
 def progress_chunk(chunk: int, batch_size: int, todo: int) -> int:
@@ -449,6 +474,7 @@ def _run_analysis(
         "samples": int(metrics.get("n", 0)) if isinstance(metrics.get("n"), int) else 0,
         "metrics": metrics,
     }
+    results.update(schema_fields(task, results["provenance"], [], metrics))
     write_json(out / RESULTS, results)
-    write_report([out], out / "report.md")
+    write_report([out], out / "report.md", sections=lambda _results: task.report_sections)
     return results

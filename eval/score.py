@@ -542,7 +542,15 @@ def write_scoring(
     published as, when it is a staging folder (the provenance names the final paths)."""
     from culturebench.atomic import write_text_atomic
     from culturebench.eval.judge import RECORDED
-    from culturebench.eval.run_folder import RESULTS, RUN, SAMPLES, output_counts, task_identity, write_json
+    from culturebench.eval.run_folder import (
+        RESULTS,
+        RUN,
+        SAMPLES,
+        keep_thumbnails,
+        output_counts,
+        task_identity,
+        write_json,
+    )
     from culturebench.eval.run_report import write_report
 
     task, used = prepared.task, prepared.files
@@ -592,7 +600,12 @@ def write_scoring(
         out.mkdir(parents=True, exist_ok=True)  # the reader's cache lives in the run folder
         samples, run_info["answer_reader"] = read_with_model(task, samples, reader, out)
         extra["answer_reader"] = run_info["answer_reader"]
+    samples = [task.with_record_fields(s) for s in samples]  # as a judge or reader left them
     out.mkdir(parents=True, exist_ok=True)  # scored: only now is anything written
+    images = {job_id(r.request.id, g.seed): r.request.images for r, g in prepared.pairs if r.request.images}
+    for sample in samples:
+        if sample["id"] in images:  # a viewer draws them from the run folder
+            sample["images"] = keep_thumbnails(out, images[sample["id"]])
     write_json(out / RUN, run_info)
     text = "".join(json_text(s, sort_keys=True) for s in samples)
     write_text_atomic(out / SAMPLES, text)
@@ -610,8 +623,11 @@ def write_scoring(
         **extra,
         "metrics": task.aggregate(samples),
     }
+    from culturebench.eval.runner import schema_fields
+
+    results.update(schema_fields(task, results["provenance"], samples, results["metrics"]))
     write_json(out / RESULTS, results)
-    write_report([out], out / "report.md")
+    write_report([out], out / "report.md", sections=lambda _results: task.report_sections)
     return results
 
 

@@ -43,8 +43,9 @@ TOKENS = 12
 
 
 def _strip(sample: dict) -> dict:
-    """A sample without what only says which run wrote it."""
-    return {k: v for k, v in sample.items() if k not in ("run", "seed", "task")}
+    """A sample without what only says which run wrote it (and where in its folder the run kept
+    the thumbnails of the prompt's images: a harness's log has no run folder)."""
+    return {k: v for k, v in sample.items() if k not in ("run", "seed", "task", "images")}
 
 
 def _samples(folder: Path) -> dict[str, dict]:

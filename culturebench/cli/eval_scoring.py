@@ -253,12 +253,13 @@ def eval_report_cmd(
 ) -> None:
     """Write one Markdown report (tables with 95% CIs, plots) over several runs."""
     from culturebench.eval.run_report import write_report
+    from culturebench.eval.tasks import report_sections_of
 
     claim_file(out, overwrite, folders)
     missing = [str(f) for f in folders if not (f / "results.json").is_file()]
     if missing:
         raise UsageError(f"no results.json in {', '.join(missing)}")
-    console.print(f"wrote {write_report(folders, out)}")
+    console.print(f"wrote {write_report(folders, out, sections=report_sections_of)}")
 
 
 @commands.command("paper")

@@ -23,7 +23,7 @@ from culturebench.site.format import count, number, sort_key
 from culturebench.site.inputs import find_inputs
 from culturebench.site.release import ReleaseView, attach_url_check, read_release
 from culturebench.site.safety import CSP, copy_json, copy_jsonl, portable, portable_text, read_json
-from culturebench.site.samples import Thumbnails, row_images, sample_rows, write_data
+from culturebench.site.samples import Thumbnails, run_images, sample_rows, write_data
 from culturebench.site.views import (
     RunView,
     confusions,
@@ -194,7 +194,7 @@ class _Site:
         copy_json(view.folder / "results.json", data / "results.json", view.folder)
         if view.samples_file.is_file():
             copy_jsonl(view.samples_file, data / "samples.jsonl", view.folder)
-        images, note = row_images(view, self.thumbs)
+        images, note = run_images(view, self.thumbs)
         rows, counts = sample_rows(view, images)
         if not view.languages:  # recorded outputs (`eval score`) name none: the samples do
             view.languages = sorted({row[2] for row in rows if row[2]})
@@ -289,7 +289,7 @@ class _Site:
         )
 
     def paper_page(self, report: dict[str, Any]) -> None:
-        from culturebench.eval.paper_report import STATUSES, rejudged, status_kind
+        from culturebench.eval.paper_items import STATUSES, rejudged, status_kind
 
         # the status and claim each item's cells give (eval/claims.py), not the file's word for it
         items = [{**rejudged(item), "rows": _judged_rows(item)} for item in report.get("items") or []]
@@ -322,7 +322,7 @@ def _judged_rows(item: dict[str, Any]) -> list[dict[str, Any]]:
     """The rows of an ``eval paper`` item, each with ``equal``: our cell equals the printed one
     at the printed precision, as ``eval paper`` judged it (:func:`item_precision`); None where
     there is nothing to compare."""
-    from culturebench.eval.paper_report import Item, Row, Table, equal_at_printed, item_precision
+    from culturebench.eval.paper_items import Item, Row, Table, equal_at_printed, item_precision
 
     fields = set(Row.__dataclass_fields__)
     rows = [Row(**{k: v for k, v in r.items() if k in fields}) for r in item.get("rows") or []]
@@ -417,15 +417,9 @@ def samples_by_id(view: RunView) -> dict[str, dict[str, Any]]:
     """A run's samples by id (the first line of an id; lines that do not read are left out,
     as the samples page counts them)."""
     out: dict[str, dict[str, Any]] = {}
-    if view.samples_file.is_file():
-        text = view.samples_file.read_text(encoding="utf-8", errors="replace")
-        for line in text.split("\n"):
-            try:
-                sample = json.loads(line) if line.strip() else None
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(sample, dict) and isinstance(sample.get("id"), str):
-                out.setdefault(sample["id"], sample)
+    for _, sample in view.lines:
+        if sample is not None and isinstance(sample.get("id"), str):
+            out.setdefault(sample["id"], sample)
     return out
 
 
@@ -434,14 +428,13 @@ def _disagreements(
 ) -> list[dict[str, Any]]:
     """Samples both runs have (same id, ``left`` and ``right`` by id) whose status or score
     differ, first ones first."""
-    from culturebench.site.samples import read_field, score_of, status
+    from culturebench.site.samples import score_of, status
 
     rows = []
     for sample_id in sorted(set(left) & set(right)):
         x, y = left[sample_id], right[sample_id]
-        read_x, read_y = read_field(x, a.read_field), read_field(y, b.read_field)
-        sx, sy = score_of(x, a.score_fields), score_of(y, b.score_fields)
-        state_x, state_y = status(x, sx, read_x), status(y, sy, read_y)
+        sx, sy = score_of(x), score_of(y)
+        state_x, state_y = status(x), status(y)
         if (state_x, sx) != (state_y, sy):
             rows.append(
                 {

@@ -1,6 +1,7 @@
-"""What the site's pages show of a run, read once from its folder: its dataset, task, model,
-languages and kind, its headline value (the metric its task's Hub declaration names, else its
-first overall headline) with the 95% interval and n, its metrics per language, the breakdowns
+"""What the site's pages show of a run, read once from its folder and nothing else: its
+dataset, task, model label, languages and kind, its headline value with the 95% interval and n
+(all as ``results.json`` names them: :mod:`culturebench.eval.records`, an older folder read
+through :func:`~culturebench.eval.records.upgrade`), its metrics per language, the breakdowns
 that become maps or bars, and a confusion matrix where the task reports one. Nothing here
 names a dataset: the shapes of the metrics decide (``culturebench.eval.run_report``)."""
 
@@ -10,17 +11,11 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
+from culturebench.errors import CultureBenchError
 from culturebench.eval.records import Results, RunInfo
-
-# sample fields that hold the row's reporting group (first present wins)
-SAMPLE_GROUP_FIELDS = (
-    "continents", "gold_origins", "origins", "gold_countries", "question_type", "food_type", "category",
-    "cuisine_category", "cuisine",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -57,12 +52,14 @@ class RunView:
     languages: list[str]
     kind: str  # text, vision, text-to-image, analysis
     headline: Figure | None
-    score_fields: tuple[str, ...]  # the per-sample score (the Hub declaration's sample_score)
-    read_field: str | None  # what the task read from the answer (its ``prediction``)
-    model_key: tuple[Any, ...] = ()  # what makes two runs one model (paper_report.ModelId.key)
+    model_key: tuple[Any, ...] = ()  # what makes two runs one model (model_id.ModelId.key)
     model_detail: str = ""  # what tells two models of one name apart
     by_language: list[tuple[str, list[Figure]]] = field(default_factory=list)
     overall: list[Figure] = field(default_factory=list)
+    # the lines of samples.jsonl: (line number, the sample as the current schema, or None for a
+    # line that is not a JSON object)
+    lines: list[tuple[int, dict[str, Any] | None]] = field(default_factory=list)
+    schema_version: int = 1  # the version the folder was written in
 
     @property
     def title(self) -> str:
@@ -82,20 +79,27 @@ def slugify(text: str) -> str:
 
 
 def read_run_view(folder: Path) -> RunView:
-    """The view of one finished run folder (errors name the folder)."""
+    """The view of one finished run folder, its records read as the current schema (errors
+    name the folder)."""
+    from culturebench.eval.model_id import ModelId
+    from culturebench.eval.records import upgrade, version_of
     from culturebench.eval.run_folder import read_results, read_run, run_key
 
-    run = read_run(folder)
-    results = read_results(folder)
+    raw_run, raw_results = read_run(folder), read_results(folder)
+    lines = read_sample_lines(folder / "samples.jsonl")
+    run, results, samples = upgrade(raw_run, raw_results, [s for _, s in lines if s is not None])
+    if run is None or results is None:  # never: both were given
+        raise CultureBenchError(f"{folder}: not a run folder")
+    upgraded = iter(samples)
+    lines = [(number, None if sample is None else dict(next(upgraded))) for number, sample in lines]
     prov = results.get("provenance") or {}
     dataset = str((prov.get("dataset") or run.get("dataset") or {}).get("dataset"))
     task = str(prov.get("task") or run.get("task"))
-    model, model_key, model_detail = _model(dataset, {"model": run.get("model"), **prov})
+    identity = ModelId.from_provenance({"model": run.get("model"), **prov})
+    model = str(results.get("model_label") or identity.name)
     given = prov.get("languages") or run.get("languages") or []
     languages = [str(lang) for lang in (given if isinstance(given, list) else [given])]
     metrics = results.get("metrics") or {}
-    score_fields, read_field, hub_metric = _declared(dataset, task)
-    headline = _headline(metrics, hub_metric)
     # (the shards of one run share its key: unique_slugs numbers them)
     slug = f"{slugify(dataset)}-{slugify(task)}-{slugify(model)[:24]}-{run_key(run)[:8]}"
     view = RunView(
@@ -107,36 +111,36 @@ def read_run_view(folder: Path) -> RunView:
         task=task,
         model=model,
         languages=languages,
-        kind=_kind(dataset, task),
-        model_key=model_key,
-        model_detail=model_detail,
-        headline=headline,
-        score_fields=score_fields,
-        read_field=read_field,
+        kind=_kind(results),
+        model_key=identity.key,
+        model_detail=identity.detail,
+        headline=_headline(results.get("headline")),
+        lines=lines,
+        schema_version=version_of(raw_results),
     )
     view.overall, view.by_language = _figures(metrics, languages)
     return view
 
 
-def _model(dataset: str, prov: Mapping[str, Any]) -> tuple[str, tuple[Any, ...], str]:
-    """(label, identity key, detail) of a run's model: the paper's name where one of its
-    ``models:`` aliases matches (the authors' ``gpt35_*`` files are "GPT 3.5"), else the last
-    part of its id or path, as ``eval paper`` labels them."""
-    from culturebench.eval.paper_report import ModelId, paper_name
+def read_sample_lines(path: Path) -> list[tuple[int, dict[str, Any] | None]]:
+    """``(line number, sample)`` of every non-blank line of a ``samples.jsonl``, in file order
+    (lines split at ``\\n`` only); a line that is not a JSON object is kept as None, so the
+    pages count it, never hide it."""
+    import json
 
-    identity = ModelId.from_provenance(prov)
-    paper = _paper(dataset)
-    return paper_name(identity, paper) or identity.name, identity.key, identity.detail
-
-
-@cache
-def _paper(dataset: str) -> dict[str, Any]:
-    from culturebench.eval.paper_report import load_catalogue
-
-    try:
-        return load_catalogue(dataset)[0]
-    except Exception:  # a dataset without a paper catalogue here
-        return {}
+    out: list[tuple[int, dict[str, Any] | None]] = []
+    if not path.is_file():
+        return out
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+        except (ValueError, RecursionError):
+            sample = None
+        out.append((number, sample if isinstance(sample, dict) else None))
+    return out
 
 
 def distinct_models(views: Sequence[RunView]) -> None:
@@ -159,62 +163,33 @@ def unique_slugs(views: Sequence[RunView]) -> None:
             view.slug = f"{view.slug}-{count + 1}"
 
 
-@cache
-def _task_class(dataset: str, task: str) -> Any:
-    from culturebench.eval.run_report import task_class_of
-
-    try:
-        return task_class_of(dataset, task)
-    except Exception:  # a dataset this install does not have: the run still shows
-        return None
-
-
-def _kind(dataset: str, task: str) -> str:
-    cls = _task_class(dataset, task)
-    if cls is None:
-        return "text"
-    from culturebench.eval.tasks.base import AnalysisTask
-
-    if issubclass(cls, AnalysisTask):
+def _kind(results: Mapping[str, Any]) -> str:
+    """What the pages call a run's kind: ``analysis``, ``text-to-image``, ``vision`` (its prompts
+    carried images) or ``text``."""
+    kind = results.get("kind")
+    if kind == "analysis":
         return "analysis"
-    if cls.output_kind == "image":
+    if kind == "image":
         return "text-to-image"
-    return "vision" if cls.needs_images else "text"
+    return "vision" if results.get("prompt_images") else "text"
 
 
-@cache
-def _declared(dataset: str, task: str) -> tuple[tuple[str, ...], str | None, str | None]:
-    """(sample score fields, prediction field, leaderboard metric) from the task's Hub
-    declaration; empty where the task has none."""
-    from culturebench.cards.hub_tasks import hub_tasks
-
-    try:
-        declared = hub_tasks(dataset).get(task)
-    except Exception:  # no declarations for this dataset here
-        return (), None, None
-    if declared is None:
-        return (), None, None
-    rule = declared.result
-    return tuple(rule.sample_score), rule.prediction, rule.metric
-
-
-def _headline(metrics: Mapping[str, Any], metric: str | None) -> Figure | None:
-    from culturebench.errors import CultureBenchError
-    from culturebench.eval.hub_runs import leaderboard_value
-    from culturebench.eval.run_report import headlines
-
-    if metric:
-        try:
-            value = leaderboard_value(dict(metrics), metric)
-            return Figure(metric, value.value, value.ci95, value.n, value.sem)
-        except CultureBenchError:
-            pass
-    found = headlines(metrics)
-    top = [h for h in found if h.group == "all"] or found
-    if not top:
+def _headline(headline: Any) -> Figure | None:
+    """``results.json``'s headline as a figure (None when the run has none)."""
+    if not isinstance(headline, Mapping) or not isinstance(headline.get("value"), int | float):
         return None
-    h = top[0]
-    return Figure(h.metric, float(h.value), h.ci95, h.n, h.sem)
+    ci = headline.get("ci95")
+    interval = None
+    if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, int | float) for x in ci):
+        interval = (float(ci[0]), float(ci[1]))
+    n, sem = headline.get("n"), headline.get("sem")
+    return Figure(
+        str(headline.get("metric")),
+        float(headline["value"]),
+        interval,
+        n if isinstance(n, int) else None,
+        float(sem) if isinstance(sem, int | float) else None,
+    )
 
 
 def _figures(

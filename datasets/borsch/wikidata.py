@@ -393,7 +393,6 @@ def refresh_report(
 ) -> dict[str, int]:
     """Read a candidate folder and a release (local folder or pinned Hub revision), diff them
     and write the report; return the counts."""
-    from dataclasses import asdict
 
     from culturebench.eval.dataset_ref import load_rows, resolve_dataset
     from culturebench.outputs import check_output
@@ -408,7 +407,7 @@ def refresh_report(
         )
     ref = resolve_dataset("borsch", revision=revision, local=local, repo=repo)
     rows = load_rows(ref, lang, "test", None)
-    release = {"name": "borsch", "config": lang, **asdict(ref)}
+    release = {"name": "borsch", "config": lang, **ref.to_pin()}
     diff = refresh_diff(candidates, record, rows, release)
     write_diff(diff, out, overwrite=overwrite)
     return diff["counts"]

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from culturebench.errors import CultureBenchError, Location, SourceError, UsageError
 from culturebench.eval.backends.base import Request
+from culturebench.eval.records import SampleRule
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest
 from culturebench.hashing import sha256_file
 from culturebench.inputs import csv_dict_reader
@@ -268,6 +269,10 @@ class VQAProbes(_FromImageRuns, Task):
     languages: ClassVar[tuple[str, ...]] = ("en",)
     needs_images = True
     needs_dataset = False
+    # the letter read is ``answer`` (None for an open question, which is not parsed); no score
+    record_rule: ClassVar[SampleRule | None] = SampleRule(
+        score=(), answer=("answer",), empty_is_unparsed=False
+    )
 
     @classmethod
     def report_sections(cls, results: dict[str, Any], folder: Path, rel: str) -> list[str]:

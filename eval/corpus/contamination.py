@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +217,7 @@ def _contamination(
     columns = ["config", "row_id", "file", "phash", "reference_phash", "source", "distance", "shard"]
     pq.write_table(pa.table({c: [r[c] for r in rows] for c in columns}), out / "contamination.parquet")
     record = {
-        "dataset": asdict(ref),
+        "dataset": ref.to_pin(),
         "references": redact(references),
         "shards": [s.to_dict() for s in shards],
         "threshold": threshold,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +109,7 @@ def _count(
         raise CultureBenchError(f"--corpus {redact(corpus)}: no documents in {len(shards)} shard(s)")
     tables = write_tables(merged, spec, out)
     record = {
-        "dataset": asdict(ref),
+        "dataset": ref.to_pin(),
         "config": config,
         "corpus": redact(corpus),
         "corpus_lang": lang,

@@ -10,6 +10,7 @@ from typing import Any
 
 from culturebench.errors import CultureBenchError, UsageError
 from culturebench.eval.dataset_ref import DatasetRef, load_rows, resolve_dataset
+from culturebench.eval.records import RECORD_KEYS
 from culturebench.eval.tasks import AnalysisTask, Task, TaskRequest, get_task
 from culturebench.eval.tasks.base import job_id
 
@@ -102,10 +103,8 @@ class HarnessRequests:
 
     @property
     def pin(self) -> dict[str, Any]:
-        """The dataset revision the requests come from (``DatasetRef`` as a dict)."""
-        from dataclasses import asdict
-
-        return asdict(self.ref)
+        """The dataset revision the requests come from (:meth:`DatasetRef.to_pin`)."""
+        return self.ref.to_pin()
 
 
 def harness_requests(
@@ -142,10 +141,7 @@ def pinned(dataset: str, pin: dict[str, Any]) -> DatasetRef:
     a local release whose manifest changed since is an error."""
     from culturebench.hashing import sha256_file
 
-    try:
-        ref = DatasetRef(**pin)
-    except TypeError:
-        raise CultureBenchError(f"the recorded release reference is malformed: {pin!r}") from None
+    ref = DatasetRef.from_pin(pin, where="the recorded release reference")
     if ref.dataset != dataset:
         raise CultureBenchError(f"pinned release is of {ref.dataset!r}, not {dataset!r}")
     if ref.source == "local":
@@ -188,10 +184,10 @@ def score_values(sample: dict[str, Any], meta: dict[str, Any]) -> dict[str, floa
     return {k: sample[k] for k in sorted(keep) if isinstance(sample[k], (bool, int, float))}
 
 
-# keys of every scored sample that are not scores (Task.scored_sample, the runner)
+# keys of every scored sample that are not the task's scores (Task.scored_sample, the runner)
 SAMPLE_KEYS = frozenset(
     {"id", "prompt", "n_images", "output", "seed", "run", "invalid_output", "scored_chars", "image_sha256"}
-)
+) | frozenset(RECORD_KEYS)  # the run folder's normalised fields (eval/records.py)
 
 
 def top_level(metrics: dict[str, Any]) -> dict[str, float]:

@@ -9,7 +9,7 @@ requests were built from (used when ``eval score`` is given no release)."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +177,9 @@ def check_log_release(logs: list[HarnessLog], ref: Any, option: str) -> None:
     """Each log was made from the release ``ref`` that ``option`` (``--local``, ``--revision``,
     ``--repo``) names: a log whose recorded release is provably another one (another manifest
     sha256, another Hub commit, another version) is an error naming both."""
-    given = asdict(ref) if is_dataclass(ref) and not isinstance(ref, type) else dict(ref)
+    from culturebench.eval.dataset_ref import DatasetRef
+
+    given = ref.to_pin() if isinstance(ref, DatasetRef) else dict(ref)
     for log in logs:
         pin = log.pin
         if not isinstance(pin, dict):

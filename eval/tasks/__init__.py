@@ -6,6 +6,7 @@ its task, with a warning."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest
@@ -58,6 +59,18 @@ def canonical_name(dataset: str, name: str) -> str:
     return name if cls is None else cls.name
 
 
+def report_sections_of(results: Mapping[str, Any]) -> Callable[..., list[str]] | None:
+    """The report sections of a result's task (``Task.report_sections``), found by the dataset
+    and task its provenance names; None for a task this install does not have (a report of
+    someone else's run still shows the generic tables)."""
+    prov = results.get("provenance") or {}
+    dataset, name = (prov.get("dataset") or {}).get("dataset"), prov.get("task")
+    if not isinstance(dataset, str) or not isinstance(name, str):
+        return None
+    cls = find_task(dataset, name)
+    return cls.report_sections if cls is not None else None
+
+
 def get_task(dataset: str, name: str, **options: Any) -> Task:
     """The task ``name`` of ``dataset`` with ``options``; :class:`UsageError` otherwise."""
     return task_class(dataset, name)(**options)
@@ -71,5 +84,6 @@ __all__ = [
     "find_task",
     "get_task",
     "registry",
+    "report_sections_of",
     "task_class",
 ]

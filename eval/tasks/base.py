@@ -6,12 +6,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
 from culturebench.eval.backends.base import Request
+from culturebench.eval.records import CONVENTIONAL, SampleRule, record_fields
 from culturebench.file_memo import FileMemo
 from culturebench.hashing import sha256_text
 from culturebench.registry import DatasetName
@@ -115,6 +116,14 @@ class Task(ABC):
     # country, category; a list field by its first value); None: the first of
     # :data:`GROUP_FIELDS` the rows have
     limit_group: ClassVar[str | None] = None
+    # how the task's sample fields map to the run folder's normalised ones (``score``,
+    # ``answer``, ``status``, ``group``: :mod:`culturebench.eval.records`); None: read from the
+    # task's ``hub.result`` declaration in ``prompts.yaml`` where it has one (its
+    # ``sample_score`` and ``prediction``), before the conventional names (:meth:`sample_rule`)
+    record_rule: ClassVar[SampleRule | None] = None
+    # the results.json metric a run of this task is known by (its ``headline``); None: the
+    # ``hub.result.metric`` declared in ``prompts.yaml``, else the metrics' first headline
+    headline_metric: ClassVar[str | None] = None
 
     def __init__(self, **options: Any) -> None:
         """``options``: task-specific settings (e.g. the ASH judge's ``generations`` folder);
@@ -233,6 +242,60 @@ class Task(ABC):
         """One prompt: ``template`` filled with ``fields``."""
         return template.format(**fields)
 
+    # --------------------------------------------------------- the run folder's schema
+    def _hub_result(self) -> Mapping[str, Any]:
+        """The task's ``hub.result`` declaration in ``prompts.yaml`` (empty when it has none)."""
+        try:
+            hub = (self.prompt_file.get("tasks") or {}).get(self.name, {}).get("hub")
+        except (AttributeError, KeyError, OSError):
+            return {}
+        result = hub.get("result") if isinstance(hub, Mapping) else None
+        return result if isinstance(result, Mapping) else {}
+
+    def sample_rule(self) -> SampleRule:
+        """How this task's samples give the normalised fields: :attr:`record_rule`, else its
+        ``hub.result`` declaration's per-sample score (``sample_score``, by default its
+        ``metric``: several keys score 1 when all are true) and answer (``prediction``), tried
+        before the conventional names (:data:`~culturebench.eval.records.CONVENTIONAL`)."""
+        if self.record_rule is not None:
+            return self.record_rule
+        declared = self._hub_result()
+        score = declared.get("sample_score", declared.get("metric"))
+        keys = tuple(score) if isinstance(score, list) else (score,) if isinstance(score, str) else ()
+        prediction = declared.get("prediction")
+        answer = (prediction,) if isinstance(prediction, str) else ()
+        if len(keys) > 1:
+            return replace(
+                CONVENTIONAL, score=keys, all_true=True, answer=_first(answer, CONVENTIONAL.answer)
+            )
+        return replace(
+            CONVENTIONAL,
+            score=_first(keys, CONVENTIONAL.score),
+            answer=_first(answer, CONVENTIONAL.answer),
+        )
+
+    def with_record_fields(self, sample: Mapping[str, Any]) -> dict[str, Any]:
+        """``sample`` with its normalised fields (:func:`~culturebench.eval.records.record_fields`
+        through :meth:`sample_rule`), computed anew: a re-scored sample (a judge's) gets its
+        new score and status."""
+        return {**sample, **record_fields(sample, self.sample_rule())}
+
+    def headline(self) -> str | None:
+        """The metric a run of this task is known by (:attr:`headline_metric`, else the
+        ``hub.result.metric`` its ``prompts.yaml`` declares); None: the metrics' first headline."""
+        if self.headline_metric:
+            return self.headline_metric
+        metric = self._hub_result().get("metric")
+        return metric if isinstance(metric, str) else None
+
+    def run_kind(self) -> str:
+        """``results.json``'s ``kind`` (:data:`~culturebench.eval.records.KINDS`)."""
+        if isinstance(self, AnalysisTask):
+            return "analysis"
+        if self.output_kind == "image":
+            return "image"
+        return "multiple-choice" if "letters" in self.parsers else "generation"
+
     # ------------------------------------------------------------------ scoring hooks
     @abstractmethod
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
@@ -243,7 +306,8 @@ class Task(ABC):
         text (a recorded ``["A"]`` or ``12``) is the model's failure: scored as the empty
         answer and flagged ``invalid_output`` (its JSON type), never read through ``str()``. A
         very long answer is scored on its first :data:`MAX_SCORED_CHARS` characters (flagged
-        ``scored_chars``); the whole output is kept."""
+        ``scored_chars``); the whole output is kept. The sample holds the normalised fields of
+        the run folder's schema (:meth:`with_record_fields`)."""
         flags: dict[str, Any] = {}
         text = output
         if not isinstance(output, str):
@@ -252,7 +316,7 @@ class Task(ABC):
         elif len(output) > MAX_SCORED_CHARS:
             flags["scored_chars"] = MAX_SCORED_CHARS
             text = output[:MAX_SCORED_CHARS]
-        return {
+        sample = {
             "id": item.request.id,
             **item.meta,
             "prompt": item.request.prompt,
@@ -261,6 +325,7 @@ class Task(ABC):
             **flags,
             **self.score(item.meta, text),
         }
+        return self.with_record_fields(sample)
 
     def unusable(self, samples: Sequence[Mapping[str, Any]]) -> str | None:
         """Why a finished run's samples give no result at all (e.g. a judge whose every answer
@@ -302,6 +367,11 @@ class Task(ABC):
         """Markdown lines the run report adds after the generic tables of one result of this
         task (plots written into ``folder``, linked as ``rel/<file>``); none by default."""
         return []
+
+
+def _first(declared: tuple[str, ...], conventional: tuple[str, ...]) -> tuple[str, ...]:
+    """``declared`` keys, then the ``conventional`` ones it does not name."""
+    return (*declared, *(k for k in conventional if k not in declared))
 
 
 def _engine_hint(key: str) -> str:
