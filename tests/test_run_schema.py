@@ -22,6 +22,8 @@ from culturebench.eval.records import (
     upgrade,
 )
 
+pytestmark = pytest.mark.integration  # most tests run a task on a built release
+
 ROOT = Path(__file__).resolve().parents[1]
 # the readers of a run folder, and what they must not import to read one
 READERS = [*sorted((ROOT / "culturebench" / "site").glob("*.py")), ROOT / "eval" / "run_report.py",
