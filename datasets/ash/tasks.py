@@ -109,7 +109,7 @@ class Generate(Task):
 
     name = "generate"
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
 
     def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
         return {"cuisine": row["cuisine"], "category": row["cuisine_category"], "dish": row["base_dish"]}
@@ -141,7 +141,7 @@ class Judge(Task):
     config = "default"
     parsers: ClassVar[tuple[str, ...]] = ("ratings",)  # eval/ratings.py
     criteria: ClassVar[tuple[str, ...]] = CRITERIA  # what a model reader reads (--answer-reader)
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     in_harnesses = False  # it judges another run's images/recipes, not the model under test
 
     def __init__(

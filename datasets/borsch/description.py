@@ -113,7 +113,7 @@ class _Stage(Task):
     """A stage that reads the samples of an earlier stage's run (task option ``source``)."""
 
     config = "parallel"
-    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    languages: tuple[str, ...] = ("ru", "uk")
     needs_dataset = False
     source_tasks: ClassVar[tuple[str, ...]] = ()
     location_options = ("source",)
@@ -268,7 +268,7 @@ class DescriptionScoresTask(AnalysisTask):
 
     name = "description-scores"
     config = "parallel"
-    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    languages: tuple[str, ...] = ("ru", "uk")
     source_tasks: ClassVar[tuple[str, ...]] = ("description-images",)
     location_options = ("source",)
 
@@ -477,7 +477,7 @@ class DescriptionCorrelationsTask(AnalysisTask):
 
     name = "description-correlations"
     config = "parallel"
-    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    languages: tuple[str, ...] = ("ru", "uk")
     needs_dataset = False
     location_options = ("scores", "qa", "vqa", "human")  # their contents: sha256 in inputs
 

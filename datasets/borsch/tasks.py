@@ -53,7 +53,7 @@ def per_country(group: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
     return out
 
 
-CONFIG_LANGUAGES = {"parallel": ("ru", "uk"), "ru": ("ru",), "uk": ("uk",)}
+CONFIG_LANGUAGES: dict[str, tuple[str, ...]] = {"parallel": ("ru", "uk"), "ru": ("ru",), "uk": ("uk",)}
 
 
 class _BorschTask(Task):
@@ -63,7 +63,7 @@ class _BorschTask(Task):
     language config is prompted in its own language only."""
 
     config = "parallel"
-    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    languages: tuple[str, ...] = ("ru", "uk")
 
     def __init__(self, config: str = "parallel", **options: Any) -> None:
         if config not in CONFIG_LANGUAGES:

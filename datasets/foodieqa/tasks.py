@@ -16,7 +16,7 @@ from culturebench.eval.tasks.base import Task, row_images
 
 
 class _FoodieTask(Task):
-    languages: ClassVar[tuple[str, ...]] = ("zh", "en")
+    languages: tuple[str, ...] = ("zh", "en")
     parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/multiple_choice.py (VERSION recorded)
     n_images: ClassVar[int] = 0
 

@@ -20,7 +20,7 @@ def grouped(samples: Sequence[Mapping[str, Any]], key: str) -> dict[str, Any]:
 
 
 class _RuBINTask(Task):
-    languages: ClassVar[tuple[str, ...]] = ("ru",)
+    languages: tuple[str, ...] = ("ru",)
     parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/multiple_choice.py (VERSION recorded)
 
     def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:

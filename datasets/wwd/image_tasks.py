@@ -90,7 +90,7 @@ class T2IGenerate(Task):
 
     name = "t2i-generate"
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     output_kind = "image"
 
     def __init__(self, suite: str | None = None, **options: Any) -> None:
@@ -270,7 +270,7 @@ class VQAProbes(_FromImageRuns, Task):
 
     name = "vqa-probes"
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     needs_images = True
     needs_dataset = False
     # the letter read is ``answer`` (None for an open question, which is not parsed); no score
@@ -375,7 +375,7 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
 
     name = "clip-descriptors"
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     needs_dataset = False
 
     @classmethod

@@ -144,7 +144,7 @@ def _countries(row: dict[str, Any]) -> str:
 
 class _WWDTask(Task):
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     metric: ClassVar[str] = "score"
 
     def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
