@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -578,7 +578,7 @@ def score_letter(output: str, gold: int, options: Sequence[str] | None = None) -
     }
 
 
-def accuracy_block(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def accuracy_block(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """n, accuracy, unparseable count and rate of a group of scored samples."""
     n = len(samples)
     correct = sum(bool(s["correct"]) for s in samples)
@@ -595,7 +595,7 @@ def accuracy_block(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def wrong_positions(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def wrong_positions(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Which slot the model picked when it was wrong (parsed answers only), as counts and
     shares, next to the gold positions: the paper's position-bias table (RuBIN Table 5)."""
     wrong = Counter(s["pred"] for s in samples if s["parsed"] and not s["correct"])

@@ -58,13 +58,13 @@ def read_human_ratings(path: str | Path, known_ids: Iterable[str] | None = None)
             if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 5):
                 raise SourceError(Location(path.name, number, criterion), f"{text!r} is not an integer 1-5")
             record[criterion] = int(text)
-        key = (record["row_id"], record["generator"], record["annotator"])
-        if key in seen:
+        rating = (record["row_id"], record["generator"], record["annotator"])
+        if rating in seen:
             raise SourceError(
                 Location(path.name, number, "annotator"),
-                f"this annotator rated this recipe twice (rows {seen[key]} and {number})",
+                f"this annotator rated this recipe twice (rows {seen[rating]} and {number})",
             )
-        seen[key] = number
+        seen[rating] = number
         rows.append(record)
     if not rows:
         raise SourceError(Location(path.name), "no ratings")

@@ -214,7 +214,8 @@ def figure2_word_frequency(ctx: Context) -> Item:
     }
     if len(by_generator) > 1:
         by_generator["all generators"] = [s for samples in list(by_generator.values()) for s in samples]
-    rows, data = [], {}
+    rows: list[Row] = []
+    data: dict[str, dict[str, dict[str, Any]]] = {}
     for cuisine, words in named.items():
         for generator, samples in by_generator.items():
             recipes = [

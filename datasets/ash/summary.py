@@ -20,6 +20,7 @@ from typing import Any
 from culturebench.datasets.ash.tasks import CRITERIA, ranked_cuisines, summary
 from culturebench.errors import CultureBenchError, Location, SourceError
 from culturebench.eval.agreement import interval_alpha
+from culturebench.eval.records import RunInfo
 from culturebench.eval.run_folder import RUN, SAMPLES, read_run
 from culturebench.inputs import read_json, read_jsonl
 from culturebench.jsonsafe import json_text
@@ -61,7 +62,7 @@ def load_judge_runs(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
     return out
 
 
-def _read_run(folder: Path) -> dict[str, Any]:
+def _read_run(folder: Path) -> RunInfo:
     """``run.json`` of an ash judge run, read strictly, then checked by the runner."""
     path = folder / RUN
     if path.is_file():

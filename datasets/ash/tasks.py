@@ -11,7 +11,7 @@ heatmaps, top/bottom cuisines, inter-judge agreement) are in :mod:`culturebench.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from statistics import mean, stdev
 from typing import Any, ClassVar
@@ -85,7 +85,7 @@ def summary(values: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def repeat_alpha(samples: Sequence[dict[str, Any]], criterion: str) -> float | None:
+def repeat_alpha(samples: Sequence[Mapping[str, Any]], criterion: str) -> float | None:
     """Alpha between the repeats of one judge: repeats are the coders, (row, generator) the
     units; missing ratings are left out."""
     units: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
@@ -109,7 +109,7 @@ class Generate(Task):
 
     name = "generate"
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
 
     def meta(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
         return {"cuisine": row["cuisine"], "category": row["cuisine_category"], "dish": row["base_dish"]}
@@ -122,7 +122,7 @@ class Generate(Task):
             "has_instructions": "instructions" in lowered,
         }
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         n = len(samples)
         return {
             "n": n,
@@ -141,7 +141,7 @@ class Judge(Task):
     config = "default"
     parsers: ClassVar[tuple[str, ...]] = ("ratings",)  # eval/ratings.py
     criteria: ClassVar[tuple[str, ...]] = CRITERIA  # what a model reader reads (--answer-reader)
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     in_harnesses = False  # it judges another run's images/recipes, not the model under test
 
     def __init__(
@@ -192,7 +192,7 @@ class Judge(Task):
             "unparsed_reasons": {c: r.reason for c, r in readings.items() if r.reason},
         }
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {"n": len(samples), "criteria": {}}
         for criterion in CRITERIA:
             values = [s[criterion] for s in samples if s[criterion] is not None]
@@ -222,7 +222,7 @@ class Judge(Task):
         out["unparsed"] = unparsed_block(ratings)
         return out
 
-    def unusable(self, samples: Sequence[dict[str, Any]]) -> str | None:
+    def unusable(self, samples: Sequence[Mapping[str, Any]]) -> str | None:
         if samples and all(len(s["missing"]) == len(CRITERIA) for s in samples):
             return (
                 f"the judge answered none of {len(samples)} prompts with ratings in the asked form "

@@ -375,9 +375,10 @@ class BorschBuilder(DatasetBuilder):
                 record[f"{lang}_id"] = ids[lang]
                 record[f"{lang}_ref"] = None
                 record[f"provenance_{lang}"] = None
-                if ids[lang] is None:
+                own_id = ids[lang]
+                if own_id is None:
                     continue
-                target = tables[lang].get(ids[lang])
+                target = tables[lang].get(own_id)
                 if target is None:
                     raise SourceError(
                         row.loc("ID RU,UK"),

@@ -27,7 +27,7 @@ import csv
 import io
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,8 @@ def per_dish_scores(run: Path, metric: str, lang: str | None = None) -> dict[str
 
     read_run(run)
     values: dict[str, list[float]] = defaultdict(list)
-    for sample in read_samples(Path(run) / SAMPLES):
+    samples: Sequence[Mapping[str, Any]] = read_samples(Path(run) / SAMPLES)  # ``metric``: the task's
+    for sample in samples:
         if lang and sample.get("lang") != lang:
             continue
         if sample.get(metric) is not None:

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from culturebench.datasets.borsch.tasks import CONFIG_LANGUAGES, POST_SOVIET, _BorschTask, per_country
 from culturebench.errors import CultureBenchError, Location, SourceError, UsageError
 from culturebench.eval.backends.base import Request
+from culturebench.eval.records import RunInfo
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest, row_images
 from culturebench.inputs import csv_dict_reader
 from culturebench.jsonsafe import json_text
@@ -87,7 +88,7 @@ class DescriptionTask(_BorschTask):
         text, count = redact(output or "", meta["names"], meta["lang"])
         return {"description": text.strip(), "redacted": count}
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for lang in sorted({s["lang"] for s in samples}):
             group = [s for s in samples if s["lang"] == lang]
@@ -112,7 +113,7 @@ class _Stage(Task):
     """A stage that reads the samples of an earlier stage's run (task option ``source``)."""
 
     config = "parallel"
-    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    languages: tuple[str, ...] = ("ru", "uk")
     needs_dataset = False
     source_tasks: ClassVar[tuple[str, ...]] = ()
     location_options = ("source",)
@@ -127,9 +128,9 @@ class _Stage(Task):
         super().__init__(source=str(source), **options)
         self.source = Path(source)
         self.task_options["source_sha256"] = samples_sha256(self.source)  # pins the input
-        self._input: tuple[dict[str, Any], list[dict[str, Any]]] | None = None
+        self._input: tuple[RunInfo, Sequence[Mapping[str, Any]]] | None = None
 
-    def input_run(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def input_run(self) -> tuple[RunInfo, Sequence[Mapping[str, Any]]]:
         from culturebench.eval.run_folder import read_input_run
 
         if self._input is None:
@@ -145,7 +146,7 @@ class _Stage(Task):
         )
 
 
-def _carry(sample: dict[str, Any]) -> dict[str, Any]:
+def _carry(sample: Mapping[str, Any]) -> dict[str, Any]:
     """What every stage carries forward from a description sample."""
     keys = ("row_id", "lang", "gold_origins", "describer")
     return {k: sample[k] for k in keys if k in sample}
@@ -163,7 +164,8 @@ class TranslateTask(_Stage):
     ) -> tuple[list[TaskRequest], dict[str, int]]:
         run, samples = self.input_run()
         describer = run.get("model", {}).get("model")
-        requests, skipped = [], defaultdict(int)
+        requests: list[TaskRequest] = []
+        skipped: defaultdict[str, int] = defaultdict(int)
         for sample in samples:
             if sample["lang"] not in langs:
                 continue
@@ -178,15 +180,15 @@ class TranslateTask(_Stage):
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return {"text_en": (output or "").strip()}
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {
             lang: {"n": len(group), "n_empty": sum(1 for s in group if not s["text_en"])}
             for lang, group in _by_lang(samples).items()
         }
 
 
-def _by_lang(samples: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def _by_lang(samples: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    out: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for sample in samples:
         out[sample["lang"]].append(sample)
     return dict(sorted(out.items()))
@@ -206,7 +208,8 @@ class DescriptionImagesTask(_Stage):
     ) -> tuple[list[TaskRequest], dict[str, int]]:
         run, samples = self.input_run()
         describer = run.get("model", {}).get("model") if run["task"] == "description" else None
-        requests, skipped = [], defaultdict(int)
+        requests: list[TaskRequest] = []
+        skipped: defaultdict[str, int] = defaultdict(int)
         for sample in samples:
             if sample["lang"] not in langs:
                 continue
@@ -221,7 +224,7 @@ class DescriptionImagesTask(_Stage):
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return {}
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {
             lang: {"n": len(group), "n_dishes": len({s["row_id"] for s in group})}
             for lang, group in _by_lang(samples).items()
@@ -265,7 +268,7 @@ class DescriptionScoresTask(AnalysisTask):
 
     name = "description-scores"
     config = "parallel"
-    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    languages: tuple[str, ...] = ("ru", "uk")
     source_tasks: ClassVar[tuple[str, ...]] = ("description-images",)
     location_options = ("source",)
 
@@ -452,15 +455,16 @@ def read_human_ratings(path: Path) -> dict[tuple[str, str], float]:
     return out
 
 
-def qa_per_dish(folder: Path) -> tuple[dict[str, Any], dict[tuple[str, str], dict[str, float]]]:
+def qa_per_dish(folder: Path) -> tuple[RunInfo, dict[tuple[str, str], dict[str, float]]]:
     """(run.json, (row_id, lang) -> mean Jaccard/Dice/Overlap over the prompts and seeds) of an
     origin QA/VQA run."""
     from culturebench.eval.metrics import SET_METRICS
     from culturebench.eval.run_folder import read_input_run
 
-    run, samples = read_input_run(
+    run, found = read_input_run(
         folder, dataset="borsch", tasks=["origin-qa", "origin-vqa", "origin-vqa-dish"]
     )
+    samples: Sequence[Mapping[str, Any]] = found  # read through the task's own fields (the set metrics)
     sums: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
         for metric in SET_METRICS:
@@ -473,7 +477,7 @@ class DescriptionCorrelationsTask(AnalysisTask):
 
     name = "description-correlations"
     config = "parallel"
-    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    languages: tuple[str, ...] = ("ru", "uk")
     needs_dataset = False
     location_options = ("scores", "qa", "vqa", "human")  # their contents: sha256 in inputs
 

@@ -7,6 +7,7 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,16 @@ LANGS = ("ru", "uk")
 ORIGIN_TASKS = ("origin-qa", "origin-vqa", "origin-vqa-dish")
 
 
-def _by_lang(run: Run) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def _by_lang(run: Run) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for s in run.samples():
         groups[s.get("lang", "?")].append(s)
     return dict(sorted(groups.items()))
+
+
+def _names(code: str) -> Callable[[Mapping[str, Any]], float]:
+    """1.0 for a sample whose answer names the country ``code``, else 0.0."""
+    return lambda s: float(code in s["predicted"])
 
 
 def _slug(text: str) -> str:
@@ -271,7 +277,7 @@ def figure4_over_prediction(ctx: Context) -> Item:
             code = own.get(lang)
             if code:
                 others = [s for s in group if code not in s["gold_origins"]]
-                mean, ci, n = unit_mean(others, lambda s, code=code: float(code in s["predicted"]))
+                mean, ci, n = unit_mean(others, _names(code))
                 rows.append(
                     Row(f"{model} {run.task} {lang}: names {code} for dishes not from it", mean, None, n, ci)
                 )
@@ -662,8 +668,11 @@ def figure6_cooccurrence(ctx: Context) -> Item:
     from culturebench.datasets.borsch.corpus_analyses import cooccurrence_bins
 
     corpora = _corpora(ctx)
-    pairs = [(lang, count, _qa_run(ctx, "origin-qa", lang)) for lang, count in sorted(corpora.items())]
-    pairs = [(lang, count, qa) for lang, count, qa in pairs if qa is not None]
+    pairs = [
+        (lang, count, qa)
+        for lang, count in sorted(corpora.items())
+        if (qa := _qa_run(ctx, "origin-qa", lang)) is not None
+    ]
     if not pairs:
         return missing(
             ctx.ref,

@@ -5,7 +5,7 @@ each; on the `parallel` config by default, or on `ru` / `uk` (task option ``conf
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,15 +23,15 @@ def display_name(name: str) -> str:
     return name[:1].upper() + name[1:].lower()
 
 
-def by_language(samples: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+def by_language(samples: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]]]]:
     """Samples grouped by prompt language, languages sorted."""
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for sample in samples:
         groups[sample["lang"]].append(sample)
     return sorted(groups.items())
 
 
-def per_country(group: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
+def per_country(group: Sequence[Mapping[str, Any]], metric: str) -> dict[str, Any]:
     """Mean of ``metric`` per gold country (a sample counts for each of its origins), with
     bootstrap 95% CIs over dishes (a dish's prompts resampled together); most frequent
     countries first."""
@@ -53,7 +53,7 @@ def per_country(group: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
     return out
 
 
-CONFIG_LANGUAGES = {"parallel": ("ru", "uk"), "ru": ("ru",), "uk": ("uk",)}
+CONFIG_LANGUAGES: dict[str, tuple[str, ...]] = {"parallel": ("ru", "uk"), "ru": ("ru",), "uk": ("uk",)}
 
 
 class _BorschTask(Task):
@@ -63,7 +63,7 @@ class _BorschTask(Task):
     language config is prompted in its own language only."""
 
     config = "parallel"
-    languages: ClassVar[tuple[str, ...]] = ("ru", "uk")
+    languages: tuple[str, ...] = ("ru", "uk")
 
     def __init__(self, config: str = "parallel", **options: Any) -> None:
         if config not in CONFIG_LANGUAGES:
@@ -117,7 +117,7 @@ class OriginTask(_BorschTask):
             return None
         return template.replace("{dish}", str(meta.get("gold_name") or ""))
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for lang, group in by_language(samples):
             dishes = [s["row_id"] for s in group]
@@ -139,7 +139,7 @@ class OriginTask(_BorschTask):
         return out
 
     @staticmethod
-    def _confusion(group: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def _confusion(group: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         labels = [*POST_SOVIET, OTHER]
 
         def fold(codes: Sequence[str]) -> list[str]:
@@ -151,7 +151,7 @@ class OriginTask(_BorschTask):
         return {"labels": labels, "columns": [*labels, "none"], "matrix": matrix}
 
     @staticmethod
-    def _over_prediction(group: Sequence[dict[str, Any]], lang: str) -> dict[str, Any]:
+    def _over_prediction(group: Sequence[Mapping[str, Any]], lang: str) -> dict[str, Any]:
         """Figure 4: on dishes whose origins include both Russia and Ukraine, how often the
         answer names Russia, Ukraine, or both; and how often the prompt language's country is
         predicted for dishes that are not from it."""
@@ -159,7 +159,7 @@ class OriginTask(_BorschTask):
         own = LANGUAGE_COUNTRY.get(lang)
         not_own = [s for s in group if own and own not in s["gold_origins"]]
 
-        def rate(items: Sequence[dict[str, Any]], code: str) -> float | None:
+        def rate(items: Sequence[Mapping[str, Any]], code: str) -> float | None:
             return sum(1 for s in items if code in s["predicted"]) / len(items) if items else None
 
         return {
@@ -199,7 +199,7 @@ class DishNameTask(_BorschTask):
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return {"correct": float(contains_within_edits(output, meta["gold_name"], 1))}
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for lang, group in by_language(samples):
             dishes = [s["row_id"] for s in group]

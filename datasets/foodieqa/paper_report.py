@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from culturebench.eval.paper_report import (
@@ -24,8 +25,13 @@ CONFIGS = ("multi_image", "single_image", "text")  # release configs (the tasks:
 LANGS = ("zh", "en")
 
 
-def _correct(s: dict[str, Any]) -> float:
+def _correct(s: Mapping[str, Any]) -> float:
     return float(bool(s["correct"]))
+
+
+def _samples(run: Run) -> Sequence[Mapping[str, Any]]:
+    """A run's samples, read through the task's own fields (``prompt_index``, ``correct``)."""
+    return run.samples()
 
 
 def _type_key(text: Any) -> str:
@@ -36,7 +42,7 @@ def _type_key(text: Any) -> str:
 def _prompt_accuracy(
     run: Run, lang: str, prompt: int
 ) -> tuple[float | None, tuple[float, float] | None, int]:
-    chosen = [s for s in run.samples() if s["lang"] == lang and s["prompt_index"] == prompt]
+    chosen = [s for s in _samples(run) if s["lang"] == lang and s["prompt_index"] == prompt]
     mean, ci, n = unit_mean(chosen, _correct)
     return percent(mean), percent_ci(ci), n
 
@@ -60,15 +66,15 @@ def table3_accuracy(ctx: Context) -> Item:
         {"Human": {f"{c} {lang}": v for c, per in human.items() for lang, v in per.items()}} if human else {}
     )
     for config in CONFIGS:
-        for name, cells in (published.get(config) or {}).items():
-            printed.setdefault(name, {}).update({f"{config} {lang}": v for lang, v in cells.items()})
+        for name, per_lang in (published.get(config) or {}).items():
+            printed.setdefault(name, {}).update({f"{config} {lang}": v for lang, v in per_lang.items()})
     side = ctx.table(printed, unit="accuracy %, best of four prompts")
     rows = []
     for model, group in ctx.columns(runs).items():
         cells: dict[str, Any] = {}
         for run in group:
             for lang in LANGS:
-                prompts = sorted({s["prompt_index"] for s in run.samples() if s["lang"] == lang})
+                prompts = sorted({s["prompt_index"] for s in _samples(run) if s["lang"] == lang})
                 if not prompts:
                     continue
                 scored = [(_prompt_accuracy(run, lang, p), p) for p in prompts]
@@ -209,7 +215,7 @@ def figure7_text_prompts(ctx: Context) -> Item:
 def _grouped(ctx: Context, runs: list[Run], key: str) -> list[Row]:
     rows = []
     for run in runs:
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
         for s in run.samples():
             groups[str(s.get(key) or "-")].append(s)
         for value in sorted(groups):

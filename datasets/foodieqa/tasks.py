@@ -7,7 +7,7 @@ language as in the paper's Table 3."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,7 +16,7 @@ from culturebench.eval.tasks.base import Task, row_images
 
 
 class _FoodieTask(Task):
-    languages: ClassVar[tuple[str, ...]] = ("zh", "en")
+    languages: tuple[str, ...] = ("zh", "en")
     parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/multiple_choice.py (VERSION recorded)
     n_images: ClassVar[int] = 0
 
@@ -53,8 +53,8 @@ class _FoodieTask(Task):
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return score_letter(output, meta["gold"], meta.get("options"))
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        by_prompt: dict[str, dict[int, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        by_prompt: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
         for sample in samples:
             by_prompt[sample["lang"]][sample["prompt_index"]].append(sample)
         out: dict[str, Any] = {"per_language": {}}
@@ -106,7 +106,7 @@ class SingleImage(_FoodieTask):
 
         if not image and web:
             raise UsageError("single-image: web=FOLDER swaps the image; it needs image=true")
-        given = {"dish_name": True} if dish_name else {}
+        given: dict[str, Any] = {"dish_name": True} if dish_name else {}
         given |= {"image": False} if not image else {}
         given |= {"web": str(web)} if web else {}
         super().__init__(**given, **options)
@@ -115,7 +115,7 @@ class SingleImage(_FoodieTask):
         self.web_root = Path(web) if web else None
 
     def images(self, row: dict[str, Any], skipped: dict[str, int]) -> tuple[bytes, ...] | None:
-        if self.web_files is not None:
+        if self.web_files is not None and self.web_root is not None:  # both set by web=FOLDER
             rel = self.web_files.get(row["id"])
             if not rel:
                 skipped["no_web_image"] += 1

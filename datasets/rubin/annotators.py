@@ -88,7 +88,7 @@ def age_year_check(
         return {"computed": f"no: the human answers have no {AGE_COLUMN} column"}
     right: Counter[tuple[str, str]] = Counter()
     total: Counter[tuple[str, str]] = Counter()
-    skipped = Counter()
+    skipped: Counter[str] = Counter()
     for rec in answers:
         qid, who = (rec["question_id"] or "").strip(), (rec["annotator_id"] or "").strip()
         age = annotator_age(rec)
@@ -97,14 +97,17 @@ def age_year_check(
         if age is None:
             skipped["no_age"] += 1
             continue
-        if years[qid] is None:
+        year = years[qid]
+        if year is None:
             skipped["undated_question"] += 1
             continue
         group = _bin(age, AGE_GROUPS)
         if group is None:
             skipped["below_20"] += 1
             continue
-        cell = (_bin(years[qid], PERIODS), group)
+        period = _bin(year, PERIODS)
+        assert period is not None  # PERIODS cover every year
+        cell = (period, group)
         total[cell] += 1
         right[cell] += correct[(qid, who)]
     correct_test, all_test = _chi2(right), _chi2(total)

@@ -111,7 +111,8 @@ class RuBINBuilder(DatasetBuilder):
     def generate(self, sources: SourceSet, log: BuildLog) -> Rows:
         questions_file = sources["questions"]
         records = read_jsonl_table(questions_file.path, name=questions_file.name)
-        rows, seen = [], {}
+        rows: list[dict[str, Any]] = []
+        seen: dict[str, int] = {}  # question id -> its line
         for rec in records:
             row = parse_question(rec)
             if row["id"] in seen:

@@ -11,6 +11,7 @@ position bias then inflates or deflates scores).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 
 import pandas as pd
 import pandera.pandas as pa
@@ -33,7 +34,7 @@ CROSS_CHECKS = (
 
 
 def _four_strings(v: object) -> bool:
-    return hasattr(v, "__len__") and len(v) == 4 and all(isinstance(x, str) for x in v)
+    return isinstance(v, Collection) and len(v) == 4 and all(isinstance(x, str) for x in v)
 
 
 def schema(name: str) -> pa.DataFrameSchema:
@@ -126,7 +127,7 @@ def cross_checks(frames: dict[str, pd.DataFrame]) -> list[Finding]:
     total = sum(positions.values())
     if total:
         share = {k: positions.get(k, 0) / total for k in LETTERS}
-        worst = max(share, key=share.get)
+        worst = max(share, key=share.__getitem__)
         if share[worst] > POSITION_SHARE_WARNING:
             out.append(
                 Finding(

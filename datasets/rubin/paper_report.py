@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from culturebench.errors import CultureBenchError
@@ -13,6 +14,7 @@ from culturebench.eval.paper_report import (
     Context,
     Item,
     Row,
+    Run,
     by_unit,
     missing,
     percent,
@@ -23,8 +25,18 @@ from culturebench.eval.paper_report import (
 LETTERS = "ABCD"
 
 
-def _correct(sample: dict[str, Any]) -> float:
+def _correct(sample: Mapping[str, Any]) -> float:
     return float(bool(sample["correct"]))
+
+
+def _answered(letter: str) -> Callable[[Mapping[str, Any]], float]:
+    """1.0 for a sample whose answer is ``letter``, else 0.0."""
+    return lambda sample: float(sample["pred"] == letter)
+
+
+def _samples(run: Run) -> Sequence[Mapping[str, Any]]:
+    """A run's samples, read through the task's own fields (``correct``, ``parsed``, ``decade``)."""
+    return run.samples()
 
 
 #: Table 3's columns, by the keys of ``results.table3``
@@ -54,18 +66,19 @@ def table3_accuracy(ctx: Context) -> Item:
         cells: dict[str, float | None] = {}
         for label, run, key in (("Acc.", f, "acc"), ("Acc. E", e, "acc_easy")):
             if run is not None:
-                accuracy[label], ci, n = unit_mean(run.samples(), _correct)
+                accuracy[label], ci, n = unit_mean(_samples(run), _correct)
                 cells[label] = percent(accuracy[label])
                 rows.append(Row(f"{model}: {label}", cells[label], paper.get(key), n, percent_ci(ci)))
         if f is not None and e is not None:
-            a, b = by_unit(f.samples(), _correct), by_unit(e.samples(), _correct)
-            ours = percent(accuracy["Acc. E"] - accuracy["Acc."])
+            a, b = by_unit(_samples(f), _correct), by_unit(_samples(e), _correct)
+            full, easy = accuracy["Acc."], accuracy["Acc. E"]
+            ours = None if full is None or easy is None else percent(easy - full)
             ci = paired_difference_ci(a, b, over="union")
             units = len(set(a) | set(b))
             cells[TABLE3["delta"]] = ours
             rows.append(Row(f"{model}: Δ (E - full, pp)", ours, paper.get("delta"), units, percent_ci(ci)))
         if f is not None:
-            na, ci, n = unit_mean(f.samples(), lambda s: float(not s["parsed"]))
+            na, ci, n = unit_mean(_samples(f), lambda s: float(not s["parsed"]))
             cells["NA"] = percent(na)
             rows.append(Row(f"{model}: NA", percent(na), paper.get("na"), n, percent_ci(ci)))
         ctx.add_runs(side, model, runs, cells)
@@ -88,8 +101,8 @@ def table4_categories(ctx: Context) -> Item:
     side = ctx.table(printed, unit="accuracy (fraction)", digits=3)
     rows: list[Row] = []
     for model, (run,) in ctx.columns(runs).items():
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for s in run.samples():
+        groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for s in _samples(run):
             groups[str(s.get("category"))].append(s)
         cells = {}
         for cat in sorted(groups, key=lambda c: (cats.get(c, {}).get("accuracy", 2), c)):
@@ -139,10 +152,10 @@ def table5_wrong_slots(ctx: Context) -> Item:
     side = ctx.table(printed, unit="% of wrong answers")
     rows = []
     for model, (run,) in ctx.columns(runs).items():
-        wrong = [s for s in run.samples() if s["parsed"] and not s["correct"]]
+        wrong = [s for s in _samples(run) if s["parsed"] and not s["correct"]]
         cells = {}
         for letter in LETTERS:
-            share, ci, n = unit_mean(wrong, lambda s, letter=letter: float(s["pred"] == letter))
+            share, ci, n = unit_mean(wrong, _answered(letter))
             paper = (ctx.printed(printed, run) or {}).get(letter)
             cells[letter] = percent(share)
             rows.append(
@@ -172,8 +185,8 @@ def figure5_decades(ctx: Context) -> Item:
 
     rows, series = [], {}
     for model, (run,) in ctx.columns(runs).items():
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for s in run.samples():
+        groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for s in _samples(run):
             if s.get("decade"):
                 groups[str(s["decade"])].append(s)
         points = {}

@@ -5,22 +5,22 @@ and the distribution of wrong answers over positions A-D."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from culturebench.eval.multiple_choice import accuracy_block, score_letter, wrong_positions
 from culturebench.eval.tasks.base import Task
 
 
-def grouped(samples: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def grouped(samples: Sequence[Mapping[str, Any]], key: str) -> dict[str, Any]:
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for sample in samples:
         groups[str(sample.get(key) or "undated")].append(sample)
     return {k: accuracy_block(v) for k, v in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))}
 
 
 class _RuBINTask(Task):
-    languages: ClassVar[tuple[str, ...]] = ("ru",)
+    languages: tuple[str, ...] = ("ru",)
     parsers: ClassVar[tuple[str, ...]] = ("letters",)  # eval/multiple_choice.py (VERSION recorded)
 
     def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
@@ -38,7 +38,7 @@ class _RuBINTask(Task):
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return score_letter(output, meta["gold"], meta.get("options"))
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         overall = accuracy_block(samples)
         return {
             "accuracy": overall["accuracy"],

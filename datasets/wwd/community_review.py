@@ -198,7 +198,7 @@ def write_outputs(ours: dict[str, Any], comparison: list[dict[str, Any]], out_di
         written.append(path)
     path = out_dir / "comparison.csv"
     with open(path, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(comparison[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(comparison)
+        dict_writer = csv.DictWriter(handle, fieldnames=list(comparison[0]), lineterminator="\n")
+        dict_writer.writeheader()
+        dict_writer.writerows(comparison)
     return [*written, path]

@@ -18,14 +18,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
 from culturebench.errors import CultureBenchError, Location, SourceError, UsageError
 from culturebench.eval.backends.base import Request
-from culturebench.eval.records import SampleRule
+from culturebench.eval.records import RunInfo, Sample, SampleRule
 from culturebench.eval.tasks.base import AnalysisTask, Task, TaskRequest
 from culturebench.hashing import sha256_file
 from culturebench.inputs import csv_dict_reader
@@ -90,7 +90,7 @@ class T2IGenerate(Task):
 
     name = "t2i-generate"
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     output_kind = "image"
 
     def __init__(self, suite: str | None = None, **options: Any) -> None:
@@ -144,7 +144,7 @@ class T2IGenerate(Task):
     def score(self, meta: dict[str, Any], output: str) -> dict[str, Any]:
         return {}
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         per: dict[str, dict[str, Any]] = defaultdict(lambda: {"n": 0, "dishes": set()})
         for sample in samples:
             for region in sample.get("regions") or []:
@@ -161,7 +161,11 @@ class T2IGenerate(Task):
 
 
 # ---------------------------------------------------------------------- inputs: image runs
-def read_image_run(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+# one loaded t2i-generate run: (model label, folder, run.json, samples)
+ImageRun = tuple[str, Path, RunInfo, list[Sample]]
+
+
+def read_image_run(folder: str | Path) -> tuple[RunInfo, list[Sample]]:
     """(run.json, samples) of a ``t2i-generate`` run, every image checked against the sha256
     its sample records."""
     from culturebench.eval.run_folder import read_input_run
@@ -169,7 +173,7 @@ def read_image_run(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, A
     return read_input_run(folder, dataset="wwd", tasks=[T2IGenerate.name])
 
 
-def model_label(run: dict[str, Any]) -> str:
+def model_label(run: Mapping[str, Any]) -> str:
     """Short name of the T2I model of a run: the last part of its model id or folder."""
     return Path(str(run.get("model", {}).get("model", "model")).rstrip("/")).name or "model"
 
@@ -184,8 +188,8 @@ def _image_runs(images: Any) -> list[Path]:
 class _FromImageRuns:
     """Shared by the tasks that read ``t2i-generate`` runs: loading, labels, dataset pin."""
 
-    def _load_runs(self, images: Any) -> list[tuple[str, Path, dict[str, Any], list[dict[str, Any]]]]:
-        runs = []
+    def _load_runs(self, images: Any) -> list[ImageRun]:
+        runs: list[ImageRun] = []
         for folder in _image_runs(images):
             run, samples = read_image_run(folder)
             runs.append((model_label(run), folder, run, samples))
@@ -200,7 +204,7 @@ class _FromImageRuns:
             raise UsageError("--option images: the runs were made from different dataset revisions")
         return runs
 
-    def _source(self, runs: list[tuple[str, Path, dict[str, Any], list[dict[str, Any]]]]) -> dict[str, Any]:
+    def _source(self, runs: list[ImageRun]) -> dict[str, Any]:
         return dict(runs[0][2]["dataset"])
 
 
@@ -266,7 +270,7 @@ class VQAProbes(_FromImageRuns, Task):
 
     name = "vqa-probes"
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     needs_images = True
     needs_dataset = False
     # the letter read is ``answer`` (None for an open question, which is not parsed); no score
@@ -282,15 +286,15 @@ class VQAProbes(_FromImageRuns, Task):
 
     def __init__(self, images: Any = None, questions: str = "all", **options: Any) -> None:
         super().__init__(images=images, questions=questions, **options)
-        self.images = images
+        self.image_runs = images
         self.question_spec = str(questions)
         self._runs: list | None = None
 
     def runs(self) -> list:
         if self._runs is None:
-            if self.images is None:
+            if self.image_runs is None:
                 raise UsageError("vqa-probes needs --option images=T2I_RUN[,T2I_RUN...]")
-            self._runs = self._load_runs(self.images)
+            self._runs = self._load_runs(self.image_runs)
         return self._runs
 
     def source_dataset(self) -> dict[str, Any] | None:
@@ -332,10 +336,10 @@ class VQAProbes(_FromImageRuns, Task):
         letter = parse_choice(output, meta["choices"])
         return {"answer": letter, "parsed": letter is not None}
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Answer shares (of all images asked, unparsed included) per question x region x
         T2I model; ``n`` images asked, ``unparsed`` share beside the letters."""
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
         chosen = [s for s in samples if s.get("type") == "multiple_choice"]
         for s in chosen:
             for region in s.get("regions") or ["(none)"]:
@@ -371,7 +375,7 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
 
     name = "clip-descriptors"
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     needs_dataset = False
 
     @classmethod
@@ -398,7 +402,7 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
             **options,
         )
         self.embeddings = Path(embeddings) if embeddings else None
-        self.images = images
+        self.image_runs = images
         self.model = model
         self.model_revision = model_revision
         self.literal = bool(literal)
@@ -407,18 +411,18 @@ class CLIPDescriptors(_FromImageRuns, AnalysisTask):
         self._clip = None
 
     def _check(self) -> None:
-        if (self.embeddings is None) == (self.images is None):
+        if (self.embeddings is None) == (self.image_runs is None):
             raise UsageError(
                 "clip-descriptors needs exactly one of --option embeddings=CLIP_PROBING_FOLDER "
                 "or --option images=T2I_RUN[,T2I_RUN...] (with --model CLIP)"
             )
-        if self.images is not None and not self.model:
+        if self.image_runs is not None and not self.model:
             raise UsageError("clip-descriptors on generated images needs --model (a CLIP model)")
 
     def runs(self) -> list:
         if self._runs is None:
             self._check()
-            self._runs = self._load_runs(self.images) if self.images is not None else []
+            self._runs = self._load_runs(self.image_runs) if self.image_runs is not None else []
         return self._runs
 
     def source_dataset(self) -> dict[str, Any] | None:

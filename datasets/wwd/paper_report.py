@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from statistics import mean, pstdev
 from typing import Any
@@ -288,7 +289,7 @@ ROW_NAMES = {
 H9_FILE_MODEL = "GPT 3.5"
 
 
-def _side_cells(results_by_task: dict[str, dict[str, Any]], keys: list[str]) -> dict[str, Any]:
+def _side_cells(results_by_task: Mapping[str, Mapping[str, Any]], keys: list[str]) -> dict[str, Any]:
     """One model's cells of Table H.9/H.10 as the paper prints them: % with ± SEM per row and
     continent; the dish count is the country task's answers per continent over its seeds."""
     from culturebench.datasets.wwd.table_h9 import CONTINENTS, FAILURE_ROWS, METRIC_ROWS
@@ -386,7 +387,7 @@ def table_h9_llm(ctx: Context) -> Item:
                 if isinstance(at, list):
                     note += f" (paper ± {at[1]:.{digits}f})"
                     tally = equal.setdefault(label, [0, 0, 0])
-                    tally[0] += round(ours, digits) == round(paper, digits)
+                    tally[0] += round(ours, digits) == round(at[0], digits)
                     tally[1] += 1
                     tally[2] += sem is not None and round(sem, digits) == round(at[1], digits)
                 csv_value = (of_file.get(key) or {}).get(continent)
@@ -436,12 +437,15 @@ def printed_h9(file_name: str, model: str) -> Any:
 
     if Path(file_name).name != "table_h9_paper.csv":
         raise UsageError(f"{file_name}: the WWD paper's printed numbers compare with table_h9_paper.csv only")
-    printed = read_catalogue(load_spec("wwd").folder)["results"]["table_h9"]
+    catalogue = read_catalogue(load_spec("wwd").folder)
+    if catalogue is None:
+        raise UsageError("wwd has no paper.yaml: no printed Table H.9 to compare with")
+    printed = catalogue["results"]["table_h9"]
     by_model = _printed_cells(printed, list(METRIC_ROWS))
     if model not in by_model:
         raise UsageError(f"Table H.9 prints no model {model!r} (models: {', '.join(by_model)})")
-    cells = {
-        tuple(label.split(": ", 1)): (float(value), float(pm))
-        for label, (value, pm) in by_model[model].items()
-    }
+    cells: dict[tuple[str, str], tuple[float, float | None]] = {}
+    for label, (value, pm) in by_model[model].items():
+        row, column = label.split(": ", 1)  # "<row>: <continent>"
+        cells[(row, column)] = (float(value), float(pm))
     return Printed(source=f"World Wide Dishes Table H.9, {model}", cells=cells, digits=1)

@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from culturebench.eval.records import Results
+
 CONTINENTS = ("Africa", "Asia", "Europe", "North America", "Oceania", "South America")
 #: row of the published table -> (task, metric key in that task's per-continent block)
 METRIC_ROWS = {
@@ -32,7 +34,7 @@ FAILURE_ROWS = {
 }
 
 
-def table_h9(results_by_task: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+def table_h9(results_by_task: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
     """row -> continent -> value, from the results of the scored tasks (missing: None)."""
     table: dict[str, dict[str, float | None]] = {}
     counts: dict[str, float | None] = dict.fromkeys(CONTINENTS)
@@ -79,7 +81,7 @@ def read_published(path: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def summary_files(results_by_task: Mapping[str, dict[str, Any]], out_dir: Path) -> list[Path]:
+def summary_files(results_by_task: Mapping[str, Results], out_dir: Path) -> list[Path]:
     """Report hook for `eval score`/multi-task runs: ``table_h9.csv`` beside the task folders,
     the table of item Table H.9 of ``culturebench eval paper wwd`` computed from the scored
     results (``{task: results}``, the task folders under ``out_dir``)."""

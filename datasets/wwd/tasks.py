@@ -8,7 +8,7 @@ import ast
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -114,7 +114,7 @@ def sem(values: Sequence[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) / math.sqrt(n)
 
 
-def per_continent(samples: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
+def per_continent(samples: Sequence[Mapping[str, Any]], metric: str) -> dict[str, Any]:
     """Mean and SEM of ``metric`` per continent (a dish counts for each of its continents);
     samples without a score (no usable gold answer) are left out."""
     groups: dict[str, list[float]] = defaultdict(list)
@@ -129,7 +129,7 @@ def per_continent(samples: Sequence[dict[str, Any]], metric: str) -> dict[str, A
     }
 
 
-def _count_continents(samples: Sequence[dict[str, Any]]) -> dict[str, int]:
+def _count_continents(samples: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """How many of ``samples`` fall in each continent (a dish counts for each of its own)."""
     counts: dict[str, int] = defaultdict(int)
     for sample in samples:
@@ -144,7 +144,7 @@ def _countries(row: dict[str, Any]) -> str:
 
 class _WWDTask(Task):
     config = "default"
-    languages: ClassVar[tuple[str, ...]] = ("en",)
+    languages: tuple[str, ...] = ("en",)
     metric: ClassVar[str] = "score"
 
     def fields(self, row: dict[str, Any], lang: str) -> dict[str, Any]:
@@ -165,7 +165,7 @@ class _WWDTask(Task):
     def gold(self, row: dict[str, Any]) -> list[str]:
         return []
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         values = [float(s[self.metric]) for s in samples if s.get(self.metric) is not None]
         unparsed = sum(s.get("judge_parsed") is False for s in samples)
         missing = sum(bool(s.get("judge_missing")) for s in samples)  # --matcher recorded: no judgment
@@ -362,7 +362,7 @@ class DescriptionTask(_WWDTask):
         }
         return {**flags, "any_failure": float(any(flags.values()))}
 
-    def aggregate(self, samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def aggregate(self, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         out = super().aggregate(samples)
         out["en"]["failure_modes"] = {
             mode: per_continent(samples, mode) for mode in self.prompt_file["failure_keywords"]

@@ -92,10 +92,12 @@ class Task(ABC):
     dataset: ClassVar[str] = DatasetName()  # type: ignore[assignment]  # its dataset folder's name
     name: ClassVar[str]  # lowercase words joined by hyphens
     aliases: ClassVar[tuple[str, ...]] = ()  # former names, still accepted (CHANGELOG)
-    config: ClassVar[str]
+    # the release config and the languages it asks in: set on the class, or per instance by a task
+    # whose options choose them (a config option)
+    config: str
     split: ClassVar[str] = "test"
     needs_images: ClassVar[bool] = False
-    languages: ClassVar[tuple[str, ...]] = ()
+    languages: tuple[str, ...] = ()
     # "text": a text backend answers each request; "image": a text-to-image backend draws
     # one image per request (stored as PNG in the run folder, the output is its path).
     output_kind: ClassVar[str] = "text"

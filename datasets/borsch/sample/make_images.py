@@ -74,7 +74,7 @@ def main() -> None:
     with open(HERE / "images_manifest.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv_dict_reader(handle))
     drawn: dict[str, tuple[str, int]] = {}  # upstream sha256 -> (our sha256, size)
-    out = []
+    out: list[dict[str, str]] = []
     for row in rows:
         key = upstream.get(row["path"]) or row["path"]
         target = HERE / "images" / row["path"]
