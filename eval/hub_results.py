@@ -291,13 +291,12 @@ def _checked_samples(result: RunResult) -> list[Sample]:
     checked against ``results.json``: the value checked (:func:`check_value`), the number of
     samples, and the leaderboard value and its sample count recomputed from the samples by
     the task's own ``aggregate``."""
-    from culturebench.eval import every_eval_ever as eee
     from culturebench.eval.hub_runs import leaderboard_value
-    from culturebench.eval.run_folder import RESULTS, SAMPLES
+    from culturebench.eval.run_folder import RESULTS, SAMPLES, read_run_samples
     from culturebench.eval.tasks import get_task
 
     check_value(result)
-    samples = eee.read_run_samples(result.folder)
+    samples = read_run_samples(result.folder)
     where = f"{result.folder / SAMPLES} disagrees with {RESULTS}"
     recorded = result.results.get("samples")
     if isinstance(recorded, int) and recorded != len(samples):

@@ -5,17 +5,16 @@ working with what was fetched before; a run that was killed resumes where it sto
 from __future__ import annotations
 
 import os
-import queue
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from culturebench.hashing import sha256_bytes
 from culturebench.images.decode import MAX_BYTES
+from culturebench.stoppable import run_stoppable
 
 MAX_REDIRECTS = 10
 CONNECT_TIMEOUT_S = 10.0  # a host that does not accept the connection fails sooner than a slow read
@@ -25,9 +24,6 @@ TIMEOUT_S = 30.0
 #: remaining downloads fail as ``timeout`` without being tried: a mirror that accepts
 #: connections and never answers costs about one timeout (at most this many), not one per image.
 GIVE_UP_AFTER_TIMEOUTS = 3
-
-_Item = TypeVar("_Item")
-_Result = TypeVar("_Result")
 
 
 @dataclass(frozen=True)
@@ -188,47 +184,3 @@ def read_local(url: str, max_bytes: int) -> bytes | str:
         return path.read_bytes()
     except OSError:
         return "unavailable"
-
-
-def run_stoppable(
-    function: Callable[[_Item], _Result], items: Sequence[_Item], concurrency: int
-) -> Iterator[_Result]:
-    """``function`` over ``items`` on at most ``concurrency`` daemon threads, yielding results
-    as they complete. The caller's thread waits in short slices, so SIGTERM and Ctrl-C are
-    handled at once; when it stops (signal, error, or the caller closes the generator) no
-    further item starts and the threads are abandoned, not joined: a thread blocked in a DNS
-    lookup or a read that never ends cannot hold the process (they are daemon threads, so
-    the interpreter exits without them; a pool's atexit join would wait for them). An
-    exception inside ``function`` is raised here."""
-    tasks: queue.SimpleQueue[_Item] = queue.SimpleQueue()
-    for item in items:
-        tasks.put(item)
-    finished: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
-    stop = threading.Event()
-
-    def worker() -> None:
-        while not stop.is_set():
-            try:
-                item = tasks.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                finished.put((True, function(item)))
-            except BaseException as exc:  # handed to the caller's thread
-                finished.put((False, exc))
-
-    for k in range(max(1, min(concurrency, len(items)))):
-        threading.Thread(target=worker, name=f"culturebench-fetch-{k}", daemon=True).start()
-    try:
-        for _ in range(len(items)):
-            while True:
-                try:
-                    ok, value = finished.get(timeout=0.2)  # short waits: signals run promptly
-                    break
-                except queue.Empty:
-                    continue
-            if not ok:
-                raise value
-            yield value
-    finally:
-        stop.set()  # nothing new starts; running items finish (or not) on their own

@@ -183,7 +183,7 @@ class EndpointClient:
         are handled at once, and the threads are abandoned rather than joined (daemon threads:
         a read that never ends cannot hold the process; a pool's exit would wait for it).
         The first error raised by ``function`` is raised here and no further item starts."""
-        from culturebench.images.fetch import run_stoppable
+        from culturebench.stoppable import run_stoppable
 
         answers: list[Any] = [None] * len(items)
         numbered = list(enumerate(items))
